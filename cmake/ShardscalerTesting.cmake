@@ -1,0 +1,28 @@
+# Test registration: unit tests are discovered case by case (label "unit"); tests against real
+# servers run as one process per binary, because each binary starts its own servers once
+# (labels "integration" and "e2e").
+include_guard(GLOBAL)
+include(GoogleTest)
+
+# shardscaler_unit_test(<name> SOURCES ... LIBS ...)
+function(shardscaler_unit_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main
+                                        shardscaler::build_options)
+  gtest_discover_tests(${name} PROPERTIES LABELS unit TIMEOUT 120 DISCOVERY_TIMEOUT 60)
+endfunction()
+
+# shardscaler_server_test(<name> LABEL integration|e2e [TIMEOUT s] SOURCES ... LIBS ...)
+# These share the machine's two cores with real servers; RUN_SERIAL keeps their timing honest.
+function(shardscaler_server_test name)
+  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 900)
+  endif()
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest
+                                        shardscaler::build_options)
+  add_test(NAME ${name} COMMAND ${name} --gtest_color=no)
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ON)
+endfunction()

@@ -1,0 +1,91 @@
+// The Kubernetes REST verbs for any group/version/resource, as an interface so that a unit
+// test can hand in a fake. Objects are JSON; nothing here knows what a Prometheus is.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscaler/k8s_client/error.h"
+#include "shardscaler/k8s_client/resource.h"
+
+namespace shardscaler::k8s {
+
+using Json = nlohmann::json;
+
+struct ListOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::optional<int64_t> limit;  // page size; the result's metadata.continue has the next token
+  std::string continue_token;
+  std::string resource_version;        // "" = most recent (quorum read)
+  std::string resource_version_match;  // "", "NotOlderThan", "Exact"
+};
+
+struct WatchOptions {
+  std::string label_selector;
+  std::string field_selector;
+  std::string resource_version;  // start after this version
+  bool allow_bookmarks = true;
+  int timeout_seconds = 300;     // server-side watch timeout
+};
+
+struct DeleteOptions {
+  std::optional<std::string> propagation_policy;  // "Foreground", "Background", "Orphan"
+  std::optional<std::string> precondition_uid;
+  std::optional<std::string> precondition_resource_version;
+  std::optional<int64_t> grace_period_seconds;
+};
+
+enum class PatchType {
+  Merge,           // application/merge-patch+json
+  Json,            // application/json-patch+json
+  StrategicMerge,  // application/strategic-merge-patch+json (built-in types only)
+};
+
+enum class WatchEventType { Added, Modified, Deleted, Bookmark, Error };
+
+struct WatchEvent {
+  WatchEventType type;
+  Json object;  // for Error: the metav1.Status
+};
+
+// Returns false to stop the watch.
+using WatchHandler = std::function<bool(WatchEvent&&)>;
+
+class KubeClient {
+ public:
+  virtual ~KubeClient() = default;
+
+  // ns is ignored for cluster-scoped resources; "" on list/watch means all namespaces.
+  virtual Result<Json> get(const Resource& r, const std::string& ns, const std::string& name,
+                           const std::string& subresource = {}) = 0;
+  // One page; callers loop on metadata.continue (see listAll).
+  virtual Result<Json> list(const Resource& r, const std::string& ns,
+                            const ListOptions& opts = {}) = 0;
+  virtual Result<Json> create(const Resource& r, const std::string& ns, const Json& obj) = 0;
+  // PUT; metadata.resourceVersion in obj is the optimistic-concurrency precondition.
+  virtual Result<Json> update(const Resource& r, const std::string& ns, const Json& obj,
+                              const std::string& subresource = {}) = 0;
+  virtual Result<Json> patch(const Resource& r, const std::string& ns, const std::string& name,
+                             PatchType type, const Json& patch,
+                             const std::string& subresource = {}) = 0;
+  // Returns the deleted object, or the Status the server sent for an accepted delete.
+  virtual Result<Json> remove(const Resource& r, const std::string& ns, const std::string& name,
+                              const DeleteOptions& opts = {}) = 0;
+  // Streams events to handler until the server ends the watch (returns ok), the handler
+  // returns false, *stop becomes true (ok), or an error. A 410 arrives as Error kind Gone,
+  // whether the server sent it as an HTTP status or as an ERROR event.
+  virtual Result<void> watch(const Resource& r, const std::string& ns, const WatchOptions& opts,
+                             const WatchHandler& handler,
+                             const std::atomic<bool>* stop = nullptr) = 0;
+};
+
+// Lists every page; the returned object holds all items and the last page's metadata.
+Result<Json> listAll(KubeClient& client, const Resource& r, const std::string& ns,
+                     ListOptions opts = {});
+
+}  // namespace shardscaler::k8s
