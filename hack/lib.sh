@@ -1,0 +1,41 @@
+# Shared by hack/*.sh: package installation and paths. Sourced, never run.
+
+SHARDSCALER_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+SHARDSCALER_CACHE_DIR=${SHARDSCALER_CACHE_DIR:-$HOME/.cache/shardscaler}
+export SHARDSCALER_CACHE_DIR
+
+log() { printf '\n==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# Packages the build and the tests need, all from Debian's archive.
+SHARDSCALER_PACKAGES=(
+  cmake ninja-build g++ pkg-config git ca-certificates curl openssl
+  clang-format clang-tidy-16
+  libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev
+  libboost-dev libboost-system-dev prometheus-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  etcd-server prometheus
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"
+  elif command -v sudo >/dev/null; then sudo "$@"
+  else die "installing packages needs root (or sudo): $*"; fi
+}
+
+# ensure_packages pkg...: installs only what is missing; runs apt-get update first when it must.
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing Debian packages: ${missing[*]}"
+  as_root apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# kubectl is on every machine this project targets; Debian's kubernetes-client is the fallback.
+ensure_kubectl() {
+  command -v kubectl >/dev/null || ensure_packages kubernetes-client
+}
