@@ -1,0 +1,373 @@
+#include "shardscaler/promql_client/prometheus_client.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <thread>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "test_http_server.h"
+
+namespace shardscaler::promql {
+namespace {
+
+using std::chrono::milliseconds;
+using testhttp::HttpRequest;
+using testhttp::HttpResponse;
+using testhttp::TestHttpServer;
+using ::testing::HasSubstr;
+
+const std::string kVectorBody = testhttp::successBody(
+    "vector", R"([{"metric":{"pod":"prometheus-main-0"},"value":[1700000000.5,"41.5"]}])");
+
+std::unique_ptr<PrometheusClient> makeClient(ClientOptions options) {
+  auto client = PrometheusClient::create(std::move(options));
+  EXPECT_TRUE(client.has_value()) << client.error().describe();
+  return client ? std::move(*client) : nullptr;
+}
+
+std::unique_ptr<PrometheusClient> makeClient(const TestHttpServer& server) {
+  return makeClient(ClientOptions{.base_url = server.url()});
+}
+
+TEST(PrometheusClient, InstantQueryPostsAFormWithOnlyTheParametersSet) {
+  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  auto client = makeClient(server);
+
+  auto result = client->query({.query = "sum by (pod) (rate(x{a=~\"b|c\"}[5m]))"});
+  ASSERT_TRUE(result.has_value()) << result.error().describe();
+  ASSERT_EQ(result->vector()->size(), 1u);
+  EXPECT_EQ(result->vector()->at(0).metric.get("pod"), "prometheus-main-0");
+  EXPECT_EQ(result->vector()->at(0).point.value, 41.5);
+  EXPECT_EQ(result->vector()->at(0).point.timestamp, Timestamp(milliseconds(1700000000500)));
+
+  HttpRequest request = server.lastRequest();
+  EXPECT_EQ(request.method, "POST");
+  EXPECT_EQ(request.path, "/api/v1/query");
+  EXPECT_EQ(request.header("content-type"), "application/x-www-form-urlencoded");
+  EXPECT_EQ(request.params.size(), 1u);
+  EXPECT_EQ(request.params["query"], "sum by (pod) (rate(x{a=~\"b|c\"}[5m]))");
+
+  const auto t = std::chrono::system_clock::time_point(milliseconds(1700000123456));
+  ASSERT_TRUE(client->query({.query = "up", .time = t, .timeout = milliseconds(2500), .limit = 7}));
+  request = server.lastRequest();
+  EXPECT_EQ(request.params["time"], "1700000123.456");
+  EXPECT_EQ(request.params["timeout"], "2.500");
+  EXPECT_EQ(request.params["limit"], "7");
+}
+
+TEST(PrometheusClient, RangeQuerySendsStartEndAndStep) {
+  TestHttpServer server([](const HttpRequest&) {
+    return HttpResponse{.body = testhttp::successBody(
+                            "matrix", R"([{"metric":{"a":"1"},"values":[[10,"1"],[25,"NaN"]]}])")};
+  });
+  auto client = makeClient(server);
+  using std::chrono::seconds;
+  const std::chrono::system_clock::time_point start(seconds(10));
+  auto result = client->queryRange(
+      {.query = "x", .start = start, .end = start + seconds(15), .step = milliseconds(15000)});
+  ASSERT_TRUE(result.has_value()) << result.error().describe();
+  ASSERT_EQ(result->type(), ResultType::Matrix);
+  ASSERT_EQ(result->matrix()->at(0).points.size(), 2u);
+  EXPECT_TRUE(std::isnan(result->matrix()->at(0).points[1].value));
+
+  HttpRequest request = server.lastRequest();
+  EXPECT_EQ(request.path, "/api/v1/query_range");
+  EXPECT_EQ(request.params["start"], "10.000");
+  EXPECT_EQ(request.params["end"], "25.000");
+  EXPECT_EQ(request.params["step"], "15.000");
+  EXPECT_EQ(request.params.count("limit"), 0u);
+  EXPECT_EQ(request.params.count("timeout"), 0u);
+}
+
+TEST(PrometheusClient, EveryResultTypeWithSpecialValues) {
+  std::string body;
+  TestHttpServer server([&body](const HttpRequest&) { return HttpResponse{.body = body}; });
+  auto client = makeClient(server);
+
+  body = testhttp::successBody(
+      "vector",
+      R"([{"metric":{"k":"nan"},"value":[1,"NaN"]},{"metric":{"k":"inf"},"value":[1,"+Inf"]},
+                    {"metric":{"k":"-inf"},"value":[1,"-Inf"]}])");
+  auto vector = client->query({.query = "v"});
+  ASSERT_TRUE(vector.has_value()) << vector.error().describe();
+  ASSERT_EQ(vector->vector()->size(), 3u);
+  EXPECT_TRUE(std::isnan(vector->vector()->at(0).point.value));
+  EXPECT_EQ(vector->vector()->at(1).point.value, INFINITY);
+  EXPECT_EQ(vector->vector()->at(2).point.value, -INFINITY);
+
+  body = testhttp::successBody("matrix", R"([{"metric":{},"values":[[1,"+Inf"],[2,"-Inf"]]}])");
+  auto matrix = client->query({.query = "m[1m]"});
+  ASSERT_TRUE(matrix.has_value()) << matrix.error().describe();
+  EXPECT_EQ(matrix->matrix()->at(0).points[0].value, INFINITY);
+  EXPECT_EQ(matrix->matrix()->at(0).points[1].value, -INFINITY);
+
+  body = testhttp::successBody("scalar", R"([3.25,"NaN"])");
+  auto scalar = client->query({.query = "scalar(x)"});
+  ASSERT_TRUE(scalar.has_value()) << scalar.error().describe();
+  EXPECT_TRUE(std::isnan(scalar->scalar()->point.value));
+  EXPECT_EQ(scalar->scalar()->point.timestamp, Timestamp(milliseconds(3250)));
+
+  body = testhttp::successBody("string", R"([3,"hello"])");
+  auto text = client->query({.query = "\"hello\""});
+  ASSERT_TRUE(text.has_value()) << text.error().describe();
+  EXPECT_EQ(text->string()->value, "hello");
+}
+
+struct ApiErrorCase {
+  std::string error_type;
+  int status;
+  ErrorKind kind;
+};
+
+class ApiErrors : public ::testing::TestWithParam<ApiErrorCase> {};
+
+TEST_P(ApiErrors, KeepTheServersTypeStatusAndMessageAndNameUrlAndQuery) {
+  const ApiErrorCase& c = GetParam();
+  TestHttpServer server([&c](const HttpRequest&) {
+    return HttpResponse{.status = c.status,
+                        .body = testhttp::errorBody(c.error_type, "something about " + c.error_type,
+                                                    R"(["a warning"])")};
+  });
+  auto client = makeClient(server);
+  auto result = client->query({.query = "rate(foo[5m])"});
+  ASSERT_FALSE(result.has_value());
+  const Error& e = result.error();
+  EXPECT_EQ(e.kind, c.kind);
+  EXPECT_EQ(e.http_status, c.status);
+  EXPECT_EQ(e.error_type, c.error_type);
+  EXPECT_EQ(e.warnings, std::vector<std::string>{"a warning"});
+  EXPECT_THAT(e.message, HasSubstr("something about " + c.error_type));
+  EXPECT_THAT(e.message, HasSubstr(server.url() + "/api/v1/query"));
+  EXPECT_THAT(e.message, HasSubstr("\"rate(foo[5m])\""));
+  EXPECT_THAT(e.describe(), HasSubstr("(HTTP " + std::to_string(c.status) + ")"));
+  EXPECT_EQ(client->stats().failures, 1u);
+}
+
+INSTANTIATE_TEST_SUITE_P(PrometheusClient, ApiErrors,
+                         ::testing::Values(ApiErrorCase{"bad_data", 400, ErrorKind::BadData},
+                                           ApiErrorCase{"execution", 422, ErrorKind::Execution},
+                                           ApiErrorCase{"timeout", 503, ErrorKind::Timeout},
+                                           ApiErrorCase{"canceled", 503, ErrorKind::Canceled},
+                                           ApiErrorCase{"unavailable", 503, ErrorKind::Unavailable},
+                                           ApiErrorCase{"not_found", 404, ErrorKind::NotFound},
+                                           ApiErrorCase{"internal", 500, ErrorKind::Internal},
+                                           ApiErrorCase{"something_new", 500, ErrorKind::Internal}),
+                         [](const auto& info) { return info.param.error_type; });
+
+TEST(PrometheusClient, WarningsOnSuccess) {
+  TestHttpServer server([](const HttpRequest&) {
+    return HttpResponse{.body = testhttp::successBody("vector", "[]", R"(["partial data"])")};
+  });
+  auto client = makeClient(server);
+  auto result = client->query({.query = "x"});
+  ASSERT_TRUE(result.has_value()) << result.error().describe();
+  EXPECT_TRUE(result->vector()->empty());
+  EXPECT_EQ(result->warnings, std::vector<std::string>{"partial data"});
+}
+
+TEST(PrometheusClient, HttpErrorWithoutAnApiBodyAndUndecodableSuccess) {
+  int status = 502;
+  std::string body = "<html>Bad Gateway</html>";
+  TestHttpServer server([&](const HttpRequest&) {
+    return HttpResponse{.status = status, .body = body, .content_type = "text/html"};
+  });
+  auto client = makeClient(server);
+  auto result = client->query({.query = "x"});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Http);
+  EXPECT_EQ(result.error().http_status, 502);
+  EXPECT_THAT(result.error().message, HasSubstr("Bad Gateway"));
+
+  status = 200;
+  body = R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{}}]}})";
+  result = client->query({.query = "x"});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Decode);
+  EXPECT_THAT(result.error().message, HasSubstr("neither"));
+  EXPECT_THAT(result.error().message, HasSubstr(server.url()));
+}
+
+TEST(PrometheusClient, FallsBackToGetWhenPostIsNotAllowed) {
+  TestHttpServer server([](const HttpRequest& r) {
+    if (r.method == "POST") {
+      return HttpResponse{
+          .status = 405, .body = "method not allowed", .content_type = "text/plain"};
+    }
+    return HttpResponse{.body = kVectorBody};
+  });
+  auto client = makeClient(server);
+  auto result = client->query({.query = "a b&c=d", .limit = 3});
+  ASSERT_TRUE(result.has_value()) << result.error().describe();
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  EXPECT_EQ(requests[1].method, "GET");
+  EXPECT_EQ(requests[1].params["query"], "a b&c=d");
+  EXPECT_EQ(requests[1].params["limit"], "3");
+}
+
+TEST(PrometheusClient, GetMethodOption) {
+  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  auto client =
+      makeClient(ClientOptions{.base_url = server.url() + "/prefix/", .method = HttpMethod::Get});
+  ASSERT_TRUE(client->query({.query = "up"}));
+  EXPECT_EQ(server.lastRequest().method, "GET");
+  EXPECT_EQ(server.lastRequest().path, "/prefix/api/v1/query");
+  EXPECT_EQ(server.lastRequest().params["query"], "up");
+}
+
+TEST(PrometheusClient, BearerTokenAndExtraHeaders) {
+  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  auto client = makeClient(ClientOptions{.base_url = server.url(),
+                                         .bearer_token = "s3cret",
+                                         .headers = {{"X-Scope-OrgID", "tenant-a"}},
+                                         .user_agent = "test-agent"});
+  ASSERT_TRUE(client->query({.query = "up"}));
+  HttpRequest request = server.lastRequest();
+  EXPECT_EQ(request.header("authorization"), "Bearer s3cret");
+  EXPECT_EQ(request.header("x-scope-orgid"), "tenant-a");
+  EXPECT_EQ(request.header("user-agent"), "test-agent");
+  EXPECT_EQ(request.header("accept"), "application/json");
+  EXPECT_EQ(request.header("accept-encoding"), "gzip");
+}
+
+TEST(PrometheusClient, BearerTokenFileIsReadOnEveryRequest) {
+  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  const auto dir =
+      std::filesystem::path(::testing::TempDir()) / ("promql-token-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto token_file = dir / "token";
+  std::ofstream(token_file) << "first\n";
+  auto client =
+      makeClient(ClientOptions{.base_url = server.url(), .bearer_token_file = token_file});
+  ASSERT_TRUE(client->query({.query = "up"}));
+  EXPECT_EQ(server.lastRequest().header("authorization"), "Bearer first");
+  std::ofstream(token_file) << "rotated";
+  ASSERT_TRUE(client->query({.query = "up"}));
+  EXPECT_EQ(server.lastRequest().header("authorization"), "Bearer rotated");
+
+  std::filesystem::remove_all(dir);
+  auto result = client->query({.query = "up"});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Config);
+  EXPECT_THAT(result.error().message, HasSubstr(token_file.string()));
+}
+
+TEST(PrometheusClient, BasicAuth) {
+  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  auto client =
+      makeClient(ClientOptions{.base_url = server.url(), .basic_auth = BasicAuth{"user", "pass"}});
+  ASSERT_TRUE(client->query({.query = "up"}));
+  EXPECT_EQ(server.lastRequest().header("authorization"), "Basic dXNlcjpwYXNz");  // user:pass
+}
+
+TEST(PrometheusClient, RejectsConfigurationsThatCannotWork) {
+  auto bad_url = PrometheusClient::create({.base_url = "prometheus:9090"});
+  ASSERT_FALSE(bad_url.has_value());
+  EXPECT_EQ(bad_url.error().kind, ErrorKind::Config);
+  EXPECT_THAT(bad_url.error().message, HasSubstr("prometheus:9090"));
+
+  auto two_auths = PrometheusClient::create(
+      {.base_url = "http://x", .bearer_token = "t", .basic_auth = BasicAuth{"u", "p"}});
+  ASSERT_FALSE(two_auths.has_value());
+  EXPECT_EQ(two_auths.error().kind, ErrorKind::Config);
+
+  auto half_cert = PrometheusClient::create({.base_url = "https://x", .client_cert_file = "c"});
+  ASSERT_FALSE(half_cert.has_value());
+  EXPECT_EQ(half_cert.error().kind, ErrorKind::Config);
+}
+
+TEST(PrometheusClient, ClientTimeoutWhenTheServerIsSlow) {
+  TestHttpServer server(
+      [](const HttpRequest&) { return HttpResponse{.body = kVectorBody, .hold = true}; });
+  auto client = makeClient(ClientOptions{.base_url = server.url(), .timeout = milliseconds(300)});
+  const auto started = std::chrono::steady_clock::now();
+  auto result = client->query({.query = "slow_query"});
+  const auto elapsed = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::ClientTimeout);
+  EXPECT_EQ(result.error().http_status, 0);
+  EXPECT_THAT(result.error().message, HasSubstr("300ms"));
+  EXPECT_THAT(result.error().message, HasSubstr("\"slow_query\""));
+  EXPECT_GE(elapsed, milliseconds(300));
+  EXPECT_LT(elapsed, milliseconds(10000));
+  EXPECT_TRUE(server.waitForHeld(1, milliseconds(5000)));
+}
+
+TEST(PrometheusClient, ConnectionRefusedIsATransportError) {
+  // A bound socket that never listens: connecting to it is refused, and no one can take the port.
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+
+  auto client = makeClient(ClientOptions{.base_url = url});
+  auto result = client->query({.query = "up"});
+  ::close(fd);
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Transport);
+  EXPECT_THAT(result.error().message, HasSubstr(url + "/api/v1/query"));
+  EXPECT_THAT(result.error().message, HasSubstr("\"up\""));
+  EXPECT_EQ(client->stats().failures, 1u);
+}
+
+TEST(PrometheusClient, ReusesOneConnectionForSequentialQueries) {
+  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  auto client = makeClient(server);
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(client->query({.query = "up"}));
+  EXPECT_EQ(server.acceptedConnections(), 1);
+  const ClientStats stats = client->stats();
+  EXPECT_EQ(stats.requests, 20u);
+  EXPECT_EQ(stats.connections_opened, 1u);
+  EXPECT_EQ(stats.failures, 0u);
+  EXPECT_EQ(stats.bytes_received, 20 * kVectorBody.size());
+}
+
+TEST(PrometheusClient, ConcurrentCallersShareAPoolOfConnections) {
+  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  auto client = makeClient(ClientOptions{.base_url = server.url(), .max_idle_connections = 4});
+  constexpr int kThreads = 4;
+  constexpr int kQueriesPerThread = 25;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < kQueriesPerThread; ++i) {
+        if (client->query({.query = "up"})) ok.fetch_add(1);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(ok.load(), kThreads * kQueriesPerThread);
+  // At most one connection per concurrent caller; never one per query.
+  EXPECT_GE(server.acceptedConnections(), 1);
+  EXPECT_LE(server.acceptedConnections(), kThreads);
+  EXPECT_EQ(client->stats().connections_opened,
+            static_cast<uint64_t>(server.acceptedConnections()));
+}
+
+TEST(PrometheusClient, ReconnectsWhenTheServerClosesTheConnection) {
+  TestHttpServer server([](const HttpRequest&) {
+    return HttpResponse{.body = kVectorBody, .close_connection = true};
+  });
+  auto client = makeClient(server);
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(client->query({.query = "up"}));
+  EXPECT_EQ(server.acceptedConnections(), 3);
+  EXPECT_EQ(client->stats().connections_opened, 3u);
+}
+
+}  // namespace
+}  // namespace shardscaler::promql
