@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -30,7 +31,10 @@ struct WatchOptions {
   std::string field_selector;
   std::string resource_version;  // start after this version
   bool allow_bookmarks = true;
-  int timeout_seconds = 300;     // server-side watch timeout
+  int timeout_seconds = 300;  // server-side watch timeout; the server then ends the stream
+  // Dead-connection detection: a stream that delivers no byte for this long fails with
+  // Timeout. 0 = timeout_seconds + 30 (the server must have ended the watch by then).
+  int idle_timeout_seconds = 0;
 };
 
 struct DeleteOptions {
@@ -50,7 +54,9 @@ enum class WatchEventType { Added, Modified, Deleted, Bookmark, Error };
 
 struct WatchEvent {
   WatchEventType type;
-  Json object;  // for Error: the metav1.Status
+  // The object; for Bookmark only kind, apiVersion and metadata.resourceVersion are
+  // meaningful; for Error the metav1.Status (RestClient turns that into watch()'s Error).
+  Json object;
 };
 
 // Returns false to stop the watch.
@@ -77,14 +83,18 @@ class KubeClient {
   virtual Result<Json> remove(const Resource& r, const std::string& ns, const std::string& name,
                               const DeleteOptions& opts = {}) = 0;
   // Streams events to handler until the server ends the watch (returns ok), the handler
-  // returns false, *stop becomes true (ok), or an error. A 410 arrives as Error kind Gone,
-  // whether the server sent it as an HTTP status or as an ERROR event.
+  // returns false, *stop becomes true (ok, within about a second), or an error. A 410 arrives
+  // as Error kind Gone, whether the server sent it as an HTTP status or as an ERROR event;
+  // ERROR events end the watch with their Status decoded and are not passed to the handler.
+  // Resuming (from the last event's metadata.resourceVersion) is the caller's job.
   virtual Result<void> watch(const Resource& r, const std::string& ns, const WatchOptions& opts,
                              const WatchHandler& handler,
                              const std::atomic<bool>* stop = nullptr) = 0;
 };
 
-// Lists every page; the returned object holds all items and the last page's metadata.
+// Lists every page; the returned object holds all items and the last page's metadata
+// (whose resourceVersion is the one to watch from). If a continue token expires (410) the
+// list starts over once without paging, as client-go's pager does.
 Result<Json> listAll(KubeClient& client, const Resource& r, const std::string& ns,
                      ListOptions opts = {});
 
