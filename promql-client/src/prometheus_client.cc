@@ -253,7 +253,10 @@ Result<HttpResponse> PrometheusClient::State::perform(CURL* curl, const std::str
   bool headers_ok = headers.append("Accept: application/json") && headers.append("Expect:");
   if (!token->empty()) headers_ok = headers_ok && headers.append("Authorization: Bearer " + *token);
   for (const auto& [name, value] : options.headers) {
-    headers_ok = headers_ok && headers.append(name + ": " + value);
+    std::string line = name;
+    line += ": ";
+    line += value;
+    headers_ok = headers_ok && headers.append(line);
   }
   if (!headers_ok) {
     return std::unexpected(

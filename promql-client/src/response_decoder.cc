@@ -66,8 +66,11 @@ class ResponseSax {
  public:
   bool null() { return scalarValue("null"); }
   bool boolean(bool /*value*/) { return scalarValue("a boolean"); }
+  // NOLINTNEXTLINE(readability-identifier-naming): nlohmann::json's SAX names
   bool number_integer(Json::number_integer_t v) { return number(static_cast<double>(v)); }
+  // NOLINTNEXTLINE(readability-identifier-naming): nlohmann::json's SAX names
   bool number_unsigned(Json::number_unsigned_t v) { return number(static_cast<double>(v)); }
+  // NOLINTNEXTLINE(readability-identifier-naming): nlohmann::json's SAX names
   bool number_float(Json::number_float_t v, const Json::string_t& /*raw*/) { return number(v); }
   bool binary(Json::binary_t& /*value*/) { return fail("unexpected binary value"); }
 
@@ -146,6 +149,7 @@ class ResponseSax {
     }
   }
 
+  // NOLINTNEXTLINE(readability-identifier-naming): nlohmann::json's SAX names
   bool start_object(std::size_t /*size*/) {
     if (stack_.empty()) {
       envelope_seen_ = true;
@@ -182,6 +186,7 @@ class ResponseSax {
     }
   }
 
+  // NOLINTNEXTLINE(readability-identifier-naming): nlohmann::json's SAX names
   bool end_object() {
     const Frame frame = stack_.back();
     stack_.pop_back();
@@ -189,6 +194,7 @@ class ResponseSax {
     return true;
   }
 
+  // NOLINTNEXTLINE(readability-identifier-naming): nlohmann::json's SAX names
   bool start_array(std::size_t /*size*/) {
     if (stack_.empty()) return fail("the body is a JSON array, not an object");
     switch (stack_.back()) {
@@ -232,6 +238,7 @@ class ResponseSax {
     }
   }
 
+  // NOLINTNEXTLINE(readability-identifier-naming): nlohmann::json's SAX names
   bool end_array() {
     const Frame frame = stack_.back();
     stack_.pop_back();
@@ -244,6 +251,7 @@ class ResponseSax {
     return true;
   }
 
+  // NOLINTNEXTLINE(readability-identifier-naming): nlohmann::json's SAX names
   bool parse_error(std::size_t position, const std::string& /*token*/,
                    const nlohmann::detail::exception& e) {
     error_ = "invalid JSON at byte " + std::to_string(position) + ": " + e.what();

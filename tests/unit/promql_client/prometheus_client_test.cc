@@ -343,6 +343,7 @@ TEST(PrometheusClient, ConcurrentCallersShareAPoolOfConnections) {
   constexpr int kQueriesPerThread = 25;
   std::atomic<int> ok{0};
   std::vector<std::thread> threads;
+  threads.reserve(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < kQueriesPerThread; ++i) {

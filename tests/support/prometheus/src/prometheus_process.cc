@@ -1,0 +1,197 @@
+#include "shardscaler/testenv/prometheus_process.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+#include "child_process.h"
+#include "http_get.h"
+
+namespace shardscaler::testenv {
+
+namespace {
+
+constexpr int kPortAttempts = 5;
+
+std::string replaceAll(std::string text, const std::string& from, const std::string& to) {
+  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos)) {
+    text.replace(pos, from.size(), to);
+    pos += to.size();
+  }
+  return text;
+}
+
+std::filesystem::path makeTempDir(const std::string& name) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                        "/shardscaler-" + name + "-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw std::runtime_error("cannot create a temporary dir from " + pattern);
+  }
+  return pattern;
+}
+
+void writeFile(const std::filesystem::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::trunc);
+  out << content;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+}  // namespace
+
+struct PrometheusProcess::State {
+  PrometheusOptions options;
+  std::filesystem::path work_dir;
+  bool temporary_dir = false;
+  std::filesystem::path binary;
+  int port = 0;
+  pid_t pid = 0;
+
+  std::filesystem::path logPath() const { return work_dir / "prometheus.log"; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
+  std::string url() const { return (options.https ? "https://" : "http://") + address(); }
+
+  std::vector<std::string> args() const {
+    std::vector<std::string> a = {
+        "--config.file=" + (work_dir / "prometheus.yml").string(),
+        "--web.listen-address=" + address(),
+        "--log.level=info",
+    };
+    if (options.agent) {
+      a.emplace_back("--enable-feature=agent");
+      a.push_back("--storage.agent.path=" + (work_dir / "agent-data").string());
+    } else {
+      a.push_back("--storage.tsdb.path=" + (work_dir / "data").string());
+    }
+    if (!options.web_config_yaml.empty()) {
+      a.push_back("--web.config.file=" + (work_dir / "web.yml").string());
+    }
+    a.insert(a.end(), options.extra_flags.begin(), options.extra_flags.end());
+    return a;
+  }
+
+  // Returns "" when ready, else why not; `port_taken` tells the caller to try another port.
+  std::string startOnce(bool* port_taken) {
+    *port_taken = false;
+    writeFile(work_dir / "prometheus.yml", replaceAll(options.config_yaml, "@SELF@", address()));
+    if (!options.web_config_yaml.empty()) writeFile(work_dir / "web.yml", options.web_config_yaml);
+    const auto log_size_before =
+        std::filesystem::exists(logPath()) ? std::filesystem::file_size(logPath()) : 0;
+    pid = spawnProcess(binary, args(), logPath(), work_dir);
+
+    const auto deadline = std::chrono::steady_clock::now() + options.ready_timeout;
+    std::string last_probe;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (auto status = pollExit(pid)) {
+        pid = 0;
+        std::error_code ignored;
+        const auto size_now = std::filesystem::file_size(logPath(), ignored);
+        const std::string this_run =
+            size_now > log_size_before ? fileTail(logPath(), size_now - log_size_before) : "";
+        *port_taken = this_run.find("address already in use") != std::string::npos;
+        return "exited with status " + std::to_string(*status) + " before it was ready";
+      }
+      HttpGetResult probe =
+          httpGet(url() + "/-/ready", std::chrono::milliseconds(2000), options.probe_basic_auth);
+      if (probe.status == 200) return {};
+      last_probe = probe.status != 0 ? "HTTP " + std::to_string(probe.status) : probe.error;
+      // Polls the readiness endpoint until the deadline; there is no event to wait on.
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    stopProcessGroup(pid, std::chrono::seconds(5));
+    pid = 0;
+    return "not ready within " + std::to_string(options.ready_timeout.count()) +
+           "ms (last probe of /-/ready: " + last_probe + ")";
+  }
+
+  void start(bool keep_port) {
+    std::string why;
+    for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
+      if (!keep_port || port == 0) port = pickFreePort();
+      bool port_taken = false;
+      why = startOnce(&port_taken);
+      if (why.empty()) return;
+      if (!port_taken) break;
+    }
+    throw std::runtime_error("prometheus \"" + options.name + "\" on " + address() + " " + why +
+                             "; log " + logPath().string() + " ends with:\n" +
+                             fileTail(logPath(), 3000));
+  }
+};
+
+PrometheusProcess::PrometheusProcess(PrometheusOptions options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.options = std::move(options);
+  if (!s.options.binary.empty()) {
+    s.binary = s.options.binary;
+  } else if (const char* env = std::getenv("SHARDSCALER_PROMETHEUS"); env != nullptr && *env) {
+    s.binary = env;
+  } else {
+    s.binary = findExecutable("prometheus");
+  }
+  if (s.binary.empty()) {
+    throw std::runtime_error(
+        "no prometheus binary on $PATH: install Debian's prometheus package "
+        "(or set SHARDSCALER_PROMETHEUS)");
+  }
+  if (s.options.work_dir.empty()) {
+    s.work_dir = makeTempDir("prometheus-" + s.options.name);
+    s.temporary_dir = true;
+  } else {
+    s.work_dir = s.options.work_dir;
+    std::filesystem::create_directories(s.work_dir);
+  }
+  try {
+    s.start(/*keep_port=*/false);
+  } catch (...) {
+    if (s.temporary_dir && std::getenv("SHARDSCALER_KEEP_TEST_DIRS") == nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(s.work_dir, ignored);
+    }
+    throw;
+  }
+}
+
+PrometheusProcess::~PrometheusProcess() {
+  stop();
+  if (state_->temporary_dir && std::getenv("SHARDSCALER_KEEP_TEST_DIRS") == nullptr) {
+    std::error_code ignored;
+    std::filesystem::remove_all(state_->work_dir, ignored);
+  }
+}
+
+int PrometheusProcess::port() const { return state_->port; }
+std::string PrometheusProcess::address() const { return state_->address(); }
+std::string PrometheusProcess::url() const { return state_->url(); }
+const std::string& PrometheusProcess::name() const { return state_->options.name; }
+const std::filesystem::path& PrometheusProcess::workDir() const { return state_->work_dir; }
+std::filesystem::path PrometheusProcess::logPath() const { return state_->logPath(); }
+std::string PrometheusProcess::logTail(size_t max_bytes) const {
+  return fileTail(state_->logPath(), max_bytes);
+}
+
+bool PrometheusProcess::running() const {
+  if (state_->pid == 0) return false;
+  if (auto status = pollExit(state_->pid)) {
+    state_->pid = 0;
+    return false;
+  }
+  return true;
+}
+
+pid_t PrometheusProcess::pid() const { return state_->pid; }
+
+void PrometheusProcess::stop(std::chrono::milliseconds grace) {
+  if (state_->pid == 0) return;
+  stopProcessGroup(state_->pid, grace);
+  state_->pid = 0;
+}
+
+void PrometheusProcess::restart() {
+  stop();
+  state_->start(/*keep_port=*/true);
+}
+
+}  // namespace shardscaler::testenv

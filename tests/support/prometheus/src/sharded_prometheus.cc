@@ -1,0 +1,204 @@
+#include "shardscaler/testenv/sharded_prometheus.h"
+
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "http_get.h"
+
+namespace shardscaler::testenv {
+
+namespace {
+
+constexpr const char* kScrapeJob = "prometheus-operated";
+
+std::string millis(std::chrono::milliseconds d) { return std::to_string(d.count()) + "ms"; }
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+struct ShardedPrometheus::State {
+  ShardedPrometheusOptions options;
+  std::filesystem::path work_dir;
+  bool temporary_dir = false;
+  // shards[i][r]
+  std::vector<std::vector<std::unique_ptr<PrometheusProcess>>> shards;
+  std::unique_ptr<PrometheusProcess> scraper;
+
+  std::string prefix() const { return options.agent ? "prom-agent" : "prometheus"; }
+  std::string statefulSetName(int shard) const {
+    std::string name = prefix() + "-" + options.name;
+    if (shard > 0) name += "-shard-" + std::to_string(shard);
+    return name;
+  }
+  std::string podName(int shard, int replica) const {
+    return statefulSetName(shard) + "-" + std::to_string(replica);
+  }
+
+  std::string shardConfig(int shard, int replica) const {
+    const auto interval = options.load_interval / (shard + 1);
+    std::string yaml =
+        "global:\n  scrape_interval: " + millis(interval) +
+        "\n  scrape_timeout: " + millis(interval) + "\n  evaluation_interval: " + millis(interval) +
+        "\n  external_labels:\n    prometheus: " + quoted(options.ns + "/" + options.name) +
+        "\n    prometheus_replica: " + quoted(podName(shard, replica)) + "\nscrape_configs:";
+    if (options.load_jobs == 0) return yaml + " []\n";
+    yaml += '\n';
+    for (int job = 0; job < options.load_jobs; ++job) {
+      yaml += "- job_name: load-" + std::to_string(job) +
+              "\n  static_configs:\n  - targets: ['@SELF@']\n";
+    }
+    return yaml;
+  }
+
+  std::string scraperConfig() const {
+    const std::string interval = millis(options.scrape_interval);
+    std::string yaml = "global:\n  scrape_interval: " + interval +
+                       "\n  scrape_timeout: " + interval + "\n  evaluation_interval: " + interval +
+                       "\nscrape_configs:\n- job_name: " + kScrapeJob + "\n  static_configs:\n";
+    for (int shard = 0; shard < options.shards; ++shard) {
+      for (int replica = 0; replica < options.replicas; ++replica) {
+        yaml += "  - targets: ['" + shards[shard][replica]->address() +
+                "']\n    labels:\n      namespace: " + quoted(options.ns) +
+                "\n      pod: " + quoted(podName(shard, replica)) +
+                "\n      container: prometheus\n      service: prometheus-operated\n";
+      }
+    }
+    return yaml;
+  }
+};
+
+ShardedPrometheus::ShardedPrometheus(ShardedPrometheusOptions options)
+    : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.options = std::move(options);
+  if (s.options.shards < 1 || s.options.replicas < 1 || s.options.load_jobs < 0) {
+    throw std::invalid_argument(
+        "ShardedPrometheus needs shards >= 1, replicas >= 1, load_jobs >= 0");
+  }
+  if (s.options.work_dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                          "/shardscaler-sharded-prometheus-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create " + pattern);
+    s.work_dir = pattern;
+    s.temporary_dir = true;
+  } else {
+    s.work_dir = s.options.work_dir;
+    std::filesystem::create_directories(s.work_dir);
+  }
+  try {
+    s.shards.resize(s.options.shards);
+    for (int shard = 0; shard < s.options.shards; ++shard) {
+      for (int replica = 0; replica < s.options.replicas; ++replica) {
+        const std::string pod = s.podName(shard, replica);
+        s.shards[shard].push_back(std::make_unique<PrometheusProcess>(
+            PrometheusOptions{.name = pod,
+                              .config_yaml = s.shardConfig(shard, replica),
+                              .agent = s.options.agent,
+                              .work_dir = s.work_dir / pod}));
+      }
+    }
+    s.scraper = std::make_unique<PrometheusProcess>(PrometheusOptions{
+        .name = "scraper", .config_yaml = s.scraperConfig(), .work_dir = s.work_dir / "scraper"});
+  } catch (...) {
+    s.scraper.reset();
+    s.shards.clear();
+    if (s.temporary_dir && std::getenv("SHARDSCALER_KEEP_TEST_DIRS") == nullptr) {
+      std::error_code ignored;
+      std::filesystem::remove_all(s.work_dir, ignored);
+    }
+    throw;
+  }
+}
+
+ShardedPrometheus::~ShardedPrometheus() {
+  state_->scraper.reset();
+  state_->shards.clear();
+  if (state_->temporary_dir && std::getenv("SHARDSCALER_KEEP_TEST_DIRS") == nullptr) {
+    std::error_code ignored;
+    std::filesystem::remove_all(state_->work_dir, ignored);
+  }
+}
+
+const ShardedPrometheusOptions& ShardedPrometheus::options() const { return state_->options; }
+int ShardedPrometheus::shards() const { return state_->options.shards; }
+int ShardedPrometheus::replicas() const { return state_->options.replicas; }
+
+std::string ShardedPrometheus::statefulSetName(int shard) const {
+  return state_->statefulSetName(shard);
+}
+std::string ShardedPrometheus::podName(int shard, int replica) const {
+  return state_->podName(shard, replica);
+}
+
+std::string ShardedPrometheus::podRegex() const {
+  std::string regex;
+  for (int shard = 0; shard < shards(); ++shard) {
+    for (int replica = 0; replica < replicas(); ++replica) {
+      if (!regex.empty()) regex += '|';
+      regex += podName(shard, replica);
+    }
+  }
+  return regex;
+}
+
+PrometheusProcess& ShardedPrometheus::shard(int shard, int replica) {
+  return *state_->shards.at(shard).at(replica);
+}
+PrometheusProcess& ShardedPrometheus::scraper() { return *state_->scraper; }
+std::string ShardedPrometheus::scraperUrl() const { return state_->scraper->url(); }
+
+void ShardedPrometheus::waitForScrapes(int samples, std::chrono::milliseconds deadline) const {
+  const std::string query = "count_over_time(up{job=\"" + std::string(kScrapeJob) +
+                            "\",namespace=\"" + state_->options.ns + "\"}[1h])";
+  const std::string url = scraperUrl() + "/api/v1/query?query=" + urlEncode(query);
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  std::string last;
+  while (true) {
+    HttpGetResult r = httpGet(url, std::chrono::milliseconds(5000));
+    std::map<std::string, double> counts;
+    if (r.status == 200) {
+      auto body = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);
+      if (body.is_object() && body.value("status", "") == "success") {
+        for (const auto& series : body["data"]["result"]) {
+          counts[series["metric"].value("pod", "")] =
+              std::stod(series["value"][1].get<std::string>());
+        }
+      }
+    }
+    bool all = true;
+    last.clear();
+    for (int shard = 0; shard < shards(); ++shard) {
+      for (int replica = 0; replica < replicas(); ++replica) {
+        const std::string pod = podName(shard, replica);
+        const double have = counts.count(pod) ? counts[pod] : 0;
+        all = all && have >= samples;
+        last += " " + pod + "=" + std::to_string(static_cast<int>(have));
+      }
+    }
+    if (all) return;
+    if (std::chrono::steady_clock::now() >= until) {
+      throw std::runtime_error("the scraper at " + scraperUrl() + " has not scraped every pod " +
+                               std::to_string(samples) + " times within " +
+                               std::to_string(deadline.count()) + "ms; samples so far:" + last +
+                               (r.status == 0 ? " (query failed: " + r.error + ")" : ""));
+    }
+    // Polls the scraper's API until the deadline; scrapes happen on its own schedule.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace shardscaler::testenv
