@@ -1,0 +1,67 @@
+// Status conditions (metav1.Condition) and Events that a plan asks the controller to publish.
+// Values only: publishing them is the controller's job.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace shardscaler::retention {
+
+inline constexpr std::string_view kConditionReady = "Ready";
+inline constexpr std::string_view kConditionProgressing = "Progressing";
+inline constexpr std::string_view kConditionDegraded = "Degraded";
+
+struct Condition {
+  std::string type;    // Ready | Progressing | Degraded
+  std::string status;  // "True" | "False" | "Unknown"
+  std::string reason;  // CamelCase
+  std::string message;
+  std::string last_transition_time;  // RFC3339 UTC
+  int64_t observed_generation = 0;
+
+  friend bool operator==(const Condition&, const Condition&) = default;
+};
+
+// The condition of that type, if any.
+const Condition* findCondition(std::span<const Condition> conditions, std::string_view type);
+
+// A condition as of `now`: lastTransitionTime is kept from the previous condition of the same
+// type when its status did not change, as metav1.Condition requires.
+Condition makeCondition(std::span<const Condition> previous, std::string_view type, bool status,
+                        std::string reason, std::string message, int64_t observed_generation,
+                        std::chrono::system_clock::time_point now);
+
+nlohmann::json toJson(const Condition& condition);
+// Reads one entry of status.conditions; a missing field reads as empty.
+std::optional<Condition> conditionFromJson(const nlohmann::json& j);
+
+enum class EventType { Normal, Warning };
+std::string_view toString(EventType type);
+
+// Event reasons (kubectl describe shardset).
+inline constexpr std::string_view kReasonShardRetained = "ShardRetained";
+inline constexpr std::string_view kReasonShardReattached = "ShardReattached";
+inline constexpr std::string_view kReasonShardDeleted = "ShardDeleted";
+inline constexpr std::string_view kReasonTargetScaled = "TargetScaled";
+inline constexpr std::string_view kReasonScaleClamped = "ScaleClamped";
+inline constexpr std::string_view kReasonRoundedToZoneMultiple = "RoundedToZoneMultiple";
+inline constexpr std::string_view kReasonInvalidSpec = "InvalidSpec";
+inline constexpr std::string_view kReasonTargetNotFound = "TargetNotFound";
+inline constexpr std::string_view kReasonInvalidDeletionTimestamp = "InvalidDeletionTimestamp";
+
+// An Event about the ShardSet (its involvedObject).
+struct Event {
+  EventType type = EventType::Normal;
+  std::string reason;
+  std::string message;
+
+  friend bool operator==(const Event&, const Event&) = default;
+};
+
+}  // namespace shardscaler::retention

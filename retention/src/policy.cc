@@ -1,0 +1,85 @@
+#include "shardscaler/retention/policy.h"
+
+#include "shardscaler/retention/duration.h"
+
+namespace shardscaler::retention {
+namespace {
+
+constexpr std::string_view kShardSetPeriodField =
+    "spec.shardRetentionPolicy.retain.retentionPeriod";
+constexpr std::string_view kShardSetWhenScaledField = "spec.shardRetentionPolicy.whenScaled";
+
+FieldError badWhenScaled(std::string field, const std::string& value) {
+  return FieldError{std::move(field), "must be Retain or Delete, got \"" + value + "\""};
+}
+
+}  // namespace
+
+std::string_view toString(WhenScaled w) { return w == WhenScaled::Retain ? "Retain" : "Delete"; }
+
+std::optional<WhenScaled> parseWhenScaled(std::string_view text) {
+  if (text == "Retain") return WhenScaled::Retain;
+  if (text == "Delete") return WhenScaled::Delete;
+  return std::nullopt;
+}
+
+std::vector<FieldError> validateShardSetPolicy(const ShardSet& shard_set) {
+  std::vector<FieldError> errors;
+  if (shard_set.when_scaled && !parseWhenScaled(*shard_set.when_scaled)) {
+    errors.push_back(badWhenScaled(std::string(kShardSetWhenScaledField), *shard_set.when_scaled));
+  }
+  if (shard_set.retention_period) {
+    if (auto d = parsePrometheusDuration(*shard_set.retention_period); !d) {
+      errors.push_back(FieldError{std::string(kShardSetPeriodField), d.error()});
+    }
+  }
+  return errors;
+}
+
+std::expected<RetentionPolicy, std::vector<FieldError>> resolveRetentionPolicy(
+    const ShardSet& shard_set, const Target& target) {
+  std::vector<FieldError> errors = validateShardSetPolicy(shard_set);
+  RetentionPolicy policy;
+  if (shard_set.when_scaled) {
+    policy.when_scaled = parseWhenScaled(*shard_set.when_scaled).value_or(WhenScaled::Delete);
+    policy.when_scaled_source = "ShardSet";
+  } else if (target.when_scaled) {
+    if (auto w = parseWhenScaled(*target.when_scaled)) {
+      policy.when_scaled = *w;
+    } else {
+      errors.push_back(
+          badWhenScaled("target.spec.shardRetentionPolicy.whenScaled", *target.when_scaled));
+    }
+    policy.when_scaled_source = "target";
+  } else {
+    policy.when_scaled = WhenScaled::Delete;
+    policy.when_scaled_source = "default";
+  }
+
+  if (policy.when_scaled == WhenScaled::Retain) {
+    const auto use = [&](const std::string& text, std::string field) {
+      if (auto d = parsePrometheusDuration(text)) {
+        if (d->count() > 0) policy.period = *d;  // 0 means never, as in the operator
+      } else {
+        errors.push_back(FieldError{field, d.error()});
+      }
+      policy.period_source = std::move(field);
+    };
+    if (shard_set.retention_period) {
+      use(*shard_set.retention_period, std::string(kShardSetPeriodField));
+    } else if (target.has_retain) {
+      use(target.retain_period, "target.spec.shardRetentionPolicy.retain.retentionPeriod");
+    } else if (target.retention_size.value_or("") != "" && target.retention.value_or("") == "") {
+      policy.period_source = "size-only retention";
+    } else if (target.retention.value_or("") != "") {
+      use(*target.retention, "target.spec.retention");
+    } else {
+      policy.period = kDefaultRetentionPeriod;
+      policy.period_source = "default";
+    }
+  }
+  if (!errors.empty()) return std::unexpected(std::move(errors));
+  return policy;
+}
+
+}  // namespace shardscaler::retention

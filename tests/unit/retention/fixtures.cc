@@ -1,0 +1,68 @@
+#include "fixtures.h"
+
+#include <stdexcept>
+
+namespace shardscaler::retention::testing {
+
+PlanInput World::input() const {
+  PlanInput in;
+  auto ss = parseShardSet(shard_set);
+  if (!ss) throw std::runtime_error("fixture ShardSet: " + ss.error().describe());
+  in.shard_set = *ss;
+  if (target) {
+    auto kind = parseTargetKind((*target)["kind"].get<std::string>());
+    auto t = parseTarget(*target, kind.value());
+    if (!t) throw std::runtime_error("fixture target: " + t.error().describe());
+    in.target = *t;
+  }
+  for (const auto& j : stateful_sets) {
+    auto s = parseStatefulSet(j);
+    if (!s) throw std::runtime_error("fixture StatefulSet: " + s.error().describe());
+    in.stateful_sets.push_back(*s);
+  }
+  in.now = now;
+  return in;
+}
+
+std::string step(const Action& a) {
+  const std::string index = a.shard_index ? " " + std::to_string(*a.shard_index) : "";
+  switch (a.type) {
+    case ActionType::PauseTarget:
+      return "pause";
+    case ActionType::DetachStatefulSet:
+      return "detach" + index;
+    case ActionType::ReattachStatefulSet:
+      return "reattach" + index;
+    case ActionType::DeleteStatefulSet:
+      return "delete" + index;
+    case ActionType::UpdateTarget: {
+      std::string s = "update";
+      const Json& p = a.merge_patch;
+      if (p.contains("spec") && p["spec"].contains("shards")) {
+        s += " shards=" + std::to_string(p["spec"]["shards"].get<int>());
+      }
+      if (p.contains("spec") && p["spec"].contains("paused")) s += " unpause";
+      if (!p.contains("spec") && p["metadata"].contains("annotations")) s += " clear-paused-by";
+      return s;
+    }
+  }
+  return "?";
+}
+
+std::vector<std::string> steps(const Plan& plan) {
+  std::vector<std::string> out;
+  for (const auto& a : plan.actions) out.push_back(step(a));
+  return out;
+}
+
+const Condition& condition(const Plan& plan, std::string_view type) {
+  const Condition* c = findCondition(plan.status.conditions, type);
+  if (c == nullptr) throw std::runtime_error("no condition " + std::string(type));
+  return *c;
+}
+
+std::string rfc3339(system_clock::time_point t) {
+  return formatRfc3339Utc(Timestamp::fromTimePoint(t));
+}
+
+}  // namespace shardscaler::retention::testing
