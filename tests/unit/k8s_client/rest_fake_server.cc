@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -133,7 +134,8 @@ bool FakeExchange::respond(int status, std::string_view body,
   for (const auto& header : extra_headers) head += header + "\r\n";
   if (close_after_) head += "Connection: close\r\n";
   head += "\r\n";
-  return writeRaw(head) && writeRaw(body);
+  head += body;
+  return writeRaw(head);
 }
 
 bool FakeExchange::startChunked(int status, const std::vector<std::string>& extra_headers) {
@@ -148,8 +150,10 @@ bool FakeExchange::chunk(std::string_view bytes) {
   if (bytes.empty()) return true;  // an empty chunk would end the body
   char size[32];
   int n = std::snprintf(size, sizeof(size), "%zx\r\n", bytes.size());
-  return writeRaw(std::string_view(size, static_cast<size_t>(n))) && writeRaw(bytes) &&
-         writeRaw("\r\n");
+  std::string framed(size, static_cast<size_t>(n));
+  framed.append(bytes);
+  framed.append("\r\n");
+  return writeRaw(framed);
 }
 
 bool FakeExchange::endChunked() { return writeRaw("0\r\n\r\n"); }
@@ -219,6 +223,8 @@ void FakeApiServer::acceptLoop() {
     if (::poll(&pfd, 1, static_cast<int>(kPollStep.count())) <= 0) continue;
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) continue;
+    int one = 1;
+    ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     int connection = ++connections_;
     std::lock_guard lock(mutex_);
     open_fds_.push_back(fd);

@@ -1,0 +1,439 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "config_test_support.h"
+#include "rest_fake_server.h"
+#include "rest_test_support.h"
+#include "shardscaler/k8s_client/rest_client.h"
+
+namespace shardscaler::k8s {
+namespace {
+
+using testing::configFor;
+using testing::FakeApiServer;
+using testing::FakeExchange;
+using testing::FakeRequest;
+using ::testing::HasSubstr;
+using testing::statusJson;
+
+const Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
+
+FakeApiServer echoServer() {
+  return FakeApiServer([](const FakeRequest& req, FakeExchange& ex) {
+    Json answer = {{"kind", "Echo"},
+                   {"metadata", {{"name", "x"}, {"resourceVersion", "7"}}},
+                   {"method", req.method}};
+    ex.respond(req.method == "POST" ? 201 : 200, answer.dump());
+  });
+}
+
+TEST(RestClient, GetSendsPathCredentialsAndUserAgent) {
+  auto server = echoServer();
+  RestClient client(configFor(server, "secret-token"));
+  auto pod = client.get(resources::pods(), "ns1", "web-0");
+  ASSERT_TRUE(pod.has_value()) << pod.error().describe();
+  EXPECT_EQ((*pod)["method"], "GET");
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].path, "/api/v1/namespaces/ns1/pods/web-0");
+  EXPECT_EQ(requests[0].header("Authorization"), "Bearer secret-token");
+  EXPECT_EQ(requests[0].header("Accept"), "application/json");
+  EXPECT_EQ(requests[0].header("User-Agent"), "shardscaler/0.1.0");
+}
+
+TEST(RestClient, ListEncodesSelectorsAndPaging) {
+  auto server = echoServer();
+  RestClient client(configFor(server));
+  ListOptions opts;
+  opts.label_selector = "app in (a,b),tier!=cache";
+  opts.field_selector = "metadata.name=x";
+  opts.limit = 50;
+  opts.continue_token = "abc/+=";
+  opts.resource_version = "0";
+  opts.resource_version_match = "NotOlderThan";
+  ASSERT_TRUE(client.list(resources::statefulSets(), "mon", opts).has_value());
+  auto req = server.requests().at(0);
+  EXPECT_EQ(req.path, "/apis/apps/v1/namespaces/mon/statefulsets");
+  EXPECT_EQ(req.query["labelSelector"], "app in (a,b),tier!=cache");
+  EXPECT_EQ(req.query["fieldSelector"], "metadata.name=x");
+  EXPECT_EQ(req.query["limit"], "50");
+  EXPECT_EQ(req.query["continue"], "abc/+=");
+  EXPECT_EQ(req.query["resourceVersion"], "0");
+  EXPECT_EQ(req.query["resourceVersionMatch"], "NotOlderThan");
+  EXPECT_EQ(req.target.find(' '), std::string::npos);  // sent percent-encoded
+}
+
+// Pages of two items each; the continue token names the next page.
+FakeApiServer pagedServer(int pages, bool expire_second_token = false) {
+  return FakeApiServer([=](const FakeRequest& req, FakeExchange& ex) {
+    std::string token = req.query.count("continue") ? req.query.at("continue") : "";
+    if (expire_second_token && token == "page-1") {
+      ex.respond(410, statusJson(410, "Expired", "The provided continue parameter is too old"));
+      return;
+    }
+    bool paged = req.query.count("limit") != 0;
+    int page = token.empty() ? 0 : std::stoi(token.substr(5));
+    int first = paged ? page * 2 : 0;
+    int count = paged ? 2 : pages * 2;
+    Json items = Json::array();
+    for (int i = first; i < first + count; ++i)
+      items.push_back({{"metadata", {{"name", "o" + std::to_string(i)}}}});
+    Json meta = {{"resourceVersion", "100"}};
+    if (paged && page + 1 < pages) meta["continue"] = "page-" + std::to_string(page + 1);
+    ex.respond(200, Json{{"kind", "PodList"}, {"metadata", meta}, {"items", items}}.dump());
+  });
+}
+
+TEST(RestClient, ListAllFollowsContinueTokens) {
+  auto server = pagedServer(3);
+  RestClient client(configFor(server));
+  ListOptions opts;
+  opts.limit = 2;
+  auto all = listAll(client, resources::pods(), "ns", opts);
+  ASSERT_TRUE(all.has_value()) << all.error().describe();
+  ASSERT_EQ((*all)["items"].size(), 6u);
+  EXPECT_EQ((*all)["items"][5]["metadata"]["name"], "o5");
+  EXPECT_EQ((*all)["metadata"]["resourceVersion"], "100");
+  EXPECT_FALSE((*all)["metadata"].contains("continue"));
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[0].query.count("continue"), 0u);
+  EXPECT_EQ(requests[1].query["continue"], "page-1");
+  EXPECT_EQ(requests[2].query["continue"], "page-2");
+}
+
+TEST(RestClient, ListAllRelistsWhenTheContinueTokenExpired) {
+  auto server = pagedServer(3, /*expire_second_token=*/true);
+  RestClient client(configFor(server));
+  ListOptions opts;
+  opts.limit = 2;
+  auto all = listAll(client, resources::pods(), "ns", opts);
+  ASSERT_TRUE(all.has_value()) << all.error().describe();
+  EXPECT_EQ((*all)["items"].size(), 6u);
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_EQ(requests[2].query.count("limit"), 0u);  // the fallback is one unpaged list
+}
+
+TEST(RestClient, WritesUseTheRightMethodsPathsAndBodies) {
+  auto server = echoServer();
+  RestClient client(configFor(server));
+  Json obj = {{"apiVersion", "shardscaler.io/v1alpha1"},
+              {"kind", "ShardSet"},
+              {"metadata", {{"name", "main"}, {"namespace", "mon"}, {"resourceVersion", "41"}}},
+              {"spec", {{"shards", 3}}}};
+  ASSERT_TRUE(client.create(kShardSets, "", obj).has_value());
+  ASSERT_TRUE(client.update(kShardSets, "", obj).has_value());
+  ASSERT_TRUE(client.update(kShardSets, "mon", obj, "status").has_value());
+  ASSERT_TRUE(
+      client
+          .patch(kShardSets, "mon", "main", PatchType::Merge, {{"spec", {{"shards", 2}}}}, "scale")
+          .has_value());
+  ASSERT_TRUE(client
+                  .patch(resources::statefulSets(), "mon", "sts", PatchType::Json,
+                         Json::array({{{"op", "remove"}, {"path", "/metadata/labels/a"}}}))
+                  .has_value());
+  ASSERT_TRUE(client
+                  .patch(resources::statefulSets(), "mon", "sts", PatchType::StrategicMerge,
+                         {{"metadata", {{"labels", {{"a", "b"}}}}}})
+                  .has_value());
+  DeleteOptions del;
+  del.propagation_policy = "Foreground";
+  del.precondition_uid = "uid-1";
+  del.precondition_resource_version = "41";
+  del.grace_period_seconds = 0;
+  ASSERT_TRUE(client.remove(resources::statefulSets(), "mon", "sts", del).has_value());
+
+  auto r = server.requests();
+  ASSERT_EQ(r.size(), 7u);
+  EXPECT_EQ(r[0].method, "POST");
+  EXPECT_EQ(r[0].path, "/apis/shardscaler.io/v1alpha1/namespaces/mon/shardsets");
+  EXPECT_EQ(r[0].header("Content-Type"), "application/json");
+  EXPECT_EQ(Json::parse(r[0].body), obj);
+  EXPECT_EQ(r[1].method, "PUT");
+  EXPECT_EQ(r[1].path, "/apis/shardscaler.io/v1alpha1/namespaces/mon/shardsets/main");
+  EXPECT_EQ(Json::parse(r[1].body)["metadata"]["resourceVersion"], "41");
+  EXPECT_EQ(r[2].path, "/apis/shardscaler.io/v1alpha1/namespaces/mon/shardsets/main/status");
+  EXPECT_EQ(r[3].method, "PATCH");
+  EXPECT_EQ(r[3].path, "/apis/shardscaler.io/v1alpha1/namespaces/mon/shardsets/main/scale");
+  EXPECT_EQ(r[3].header("Content-Type"), "application/merge-patch+json");
+  EXPECT_EQ(r[4].header("Content-Type"), "application/json-patch+json");
+  EXPECT_TRUE(Json::parse(r[4].body).is_array());
+  EXPECT_EQ(r[5].header("Content-Type"), "application/strategic-merge-patch+json");
+  EXPECT_EQ(r[6].method, "DELETE");
+  EXPECT_EQ(r[6].path, "/apis/apps/v1/namespaces/mon/statefulsets/sts");
+  Json del_body = Json::parse(r[6].body);
+  EXPECT_EQ(del_body["kind"], "DeleteOptions");
+  EXPECT_EQ(del_body["propagationPolicy"], "Foreground");
+  EXPECT_EQ(del_body["preconditions"]["uid"], "uid-1");
+  EXPECT_EQ(del_body["preconditions"]["resourceVersion"], "41");
+  EXPECT_EQ(del_body["gracePeriodSeconds"], 0);
+}
+
+TEST(RestClient, UpdateWithoutNameIsRejectedLocally) {
+  auto server = echoServer();
+  RestClient client(configFor(server));
+  auto result = client.update(kShardSets, "mon", Json{{"metadata", Json::object()}});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Invalid);
+  EXPECT_EQ(server.requests().size(), 0u);
+}
+
+struct StatusCase {
+  int code;
+  const char* reason;
+  ErrorKind kind;
+};
+
+TEST(RestClient, StatusResponsesBecomeTypedErrors) {
+  const std::vector<StatusCase> cases = {
+      {404, "NotFound", ErrorKind::NotFound},
+      {409, "AlreadyExists", ErrorKind::AlreadyExists},
+      {409, "Conflict", ErrorKind::Conflict},
+      {410, "Gone", ErrorKind::Gone},
+      {403, "Forbidden", ErrorKind::Forbidden},
+      {401, "Unauthorized", ErrorKind::Unauthorized},
+      {422, "Invalid", ErrorKind::Invalid},
+      {400, "BadRequest", ErrorKind::BadRequest},
+      {429, "TooManyRequests", ErrorKind::TooManyRequests},
+      {500, "InternalError", ErrorKind::ServerError},
+      {504, "Timeout", ErrorKind::Timeout},
+  };
+  for (const auto& c : cases) {
+    FakeApiServer server([&](const FakeRequest&, FakeExchange& ex) {
+      ex.respond(c.code, statusJson(c.code, c.reason, std::string("message for ") + c.reason));
+    });
+    RestClient client(configFor(server));
+    auto result = client.get(resources::pods(), "ns", "p");
+    ASSERT_FALSE(result.has_value()) << c.reason;
+    EXPECT_EQ(result.error().kind, c.kind) << c.reason;
+    EXPECT_EQ(result.error().http_status, c.code) << c.reason;
+    EXPECT_EQ(result.error().reason, c.reason);
+    EXPECT_EQ(result.error().message, std::string("message for ") + c.reason);
+  }
+}
+
+TEST(RestClient, TooManyRequestsCarriesRetryAfter) {
+  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+    ex.respond(429,
+               statusJson(429, "TooManyRequests", "Too many requests, please try again later."),
+               {"Retry-After: 4"});
+  });
+  RestClient client(configFor(server));
+  auto result = client.list(resources::pods(), "");
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::TooManyRequests);
+  EXPECT_EQ(result.error().retry_after, std::chrono::seconds(4));
+}
+
+TEST(RestClient, ForbiddenKeepsTheServersWordsOrNamesVerbAndPath) {
+  const std::string server_message =
+      "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" in "
+      "the namespace \"mon\"";
+  std::atomic<bool> send_status{true};
+  FakeApiServer server([&](const FakeRequest&, FakeExchange& ex) {
+    if (send_status) {
+      ex.respond(403, statusJson(403, "Forbidden", server_message));
+    } else {
+      ex.respond(403, "Forbidden by policy\n", {}, "text/plain");
+    }
+  });
+  RestClient client(configFor(server));
+  auto with_status = client.list(resources::pods(), "mon");
+  ASSERT_FALSE(with_status.has_value());
+  EXPECT_EQ(with_status.error().describe(), "Forbidden (403): " + server_message);
+
+  send_status = false;
+  auto without_status = client.list(resources::pods(), "mon");
+  ASSERT_FALSE(without_status.has_value());
+  EXPECT_EQ(without_status.error().kind, ErrorKind::Forbidden);
+  EXPECT_EQ(without_status.error().message,
+            "list pods/v1 (GET /api/v1/namespaces/mon/pods): the server answered 403 Forbidden: "
+            "Forbidden by policy");
+}
+
+TEST(RestClient, NonJsonSuccessIsADecodeError) {
+  FakeApiServer server([](const FakeRequest& req, FakeExchange& ex) {
+    ex.respond(200, req.path == "/readyz" ? "ok" : "<html>", {}, "text/plain");
+  });
+  RestClient client(configFor(server));
+  auto result = client.get(resources::pods(), "ns", "p");
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Decode);
+  auto ready = client.getPath("/readyz");
+  ASSERT_TRUE(ready.has_value()) << ready.error().describe();
+  EXPECT_EQ(*ready, "ok");
+}
+
+TEST(RestClient, SequentialRequestsReuseOneConnection) {
+  auto server = echoServer();
+  RestClient client(configFor(server));
+  for (int i = 0; i < 10; ++i) ASSERT_TRUE(client.get(resources::pods(), "ns", "p").has_value());
+  EXPECT_EQ(server.connectionsAccepted(), 1);
+}
+
+TEST(RestClient, ConcurrentRequestsShareAFewConnections) {
+  auto server = echoServer();
+  RestClientOptions options;
+  options.max_idle_connections = 4;
+  RestClient client(configFor(server), options);
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 25; ++i) {
+        if (!client.get(resources::pods(), "ns", "p")) ++failures;
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(server.requests().size(), 100u);
+  EXPECT_LE(server.connectionsAccepted(), 4);
+}
+
+TEST(RestClient, RequestTimeoutIsATimeoutError) {
+  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+    ex.holdUntilClientCloses(std::chrono::seconds(10));
+  });
+  KubeConfig config = configFor(server);
+  config.request_timeout = std::chrono::milliseconds(300);
+  RestClient client(config);
+  auto started = std::chrono::steady_clock::now();
+  auto result = client.get(resources::pods(), "ns", "p");
+  auto elapsed = std::chrono::steady_clock::now() - started;
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Timeout);
+  EXPECT_THAT(result.error().message,
+              HasSubstr("get pods/v1 (GET /api/v1/namespaces/ns/pods/p): no complete answer"));
+  EXPECT_LT(elapsed, std::chrono::seconds(5));
+}
+
+// A port that nothing listens on: bound, then closed.
+int closedPort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+TEST(RestClient, ServerDownIsOneClearTransportError) {
+  KubeConfig config;
+  config.server = "http://127.0.0.1:" + std::to_string(closedPort());
+  RestClient client(config);
+  auto result = client.list(resources::statefulSets(), "mon");
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Transport);
+  EXPECT_EQ(result.error().http_status, 0);
+  EXPECT_THAT(
+      result.error().message,
+      HasSubstr("list statefulsets.apps/v1 (GET /apis/apps/v1/namespaces/mon/statefulsets): "
+                "cannot reach the API server " +
+                config.server + " ("));
+  EXPECT_THAT(result.error().describe(), HasSubstr("Transport: "));
+}
+
+TEST(RestClient, TokenFileIsReReadAfterAMinuteOrAfterA401) {
+  testing::ScratchDir dir;
+  auto token_file = dir.write("token", "one\n");
+  bool reject = false;
+  std::mutex mutex;
+  FakeApiServer server([&](const FakeRequest&, FakeExchange& ex) {
+    std::lock_guard lock(mutex);
+    if (reject) {
+      reject = false;
+      ex.respond(401, statusJson(401, "Unauthorized", "Unauthorized"));
+    } else {
+      ex.respond(200, "{}");
+    }
+  });
+  KubeConfig config = configFor(server, "");
+  config.token_file = token_file.string();
+  auto clock = std::make_shared<ManualClock>();
+  RestClientOptions options;
+  options.clock = clock;
+  RestClient client(config, options);
+  auto last_token = [&] { return server.requests().back().header("Authorization"); };
+
+  ASSERT_TRUE(client.get(resources::pods(), "ns", "p").has_value());
+  EXPECT_EQ(last_token(), "Bearer one");
+  dir.write("token", "two");
+  clock->advance(std::chrono::seconds(59));
+  ASSERT_TRUE(client.get(resources::pods(), "ns", "p").has_value());
+  EXPECT_EQ(last_token(), "Bearer one");  // cached for a minute
+  clock->advance(std::chrono::seconds(1));
+  ASSERT_TRUE(client.get(resources::pods(), "ns", "p").has_value());
+  EXPECT_EQ(last_token(), "Bearer two");
+
+  dir.write("token", "three");
+  {
+    std::lock_guard lock(mutex);
+    reject = true;
+  }
+  auto rejected = client.get(resources::pods(), "ns", "p");
+  ASSERT_FALSE(rejected.has_value());
+  EXPECT_EQ(rejected.error().kind, ErrorKind::Unauthorized);
+  ASSERT_TRUE(client.get(resources::pods(), "ns", "p").has_value());
+  EXPECT_EQ(last_token(), "Bearer three");  // no clock movement needed after a 401
+
+  // A token file that disappears keeps the last good token.
+  std::filesystem::remove(token_file);
+  clock->advance(std::chrono::minutes(2));
+  ASSERT_TRUE(client.get(resources::pods(), "ns", "p").has_value());
+  EXPECT_EQ(last_token(), "Bearer three");
+}
+
+TEST(RestClient, MissingTokenFileFailsTheRequestWithAConfigError) {
+  auto server = echoServer();
+  KubeConfig config = configFor(server, "");
+  config.token_file = "/nonexistent/token";
+  RestClient client(config);
+  auto result = client.get(resources::pods(), "ns", "p");
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Config);
+  EXPECT_THAT(result.error().message, HasSubstr("cannot read token file \"/nonexistent/token\""));
+  EXPECT_EQ(server.requests().size(), 0u);
+}
+
+TEST(RestClient, ObserverSeesVerbResourceStatusAndLatency) {
+  FakeApiServer server([](const FakeRequest& req, FakeExchange& ex) {
+    if (req.method == "DELETE") {
+      ex.respond(404, statusJson(404, "NotFound", "not found"));
+    } else {
+      ex.respond(200, "{}");
+    }
+  });
+  std::mutex mutex;
+  std::vector<std::tuple<std::string, std::string, int>> seen;
+  RestClientOptions options;
+  options.observer = [&](const RequestRecord& r) {
+    std::lock_guard lock(mutex);
+    seen.emplace_back(std::string(r.verb), std::string(r.resource), r.http_status);
+    EXPECT_GE(r.latency.count(), 0);
+  };
+  RestClient client(configFor(server), options);
+  (void)client.list(resources::statefulSets(), "ns");
+  (void)client.remove(resources::statefulSets(), "ns", "x");
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0],
+            std::make_tuple(std::string("list"), std::string("statefulsets.apps/v1"), 200));
+  EXPECT_EQ(seen[1],
+            std::make_tuple(std::string("delete"), std::string("statefulsets.apps/v1"), 404));
+}
+
+}  // namespace
+}  // namespace shardscaler::k8s
