@@ -87,7 +87,7 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
     const std::string reason = want < cur   ? "ScalingDown"
                                : want > cur ? "ScalingUp"
                                : scaling    ? "Reconciling"
-                                            : "DeletingExpiredShards";
+                                            : "DeletingShards";
     progressing = {true, reason, progressMessage(c.plan.actions)};
   } else if (cur != want || active != want) {
     progressing = {true, "WaitingForOperator", active_text + "; waiting for the operator" + suffix};

@@ -30,7 +30,7 @@ inline Json shardSetJson(int64_t shards, const Json& spec_patch = Json::object()
          {"kind", "ShardSet"},
          {"metadata", {{"name", "main"}, {"namespace", kNamespace}, {"generation", 4}}},
          {"spec", {{"targetRef", {{"kind", "Prometheus"}, {"name", "main"}}}, {"shards", shards}}}};
-  j["spec"].merge_patch(spec_patch);
+  if (!spec_patch.is_null()) j["spec"].merge_patch(spec_patch);  // {} arrives as null
   return j;
 }
 
@@ -51,7 +51,7 @@ inline Json targetJson(int64_t shards, const Json& spec_patch = Json::object(),
            {"uid", kTargetUid},
            {"resourceVersion", "1001"}}},
          {"spec", {{"shards", shards}, {"replicas", 2}}}};
-  j["spec"].merge_patch(spec_patch);
+  if (!spec_patch.is_null()) j["spec"].merge_patch(spec_patch);  // {} arrives as null
   return j;
 }
 
