@@ -99,7 +99,9 @@ class ResponseSax {
         response_.warnings.push_back(std::move(s));
         return true;
       case Frame::Metric:
-        metric_.add(std::move(label_name_), std::move(s));
+        // Copies, not moves: moving would steal the lexer's token buffer, which it then has to
+        // grow again for every string; a copy is one exact-size allocation (or none, SSO).
+        metric_.add(label_name_, s);
         return true;
       case Frame::Point:
         return pointValue(s);
@@ -142,7 +144,7 @@ class ResponseSax {
                                                          : Key::Other;
         return true;
       case Frame::Metric:
-        label_name_ = std::move(k);
+        label_name_.assign(k);
         return true;
       default:
         return true;
@@ -170,6 +172,7 @@ class ResponseSax {
         shape_ = Shape::Series;
         series_has_value_ = series_has_values_ = series_has_histogram_ = false;
         metric_ = Labels();
+        metric_.reserve(labels_per_series_);
         stack_.push_back(Frame::Series);
         return true;
       case Frame::Series:
@@ -379,6 +382,7 @@ class ResponseSax {
   }
 
   bool finishSeries() {
+    labels_per_series_ = metric_.size();
     if (series_has_value_) {
       vector_.push_back(VectorSample{.metric = std::move(metric_), .point = point_});
     } else if (series_has_values_) {
@@ -410,6 +414,7 @@ class ResponseSax {
 
   // The series being read.
   Labels metric_;
+  size_t labels_per_series_ = 0;  // the previous series' count: a good guess for the next
   std::string label_name_;
   bool series_has_value_ = false;
   bool series_has_values_ = false;

@@ -334,7 +334,7 @@ TEST(PromqlClientFailures, SlowServerHitsTheClientTimeout) {
   const auto elapsed = std::chrono::steady_clock::now() - started;
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, ErrorKind::ClientTimeout);
-  EXPECT_GE(elapsed, milliseconds(500));
+  EXPECT_GE(elapsed, milliseconds(450));  // libcurl's timer may fire a hair early
   EXPECT_LT(elapsed, seconds(10));
 }
 

@@ -30,6 +30,7 @@ class Labels {
   void add(std::string name, std::string value) {
     labels_.push_back({std::move(name), std::move(value)});
   }
+  void reserve(size_t n) { labels_.reserve(n); }
 
   bool empty() const { return labels_.empty(); }
   size_t size() const { return labels_.size(); }
