@@ -62,7 +62,7 @@ const std::string& response100k() {
   return body;
 }
 
-void BM_DecodeVector100k(benchmark::State& state) {
+void decodeVector100k(benchmark::State& state) {
   const std::string& body = response100k();
   for (auto _ : state) {
     auto decoded = decodeApiResponse(body);
@@ -77,9 +77,9 @@ void BM_DecodeVector100k(benchmark::State& state) {
       100000.0 * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["body_MB"] = static_cast<double>(body.size()) / 1e6;
 }
-BENCHMARK(BM_DecodeVector100k)->Unit(benchmark::kMillisecond);
+BENCHMARK(decodeVector100k)->Unit(benchmark::kMillisecond);
 
-void BM_NlohmannParse100k(benchmark::State& state) {
+void nlohmannParse100k(benchmark::State& state) {
   const std::string& body = response100k();
   for (auto _ : state) {
     auto json = nlohmann::json::parse(body);
@@ -87,10 +87,10 @@ void BM_NlohmannParse100k(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
 }
-BENCHMARK(BM_NlohmannParse100k)->Unit(benchmark::kMillisecond);
+BENCHMARK(nlohmannParse100k)->Unit(benchmark::kMillisecond);
 
 // The alternative design: a DOM parse, then a conversion into the same result types.
-void BM_NlohmannParseThenConvert100k(benchmark::State& state) {
+void nlohmannParseThenConvert100k(benchmark::State& state) {
   const std::string& body = response100k();
   for (auto _ : state) {
     auto json = nlohmann::json::parse(body);
@@ -112,7 +112,7 @@ void BM_NlohmannParseThenConvert100k(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * body.size()));
 }
-BENCHMARK(BM_NlohmannParseThenConvert100k)->Unit(benchmark::kMillisecond);
+BENCHMARK(nlohmannParseThenConvert100k)->Unit(benchmark::kMillisecond);
 
 #ifdef SHARDSCALER_BENCH_HAVE_PROMETHEUS
 
@@ -128,7 +128,7 @@ testenv::PrometheusProcess& server() {
   return process;
 }
 
-void BM_ClientQuery(benchmark::State& state) {
+void clientQuery(benchmark::State& state) {
   auto client =
       PrometheusClient::create({.base_url = server().url(), .compression = state.range(0) != 0});
   if (!client) {
@@ -145,7 +145,7 @@ void BM_ClientQuery(benchmark::State& state) {
   }
   state.counters["connections"] = static_cast<double>((*client)->stats().connections_opened);
 }
-BENCHMARK(BM_ClientQuery)
+BENCHMARK(clientQuery)
     ->ArgName("gzip")
     ->Arg(0)
     ->Arg(1)
@@ -155,7 +155,7 @@ BENCHMARK(BM_ClientQuery)
 size_t discard(char* /*data*/, size_t size, size_t count, void* /*user*/) { return size * count; }
 
 // The floor: one reused libcurl handle POSTing the same form, no decoding.
-void BM_LibcurlBaseline(benchmark::State& state) {
+void libcurlBaseline(benchmark::State& state) {
   CURL* curl = curl_easy_init();
   const std::string url = server().url() + "/api/v1/query";
   char* escaped = curl_easy_escape(curl, kQuery, 0);
@@ -175,15 +175,16 @@ void BM_LibcurlBaseline(benchmark::State& state) {
   }
   curl_easy_cleanup(curl);
 }
-BENCHMARK(BM_LibcurlBaseline)->Unit(benchmark::kMicrosecond)->MinTime(3.0);
+BENCHMARK(libcurlBaseline)->Unit(benchmark::kMicrosecond)->MinTime(3.0);
 
 // What a shell script pays: one `curl -s` process (new connection, no reuse) per query.
-void BM_CurlCommand(benchmark::State& state) {
+void curlCommand(benchmark::State& state) {
   const std::string url = server().url() + "/api/v1/query";
   std::vector<std::string> args = {
       "curl", "-s", "-o", "/dev/null", "-f", "--data-urlencode", std::string("query=") + kQuery,
       url};
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   for (auto _ : state) {
@@ -200,7 +201,7 @@ void BM_CurlCommand(benchmark::State& state) {
     }
   }
 }
-BENCHMARK(BM_CurlCommand)->Unit(benchmark::kMicrosecond)->MinTime(3.0);
+BENCHMARK(curlCommand)->Unit(benchmark::kMicrosecond)->MinTime(3.0);
 
 #endif  // SHARDSCALER_BENCH_HAVE_PROMETHEUS
 
