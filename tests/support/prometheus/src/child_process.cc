@@ -17,7 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
-namespace shardscaler::testenv {
+namespace shardscaler::testenv::prometheus_detail {
 
 std::filesystem::path findExecutable(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
@@ -126,4 +126,4 @@ std::string fileTail(const std::filesystem::path& path, size_t max_bytes) {
   return out;
 }
 
-}  // namespace shardscaler::testenv
+}  // namespace shardscaler::testenv::prometheus_detail

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace shardscaler::testenv {
+namespace shardscaler::testenv::prometheus_detail {
 
 // Resolves `name` on $PATH (or returns it when it contains a '/'); empty when not found.
 std::filesystem::path findExecutable(const std::string& name);
@@ -33,4 +33,4 @@ int pickFreePort();
 // The last `max_bytes` of a file, for error messages.
 std::string fileTail(const std::filesystem::path& path, size_t max_bytes);
 
-}  // namespace shardscaler::testenv
+}  // namespace shardscaler::testenv::prometheus_detail

@@ -5,7 +5,7 @@
 #include <memory>
 #include <mutex>
 
-namespace shardscaler::testenv {
+namespace shardscaler::testenv::prometheus_detail {
 
 namespace {
 size_t appendBody(char* data, size_t size, size_t count, void* user) {
@@ -66,4 +66,4 @@ std::string urlEncode(const std::string& value) {
   return out;
 }
 
-}  // namespace shardscaler::testenv
+}  // namespace shardscaler::testenv::prometheus_detail

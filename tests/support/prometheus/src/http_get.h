@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-namespace shardscaler::testenv {
+namespace shardscaler::testenv::prometheus_detail {
 
 struct HttpGetResult {
   long status = 0;  // 0 when no response arrived
@@ -22,4 +22,4 @@ HttpGetResult httpGet(const std::string& url, std::chrono::milliseconds timeout,
 // URL-encodes a query parameter value.
 std::string urlEncode(const std::string& value);
 
-}  // namespace shardscaler::testenv
+}  // namespace shardscaler::testenv::prometheus_detail

@@ -10,6 +10,15 @@
 
 namespace shardscaler::testenv {
 
+using prometheus_detail::fileTail;
+using prometheus_detail::findExecutable;
+using prometheus_detail::httpGet;
+using prometheus_detail::HttpGetResult;
+using prometheus_detail::pickFreePort;
+using prometheus_detail::pollExit;
+using prometheus_detail::spawnProcess;
+using prometheus_detail::stopProcessGroup;
+
 namespace {
 
 constexpr int kPortAttempts = 5;

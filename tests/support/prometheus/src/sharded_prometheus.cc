@@ -12,6 +12,10 @@
 
 namespace shardscaler::testenv {
 
+using prometheus_detail::httpGet;
+using prometheus_detail::HttpGetResult;
+using prometheus_detail::urlEncode;
+
 namespace {
 
 constexpr const char* kScrapeJob = "prometheus-operated";
