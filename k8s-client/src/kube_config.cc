@@ -120,6 +120,9 @@ Result<void> collectEntries(const YAML::Node& root, const char* list, const char
   return {};
 }
 
+Result<void> mergeRoot(MergedKubeconfig& merged, const YAML::Node& root, const std::string& origin,
+                       const fs::path& base_dir);
+
 Result<void> mergeDocument(MergedKubeconfig& merged, std::string_view yaml,
                            const std::string& origin, const fs::path& base_dir) {
   YAML::Node root;
@@ -130,6 +133,15 @@ Result<void> mergeDocument(MergedKubeconfig& merged, std::string_view yaml,
                                             " (line " + std::to_string(e.mark.line + 1) +
                                             ", column " + std::to_string(e.mark.column + 1) + ")");
   }
+  try {
+    return mergeRoot(merged, root, origin, base_dir);
+  } catch (const YAML::Exception& e) {
+    return makeError(ErrorKind::Config, "kubeconfig " + origin + ": " + e.what());
+  }
+}
+
+Result<void> mergeRoot(MergedKubeconfig& merged, const YAML::Node& root, const std::string& origin,
+                       const fs::path& base_dir) {
   if (root.IsNull()) return {};  // an empty file contributes nothing, as in kubectl
   if (!root.IsMap()) {
     return makeError(ErrorKind::Config,
@@ -256,7 +268,8 @@ Result<void> readUser(const Entry& user, const std::string& name, KubeConfig& co
   return {};
 }
 
-Result<KubeConfig> resolveContext(const MergedKubeconfig& merged, const std::string& wanted) {
+Result<KubeConfig> resolveContextUnguarded(const MergedKubeconfig& merged,
+                                           const std::string& wanted) {
   std::string context_name = wanted.empty() ? merged.current_context : wanted;
   if (context_name.empty()) {
     return makeError(ErrorKind::Config, "kubeconfig " + merged.origin +
@@ -306,6 +319,15 @@ Result<KubeConfig> resolveContext(const MergedKubeconfig& merged, const std::str
     }
   }
   return config;
+}
+
+// yaml-cpp reports some shape problems by throwing; they become Config errors too.
+Result<KubeConfig> resolveContext(const MergedKubeconfig& merged, const std::string& wanted) {
+  try {
+    return resolveContextUnguarded(merged, wanted);
+  } catch (const YAML::Exception& e) {
+    return makeError(ErrorKind::Config, "kubeconfig " + merged.origin + ": " + e.what());
+  }
 }
 
 std::string trimmed(std::string text) {

@@ -1,4 +1,5 @@
 // RestClient::watch: one streamed GET on its own connection, decoded as bytes arrive.
+#include <algorithm>
 #include <exception>
 #include <optional>
 #include <utility>
