@@ -1,0 +1,105 @@
+// The command line and config file of `shardscaler`: sub-commands, flags, YAML keys, defaults.
+// Must never exit or print: every bad input comes back as one error message naming the problem.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "shardscaler/scaler/logging.h"
+
+namespace shardscaler::scaler {
+
+// What the binary was built from; the commit is taken at CMake configure time.
+struct BuildInfo {
+  std::string version;
+  std::string commit;
+};
+BuildInfo buildInfo();
+
+// A listener address: host "" means every interface (":8080"); port 0 picks a free port.
+struct BindAddress {
+  std::string host;
+  std::uint16_t port = 0;
+
+  std::string toString() const;  // ":8080", "127.0.0.1:0", "[::1]:9090"
+  friend bool operator==(const BindAddress&, const BindAddress&) = default;
+};
+// "host:port", ":port" or "[v6]:port". The error reads like `"x" is not host:port (...)`.
+std::expected<BindAddress, std::string> parseBindAddress(std::string_view text);
+
+// Go's time.ParseDuration syntax: "10s", "1m30s", "1.5h", "300ms", "0". Negative values and
+// values beyond ~292 years are errors.
+std::expected<std::chrono::nanoseconds, std::string> parseGoDuration(std::string_view text);
+// The shortest Go spelling: 90s -> "1m30s", 1500ms -> "1.5s", 0 -> "0s".
+std::string formatGoDuration(std::chrono::nanoseconds d);
+
+// `shardscaler run`.
+struct RunOptions {
+  std::string config_file;  // the --config file that was read, "" when none
+  // --kubeconfig, else the config file's kubeconfig. "" leaves the choice to
+  // k8s::loadKubeConfig: $KUBECONFIG (merged as kubectl does), else in-cluster.
+  std::string kubeconfig;
+  std::vector<std::string> namespaces;  // empty: all namespaces
+  // nullopt when set to "0" (the endpoint is disabled, as in controller-runtime).
+  std::optional<BindAddress> metrics_bind_address = BindAddress{"", 8080};
+  std::optional<BindAddress> health_probe_bind_address = BindAddress{"", 8081};
+  bool leader_elect = true;
+  std::string leader_election_id = "shardscaler";  // the Lease name
+  // Default: the pod's namespace (service account mount), else "default".
+  std::string leader_election_namespace;
+  std::chrono::nanoseconds lease_duration = std::chrono::seconds(15);
+  std::chrono::nanoseconds renew_deadline = std::chrono::seconds(10);
+  std::chrono::nanoseconds retry_period = std::chrono::seconds(2);
+  int workers = 2;
+  LogLevel log_level = LogLevel::Info;
+  LogFormat log_format = LogFormat::Text;
+  std::string identity;  // Lease holder identity; default "<hostname>_<random uuid>"
+  std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds(10);
+};
+
+// `shardscaler plan --shardset NS/NAME --shards N`.
+struct PlanOptions {
+  std::string kubeconfig;  // as in RunOptions
+  std::string shardset_namespace;
+  std::string shardset_name;
+  int shards = 0;
+};
+
+struct VersionCommand {};
+// --help / -h / `help [command]`: the text to print on stdout, exit 0.
+struct HelpCommand {
+  std::string text;
+};
+using Command = std::variant<RunOptions, PlanOptions, VersionCommand, HelpCommand>;
+
+// What defaults depend on outside the command line; fromProcess() reads the real ones, tests build
+// their own.
+struct OptionsEnvironment {
+  std::optional<std::string> pod_namespace;  // the service account's namespace file
+  std::string default_identity;              // "<hostname>_<uuid>"
+
+  static OptionsEnvironment fromProcess();
+};
+
+// args excludes the program name. The error is one line without the "shardscaler: error: "
+// prefix, e.g. `unknown flag "--foo"`, `--workers: "x" is not a number`,
+// `config file /x: line 3: unknown key "fooBar"`.
+std::expected<Command, std::string> parseCommandLine(std::span<const std::string_view> args,
+                                                     const OptionsEnvironment& env);
+std::expected<Command, std::string> parseCommandLine(int argc, const char* const* argv,
+                                                     const OptionsEnvironment& env);
+
+// The --help texts, listing every flag with its default.
+std::string mainHelp();
+std::string runHelp();
+std::string planHelp();
+std::string versionHelp();
+
+}  // namespace shardscaler::scaler
