@@ -12,7 +12,7 @@
 namespace shardscaler::k8s {
 namespace {
 
-constexpr size_t kMaxErrorBody = 64 * 1024;
+constexpr size_t kMaxErrorBody = size_t{64} * 1024;
 
 // Shared between curl_easy_perform's callbacks and the code after it.
 struct WatchTransfer {

@@ -1,4 +1,3 @@
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -7,8 +6,6 @@
 
 namespace shardscaler::k8s {
 namespace {
-
-using ::testing::HasSubstr;
 
 std::string status(int code, const std::string& reason, const std::string& message,
                    int retry_after = -1) {
