@@ -9,14 +9,16 @@
 #
 # Environment:
 #   SHARDSCALER_CACHE_DIR  cache root (default: $HOME/.cache/shardscaler); binaries land in
-#                          $SHARDSCALER_CACHE_DIR/kube-v1.20.2/
+#                          $SHARDSCALER_CACHE_DIR/kube-v1.20.2-r<recipe revision>/
 # Needs root (or sudo) only when something has to be installed with apt-get.
 set -euo pipefail
 
 readonly KUBE_VERSION=1.20.2
+# Bumped whenever the recipe changes what the binaries do, so a stale cache is rebuilt.
+readonly RECIPE_REVISION=2
 readonly BINARIES=(kube-apiserver kube-controller-manager)
 readonly CACHE_ROOT="${SHARDSCALER_CACHE_DIR:-${HOME:?HOME is not set}/.cache/shardscaler}"
-readonly BIN_DIR="${CACHE_ROOT}/kube-v${KUBE_VERSION}"
+readonly BIN_DIR="${CACHE_ROOT}/kube-v${KUBE_VERSION}-r${RECIPE_REVISION}"
 readonly DEB_SRC_STEM=/etc/apt/sources.list.d/shardscaler-deb-src
 
 # A signal must still run the EXIT trap that removes the half-built tree.
@@ -134,6 +136,19 @@ build_binaries() {
   rm -rf src/vendor/github.com/modern-go/reflect2
   cp -r "${reflect2}" src/vendor/github.com/modern-go/
 
+  # The OpenAPI type validator (CRD schemas) asks "is this the zero value?" by comparing two
+  # reflect.Value structs. Under the Go 1.15 that 1.20 was released with, that was only ever
+  # true for nil; since Go 1.18 reflect.Zero shares one zero buffer, so "" and 0 compare equal
+  # and a CRD string field holding "" is rejected as null. Restore the released behaviour.
+  local validator
+  for validator in src/vendor/k8s.io/kube-openapi/pkg/validation/validate/type.go \
+    src/vendor/github.com/go-openapi/validate/type.go; do
+    grep -q 'data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data))' \
+      "${validator}" || die "${validator}: the zero-value check to patch is not there"
+    sed -i 's/data == nil || reflect.DeepEqual(reflect.Zero(reflect.TypeOf(data)), reflect.ValueOf(data))/data == nil/' \
+      "${validator}"
+  done
+
   mkdir -p src/.go/src/k8s.io
   ln -sfn ../../.. src/.go/src/k8s.io/kubernetes
   mkdir -p home
@@ -161,7 +176,7 @@ main() {
   fi
 
   # One builder at a time per cache; a second caller waits, then finds the cache filled.
-  exec 9>"${CACHE_ROOT}/kube-v${KUBE_VERSION}.lock"
+  exec 9>"${BIN_DIR}.lock"
   flock 9
   if cache_is_valid; then
     install_runtime_dependencies
@@ -174,7 +189,7 @@ main() {
   ensure_source_index
 
   local work
-  work="$(mktemp -d "${CACHE_ROOT}/.build-kube-v${KUBE_VERSION}.XXXXXX")"
+  work="$(mktemp -d "${BIN_DIR}.build.XXXXXX")"
   # shellcheck disable=SC2064  # expand now: the path is fixed
   trap "rm -rf '${work}'" EXIT
   build_binaries "${work}"

@@ -1,4 +1,4 @@
-#include "child_process.h"
+#include "shardscaler/testenv/child_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,7 +17,7 @@
 
 extern char** environ;
 
-namespace shardscaler::testenv::control_plane_detail {
+namespace shardscaler::testenv {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -243,4 +243,4 @@ CommandResult runCommand(const std::vector<std::string>& argv, const std::string
   return result;
 }
 
-}  // namespace shardscaler::testenv::control_plane_detail
+}  // namespace shardscaler::testenv

@@ -11,7 +11,7 @@
 #include <thread>
 #include <utility>
 
-#include "child_process.h"
+#include "shardscaler/testenv/child_process.h"
 #include "free_ports.h"
 #include "http_probe.h"
 #include "kube_binaries.h"

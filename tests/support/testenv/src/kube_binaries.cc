@@ -9,7 +9,9 @@
 namespace shardscaler::testenv::control_plane_detail {
 namespace {
 
-constexpr const char* kKubeVersion = "v1.20.2";
+// Both from tests/control-plane/build.sh, through CMake.
+constexpr const char* kKubeVersion = SHARDSCALER_KUBE_VERSION;
+constexpr const char* kKubeCacheName = SHARDSCALER_KUBE_CACHE_NAME;
 
 std::string env(const char* name) {
   const char* value = std::getenv(name);
@@ -24,7 +26,7 @@ std::filesystem::path defaultKubeBinDir() {
       throw std::runtime_error("testenv: neither SHARDSCALER_KUBE_BIN_DIR nor HOME is set");
     cache = std::filesystem::path(home) / ".cache" / "shardscaler";
   }
-  return cache / (std::string("kube-") + kKubeVersion);
+  return cache / kKubeCacheName;
 }
 
 bool executable(const std::filesystem::path& path) { return access(path.c_str(), X_OK) == 0; }

@@ -1,4 +1,4 @@
-// Starting and stopping the server processes of the test control plane.
+// Starting and stopping the processes tests run (servers, the operator emulator, shardscaler).
 // A child must never outlive the process that started it, even when that one is SIGKILLed.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace shardscaler::testenv::control_plane_detail {
+namespace shardscaler::testenv {
 
 // A server process in its own process group, started with PR_SET_PDEATHSIG(SIGKILL) so the
 // kernel kills it when the thread that forked it exits. Stdout and stderr go to a log file.
@@ -58,4 +58,4 @@ CommandResult runCommand(const std::vector<std::string>& argv, const std::string
 // when the forking *thread* exits, so only the main thread gives children the test's lifetime.
 void requireMainThread(const char* what);
 
-}  // namespace shardscaler::testenv::control_plane_detail
+}  // namespace shardscaler::testenv
