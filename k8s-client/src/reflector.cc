@@ -1,0 +1,244 @@
+#include "shardscaler/k8s_client/reflector.h"
+
+#include <algorithm>
+#include <random>
+#include <utility>
+
+#include <spdlog/spdlog.h>
+
+namespace shardscaler::k8s {
+
+namespace {
+
+// A watch that ends this soon with nothing delivered did not really run.
+constexpr auto kShortWatch = std::chrono::seconds(1);
+
+bool resumable(const Error& error) {
+  switch (error.kind) {
+    case ErrorKind::Transport:
+    case ErrorKind::Timeout:
+    case ErrorKind::ServerError:
+    case ErrorKind::TooManyRequests:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+Reflector::Reflector(KubeClient& client, Resource resource, ReflectorOptions options,
+                     ReflectorSink& sink, const Clock& clock)
+    : client_(client),
+      resource_(std::move(resource)),
+      options_(std::move(options)),
+      sink_(sink),
+      clock_(clock),
+      backoff_(options_.backoff, clock) {}
+
+void Reflector::run() {
+  bool need_list = true;
+  int gone_in_a_row = 0;
+  while (!stop_.load()) {
+    if (need_list) {
+      if (!listAndReplace()) {
+        if (!backoffWait()) break;
+        continue;
+      }
+      need_list = false;
+    }
+    std::uint64_t events = 0;
+    std::chrono::nanoseconds wait_at_least{};
+    auto started = clock_.monotonicNow();
+    auto end = watchOnce(events, wait_at_least);
+    if (end == WatchEnd::Stopped || stop_.load()) break;
+    if (events > 0) gone_in_a_row = 0;
+    bool short_and_empty = events == 0 && clock_.monotonicNow() - started < kShortWatch;
+    switch (end) {
+      case WatchEnd::Closed:
+        if (short_and_empty && !backoffWait(wait_at_least)) return;
+        break;
+      case WatchEnd::Gone:
+        need_list = true;
+        if (++gone_in_a_row > 1 && !backoffWait()) return;
+        break;
+      case WatchEnd::Resumable:
+        if (!backoffWait(wait_at_least)) return;
+        break;
+      case WatchEnd::NeedsRelist:
+        need_list = true;
+        if (!backoffWait(wait_at_least)) return;
+        break;
+      case WatchEnd::Stopped:
+        return;
+    }
+  }
+}
+
+void Reflector::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stop_.store(true);
+  }
+  cv_.notify_all();
+}
+
+bool Reflector::listAndReplace() {
+  ListOptions opts;
+  opts.label_selector = options_.label_selector;
+  opts.field_selector = options_.field_selector;
+  if (options_.page_size > 0) opts.limit = options_.page_size;
+  auto listed = listAll(client_, resource_, options_.ns, opts);
+  if (!listed) {
+    {
+      std::lock_guard lock(mutex_);
+      ++stats_.list_errors;
+    }
+    spdlog::warn("event=list_failed resource={} error=\"{}\" action=backoff", describe(),
+                 listed.error().describe());
+    return false;
+  }
+  std::vector<ObjectPtr> objects;
+  if (auto items = listed->find("items"); items != listed->end() && items->is_array()) {
+    objects.reserve(items->size());
+    for (auto& item : *items) {
+      if (options_.transform) options_.transform(item);
+      objects.push_back(std::make_shared<const Json>(std::move(item)));
+    }
+  }
+  auto rv = resourceVersionOf(*listed);
+  sink_.onReplace(std::move(objects), rv);
+  setResourceVersion(std::move(rv));
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.lists;
+  }
+  synced_.store(true);
+  return true;
+}
+
+Reflector::WatchEnd Reflector::watchOnce(std::uint64_t& events,
+                                         std::chrono::nanoseconds& wait_at_least) {
+  WatchOptions opts;
+  opts.label_selector = options_.label_selector;
+  opts.field_selector = options_.field_selector;
+  opts.resource_version = lastSyncResourceVersion();
+  opts.allow_bookmarks = true;
+  auto min_timeout = static_cast<int>(options_.min_watch_timeout.count());
+  opts.timeout_seconds =
+      min_timeout + std::uniform_int_distribution<int>(0, std::max(0, min_timeout - 1))(random_);
+  {
+    std::lock_guard lock(mutex_);
+    ++stats_.watches;
+  }
+  WatchEnd end = WatchEnd::Closed;
+  auto result = client_.watch(
+      resource_, options_.ns, opts,
+      [&](WatchEvent&& event) { return handleEvent(std::move(event), events, end); }, &stop_);
+  if (stop_.load()) return WatchEnd::Stopped;
+  if (!result) {
+    const auto& error = result.error();
+    if (error.is(ErrorKind::Gone)) {
+      end = WatchEnd::Gone;
+    } else {
+      end = resumable(error) ? WatchEnd::Resumable : WatchEnd::NeedsRelist;
+    }
+    // 429 with Retry-After: the server said how long; never come back sooner.
+    if (error.retry_after) wait_at_least = *error.retry_after;
+  }
+  if (end == WatchEnd::Gone) {
+    {
+      std::lock_guard lock(mutex_);
+      ++stats_.watch_gone;
+    }
+    spdlog::info("event=watch_expired resource={} resource_version={} action=relist", describe(),
+                 opts.resource_version);
+  } else if (end != WatchEnd::Closed) {
+    {
+      std::lock_guard lock(mutex_);
+      ++stats_.watch_errors;
+    }
+    spdlog::warn("event=watch_failed resource={} resource_version={} error=\"{}\" action={}",
+                 describe(), lastSyncResourceVersion(),
+                 result ? std::string("error event") : result.error().describe(),
+                 end == WatchEnd::Resumable ? "backoff_resume" : "backoff_relist");
+  }
+  return end;
+}
+
+bool Reflector::handleEvent(WatchEvent&& event, std::uint64_t& events, WatchEnd& end) {
+  switch (event.type) {
+    case WatchEventType::Bookmark: {
+      auto rv = resourceVersionOf(event.object);
+      if (!rv.empty()) setResourceVersion(std::move(rv));
+      std::lock_guard lock(mutex_);
+      ++stats_.bookmarks;
+      ++events;
+      return !stop_.load();
+    }
+    case WatchEventType::Error: {
+      // The client maps a 410 to Error::Gone itself; accept the raw Status too.
+      bool gone = event.object.is_object() && (event.object.value("code", 0) == 410 ||
+                                               event.object.value("reason", "") == "Expired");
+      end = gone ? WatchEnd::Gone : WatchEnd::NeedsRelist;
+      if (!gone) {
+        spdlog::warn("event=watch_error_event resource={} status=\"{}\"", describe(),
+                     event.object.is_object() ? event.object.value("message", event.object.dump())
+                                              : event.object.dump());
+      }
+      return false;
+    }
+    case WatchEventType::Added:
+    case WatchEventType::Modified:
+    case WatchEventType::Deleted: {
+      if (!event.object.is_object()) {
+        spdlog::warn("event=watch_event_malformed resource={} action=relist", describe());
+        end = WatchEnd::NeedsRelist;
+        return false;
+      }
+      if (options_.transform) options_.transform(event.object);
+      auto rv = resourceVersionOf(event.object);
+      sink_.onEvent(event.type, std::make_shared<const Json>(std::move(event.object)));
+      // Only after the sink has it: a resume must never skip an event not yet applied.
+      if (!rv.empty()) setResourceVersion(std::move(rv));
+      {
+        std::lock_guard lock(mutex_);
+        ++stats_.events;
+      }
+      ++events;
+      return !stop_.load();
+    }
+  }
+  return true;
+}
+
+bool Reflector::backoffWait(std::chrono::nanoseconds at_least) {
+  auto delay = std::max(backoff_.next(), at_least);
+  std::unique_lock lock(mutex_);
+  clock_.waitUntil(lock, cv_, clock_.deadlineAfter(delay), [this] { return stop_.load(); });
+  return !stop_.load();
+}
+
+void Reflector::setResourceVersion(std::string rv) {
+  std::lock_guard lock(mutex_);
+  resource_version_ = std::move(rv);
+}
+
+std::string Reflector::lastSyncResourceVersion() const {
+  std::lock_guard lock(mutex_);
+  return resource_version_;
+}
+
+ReflectorStats Reflector::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+std::string Reflector::describe() const {
+  auto out = resource_.describe();
+  if (!options_.ns.empty()) out += " namespace=" + options_.ns;
+  if (!options_.label_selector.empty()) out += " selector=\"" + options_.label_selector + "\"";
+  return out;
+}
+
+}  // namespace shardscaler::k8s

@@ -1,0 +1,216 @@
+// Informer: handlers see adds/updates/deletes in order; a relist after 410 produces the
+// right calls, deletes included; late handlers, resync, sync waits, stop.
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "cache_test_fakes.h"
+#include "shardscaler/k8s_client/informer.h"
+
+namespace shardscaler::k8s {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::apiError;
+using testing::EventLog;
+using testing::FakeApiServer;
+using testing::makeObject;
+
+const Resource kConfigMaps{"", "v1", "configmaps", true};
+
+EventHandlers recordInto(EventLog& log) {
+  auto describe = [](const ObjectPtr& o) { return objectKey(*o) + "@" + resourceVersionOf(*o); };
+  return EventHandlers{
+      .on_add = [&log, describe](const ObjectPtr& o) { log.push("add " + describe(o)); },
+      .on_update =
+          [&log, describe](const ObjectPtr& old_object, const ObjectPtr& new_object) {
+            log.push("update " + describe(old_object) + "->" + resourceVersionOf(*new_object));
+          },
+      .on_delete = [&log, describe](const ObjectPtr& o) { log.push("delete " + describe(o)); },
+  };
+}
+
+class InformerTest : public ::testing::Test {
+ protected:
+  void make(InformerOptions options = {}) {
+    informer_ = std::make_unique<Informer>(server_, kConfigMaps, std::move(options), clock_);
+  }
+  void TearDown() override {
+    if (informer_) informer_->stop();
+  }
+
+  FakeApiServer server_;
+  ManualClock clock_;
+  EventLog log_;
+  std::unique_ptr<Informer> informer_;
+};
+
+TEST_F(InformerTest, HandlersSeeEveryChangeInOrderWithTheStoreAlreadyUpdated) {
+  server_.put(kConfigMaps, makeObject("ns", "a"));  // 101
+  make();
+  auto* informer = informer_.get();
+  bool store_was_current = true;
+  EventHandlers handlers = recordInto(log_);
+  auto record_add = handlers.on_add;
+  handlers.on_add = [&, record_add](const ObjectPtr& o) {
+    store_was_current = store_was_current && informer->store().get(objectKey(*o)) == o;
+    record_add(o);
+  };
+  informer_->addEventHandlers(handlers);
+  informer_->start();
+  ASSERT_TRUE(testing::eventually([&] { return informer_->hasSynced(); }));
+  EXPECT_TRUE(informer_->waitForSync(0s));
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+
+  server_.put(kConfigMaps, makeObject("ns", "b"));                       // 102
+  server_.put(kConfigMaps, makeObject("ns", "a", nullptr, {{"v", 2}}));  // 103
+  server_.erase(kConfigMaps, "ns", "b");                                 // 104
+  ASSERT_TRUE(log_.awaitSize(4));
+  EXPECT_EQ(log_.entries(), (std::vector<std::string>{"add ns/a@101", "add ns/b@102",
+                                                      "update ns/a@101->103", "delete ns/b@104"}));
+  EXPECT_TRUE(store_was_current);
+  EXPECT_EQ(informer_->store().size(), 1u);
+  EXPECT_EQ(informer_->store().get("ns", "a")->at("spec").at("v"), 2);
+  // The resume point moves only after handlers ran, so it may trail the log by a moment.
+  EXPECT_TRUE(testing::eventually([&] { return informer_->lastSyncResourceVersion() == "104"; }));
+}
+
+TEST_F(InformerTest, RelistAfterGoneAddsUpdatesAndDeletesWhatChangedWhileDisconnected) {
+  server_.put(kConfigMaps, makeObject("ns", "a"));  // 101
+  server_.put(kConfigMaps, makeObject("ns", "b"));  // 102
+  server_.put(kConfigMaps, makeObject("ns", "d"));  // 103
+  make();
+  informer_->addEventHandlers(recordInto(log_));
+  informer_->start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  ASSERT_TRUE(log_.awaitSize(3));
+  log_.clear();
+
+  server_.endWatches(apiError(ErrorKind::Transport, 0, "connection reset"));
+  ASSERT_TRUE(clock_.awaitNextDeadline(5s));
+  // While disconnected: b deleted, a changed, c created, d untouched; history compacted.
+  server_.erase(kConfigMaps, "ns", "b");                                 // 104
+  server_.put(kConfigMaps, makeObject("ns", "a", nullptr, {{"v", 2}}));  // 105
+  server_.put(kConfigMaps, makeObject("ns", "c"));                       // 106
+  server_.compact();
+  clock_.advanceToNextDeadline();
+
+  ASSERT_TRUE(log_.awaitSize(3));
+  ASSERT_TRUE(server_.awaitOpenWatch(3));
+  auto entries = log_.entries();
+  EXPECT_EQ(entries,
+            (std::vector<std::string>{"add ns/c@106", "update ns/a@101->105", "delete ns/b@102"}));
+  EXPECT_EQ(informer_->store().keys().size(), 3u);
+  EXPECT_EQ(informer_->store().get("ns", "b"), nullptr);
+  EXPECT_NE(informer_->store().get("ns", "d"), nullptr);
+  EXPECT_EQ(informer_->stats().watch_gone, 1u);
+}
+
+TEST_F(InformerTest, AHandlerAddedLateGetsTheCacheThenTheStream) {
+  server_.put(kConfigMaps, makeObject("ns", "a"));
+  server_.put(kConfigMaps, makeObject("ns", "b"));
+  make();
+  informer_->start();
+  ASSERT_TRUE(testing::eventually([&] { return informer_->hasSynced(); }));
+  informer_->addEventHandlers(recordInto(log_));
+  ASSERT_TRUE(log_.awaitSize(2));
+  server_.put(kConfigMaps, makeObject("ns", "c"));
+  ASSERT_TRUE(log_.awaitSize(3));
+  auto entries = log_.entries();
+  std::sort(entries.begin(), entries.begin() + 2);
+  EXPECT_EQ(entries, (std::vector<std::string>{"add ns/a@101", "add ns/b@102", "add ns/c@103"}));
+}
+
+TEST_F(InformerTest, ResyncRepeatsEveryObjectAsAnUpdateEachPeriod) {
+  server_.put(kConfigMaps, makeObject("ns", "a"));
+  InformerOptions options;
+  options.resync_period = 30s;
+  make(options);
+  informer_->addEventHandlers(recordInto(log_));
+  informer_->start();
+  ASSERT_TRUE(log_.awaitSize(1));
+  auto deadline = clock_.awaitNextDeadline(5s);
+  ASSERT_TRUE(deadline);
+  EXPECT_EQ(*deadline - clock_.monotonicNow(), 30s);
+  clock_.advance(29s);
+  EXPECT_FALSE(log_.awaitSize(2, 20ms)) << "resync fired early";
+  clock_.advance(1s);
+  ASSERT_TRUE(log_.awaitSize(2));
+  EXPECT_EQ(log_.entries()[1], "update ns/a@101->101");
+}
+
+TEST_F(InformerTest, DropManagedFieldsShrinksStoredObjects) {
+  auto object = makeObject("ns", "a");
+  object["metadata"]["managedFields"] = Json::array({{{"manager", "kube-controller-manager"}}});
+  server_.put(kConfigMaps, object);
+  InformerOptions options;
+  options.transform = dropManagedFields;
+  make(options);
+  informer_->start();
+  ASSERT_TRUE(testing::eventually([&] { return informer_->hasSynced(); }));
+  auto stored = informer_->store().get("ns", "a");
+  ASSERT_NE(stored, nullptr);
+  EXPECT_FALSE(stored->at("metadata").contains("managedFields"));
+  EXPECT_EQ(stored->at("metadata").at("name"), "a");
+}
+
+TEST_F(InformerTest, OneNamespaceAndALabelSelector) {
+  server_.put(kConfigMaps, makeObject("a", "x", {{"app", "web"}}));
+  server_.put(kConfigMaps, makeObject("a", "y", {{"app", "db"}}));
+  server_.put(kConfigMaps, makeObject("b", "z", {{"app", "web"}}));
+  InformerOptions options;
+  options.ns = "a";
+  options.label_selector = "app=web";
+  make(options);
+  informer_->addEventHandlers(recordInto(log_));
+  informer_->start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  server_.put(kConfigMaps, makeObject("b", "w", {{"app", "web"}}));  // other namespace
+  server_.put(kConfigMaps, makeObject("a", "v", {{"app", "web"}}));
+  ASSERT_TRUE(log_.awaitSize(2));
+  EXPECT_EQ(log_.entries(), (std::vector<std::string>{"add a/x@101", "add a/v@105"}));
+  EXPECT_EQ(informer_->store().listNamespace("a").size(), 2u);
+}
+
+TEST_F(InformerTest, AThrowingHandlerDoesNotStopTheOthers) {
+  make();
+  informer_->addEventHandlers({.on_add = [](const ObjectPtr&) { throw std::runtime_error("boom"); },
+                               .on_update = nullptr,
+                               .on_delete = nullptr});
+  informer_->addEventHandlers(recordInto(log_));
+  informer_->start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  server_.put(kConfigMaps, makeObject("ns", "a"));
+  server_.put(kConfigMaps, makeObject("ns", "b"));
+  ASSERT_TRUE(log_.awaitSize(2));
+}
+
+TEST_F(InformerTest, WaitForSyncTimesOutOnTheClockWhileListsFail) {
+  server_.failAlways(testing::Verb::List, apiError(ErrorKind::Forbidden, 403));
+  make();
+  informer_->start();
+  std::atomic<bool> result{true};
+  std::thread waiter([&] { result = informer_->waitForSync(10s); });
+  // Two waiters on the clock: the reflector's backoff and waitForSync's 10 s.
+  ASSERT_TRUE(clock_.awaitWaiters(2, 5s));
+  clock_.advance(10s);
+  waiter.join();
+  EXPECT_FALSE(result);
+  EXPECT_FALSE(informer_->hasSynced());
+}
+
+TEST_F(InformerTest, StopJoinsWithinASecondWhileWatching) {
+  InformerOptions options;
+  options.resync_period = 1h;
+  make(options);
+  informer_->start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  auto begin = std::chrono::steady_clock::now();
+  informer_->stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 1s);
+  informer_->stop();  // idempotent
+}
+
+}  // namespace
+}  // namespace shardscaler::k8s

@@ -1,0 +1,314 @@
+// Reflector against the fake API server: resume after disconnects, bookmarks, 410 relists,
+// backoff bounds, pagination, stop.
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "cache_test_fakes.h"
+#include "shardscaler/k8s_client/reflector.h"
+
+namespace shardscaler::k8s {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::apiError;
+using testing::EventLog;
+using testing::FakeApiServer;
+using testing::makeObject;
+
+const Resource kConfigMaps{"", "v1", "configmaps", true};
+
+class RecordingSink final : public ReflectorSink {
+ public:
+  void onReplace(std::vector<ObjectPtr> objects, const std::string& rv) override {
+    std::vector<std::string> keys;
+    keys.reserve(objects.size());
+    for (const auto& o : objects) keys.push_back(objectKey(*o));
+    std::sort(keys.begin(), keys.end());
+    std::string entry = "replace@" + rv + ":";
+    for (const auto& k : keys) entry += k + ",";
+    last_objects = std::move(objects);
+    log.push(entry);
+  }
+  void onEvent(WatchEventType type, ObjectPtr object) override {
+    const char* name = type == WatchEventType::Added     ? "added"
+                       : type == WatchEventType::Deleted ? "deleted"
+                                                         : "modified";
+    last_event = object;
+    log.push(std::string(name) + ":" + objectKey(*object) + "@" + resourceVersionOf(*object));
+  }
+  EventLog log;
+  std::vector<ObjectPtr> last_objects;
+  ObjectPtr last_event;
+};
+
+class ReflectorTest : public ::testing::Test {
+ protected:
+  void start(ReflectorOptions options = {}) {
+    reflector_ =
+        std::make_unique<Reflector>(server_, kConfigMaps, std::move(options), sink_, clock_);
+    thread_ = std::thread([this] { reflector_->run(); });
+  }
+  void TearDown() override {
+    if (reflector_) reflector_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  // The reflector's current backoff wait, as a duration from now.
+  std::chrono::nanoseconds awaitBackoff() {
+    auto deadline = clock_.awaitNextDeadline(5s);
+    EXPECT_TRUE(deadline.has_value()) << "reflector is not backing off";
+    return deadline ? *deadline - clock_.monotonicNow() : std::chrono::nanoseconds::zero();
+  }
+
+  FakeApiServer server_;
+  ManualClock clock_;
+  RecordingSink sink_;
+  std::unique_ptr<Reflector> reflector_;
+  std::thread thread_;
+};
+
+TEST_F(ReflectorTest, ListsThenWatchesFromTheListResourceVersion) {
+  server_.put(kConfigMaps, makeObject("ns", "a"));
+  server_.put(kConfigMaps, makeObject("ns", "b"));
+  start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  EXPECT_EQ(server_.watchCalls()[0].resource_version, "102");
+  EXPECT_TRUE(server_.watchCalls()[0].allow_bookmarks);
+  EXPECT_TRUE(reflector_->hasSynced());
+  ASSERT_TRUE(sink_.log.awaitSize(1));
+  EXPECT_EQ(sink_.log.entries()[0], "replace@102:ns/a,ns/b,");
+
+  server_.put(kConfigMaps, makeObject("ns", "c"));
+  server_.erase(kConfigMaps, "ns", "a");
+  ASSERT_TRUE(sink_.log.awaitSize(3));
+  EXPECT_EQ(sink_.log.entries()[1], "added:ns/c@103");
+  EXPECT_EQ(sink_.log.entries()[2], "deleted:ns/a@104");
+  EXPECT_TRUE(testing::eventually([&] { return reflector_->lastSyncResourceVersion() == "104"; }));
+}
+
+TEST_F(ReflectorTest, ResumesFromTheBookmarkResourceVersionAfterADisconnect) {
+  server_.put(kConfigMaps, makeObject("ns", "a"));
+  start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  EXPECT_EQ(server_.watchCalls()[0].resource_version, "101");
+
+  server_.bumpResourceVersion();  // writes elsewhere: the watch sees nothing but a bookmark
+  server_.bumpResourceVersion();
+  server_.bookmark(kConfigMaps);
+  ASSERT_TRUE(testing::eventually([&] { return reflector_->lastSyncResourceVersion() == "103"; }));
+
+  server_.endWatches(apiError(ErrorKind::Transport, 0, "connection reset"));
+  auto delay = awaitBackoff();
+  EXPECT_GE(delay, 800ms);
+  EXPECT_LE(delay, 1600ms);
+  EXPECT_EQ(server_.watchCalls().size(), 1u) << "must not reconnect before the backoff";
+
+  clock_.advanceToNextDeadline();
+  ASSERT_TRUE(server_.awaitOpenWatch(2));
+  EXPECT_EQ(server_.watchCalls()[1].resource_version, "103");
+  EXPECT_EQ(server_.listCalls().size(), 1u) << "a disconnect resumes, it does not relist";
+  EXPECT_EQ(reflector_->stats().bookmarks, 1u);
+  EXPECT_EQ(reflector_->stats().watch_errors, 1u);
+}
+
+TEST_F(ReflectorTest, EventsMissedWhileDisconnectedArriveOnResume) {
+  server_.put(kConfigMaps, makeObject("ns", "a"));
+  start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  server_.endWatches(apiError(ErrorKind::Transport, 0));
+  awaitBackoff();
+  server_.put(kConfigMaps, makeObject("ns", "b"));  // while nobody watches
+  clock_.advanceToNextDeadline();
+  ASSERT_TRUE(sink_.log.awaitSize(2));
+  EXPECT_EQ(sink_.log.entries()[1], "added:ns/b@102");
+  server_.put(kConfigMaps, makeObject("ns", "c"));
+  ASSERT_TRUE(sink_.log.awaitSize(3));
+  EXPECT_EQ(sink_.log.entries().size(), 3u);
+  EXPECT_EQ(sink_.log.entries()[2], "added:ns/c@103");
+}
+
+TEST_F(ReflectorTest, GoneRelistsAtOnceAndWatchesFromTheNewList) {
+  server_.put(kConfigMaps, makeObject("ns", "a"));
+  server_.put(kConfigMaps, makeObject("ns", "b"));
+  start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  server_.endWatches(apiError(ErrorKind::Transport, 0));
+  awaitBackoff();
+  server_.erase(kConfigMaps, "ns", "b");                                 // 103
+  server_.put(kConfigMaps, makeObject("ns", "a", nullptr, {{"x", 1}}));  // 104
+  server_.put(kConfigMaps, makeObject("ns", "c"));                       // 105
+  server_.compact();
+  clock_.advanceToNextDeadline();
+
+  // watch from 102 -> 410 -> list -> watch from 105, with no backoff in between.
+  ASSERT_TRUE(server_.awaitOpenWatch(3));
+  EXPECT_EQ(server_.watchCalls()[1].resource_version, "102");
+  EXPECT_EQ(server_.watchCalls()[2].resource_version, "105");
+  EXPECT_EQ(server_.listCalls().size(), 2u);
+  ASSERT_TRUE(sink_.log.awaitSize(2));
+  EXPECT_EQ(sink_.log.entries()[1], "replace@105:ns/a,ns/c,");
+  EXPECT_EQ(reflector_->stats().watch_gone, 1u);
+  EXPECT_EQ(reflector_->stats().lists, 2u);
+}
+
+TEST_F(ReflectorTest, RepeatedGoneWithoutEventsBacksOff) {
+  start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  server_.failNext(testing::Verb::Watch, apiError(ErrorKind::Gone, 410));
+  server_.endWatches(apiError(ErrorKind::Gone, 410));
+  // First 410: relist at once; the next watch fails with 410 again: now it backs off.
+  auto delay = awaitBackoff();
+  EXPECT_GE(delay, 800ms);
+  EXPECT_EQ(server_.listCalls().size(), 2u);
+  clock_.advanceToNextDeadline();
+  ASSERT_TRUE(server_.awaitOpenWatch(3));
+  EXPECT_EQ(server_.listCalls().size(), 3u);
+}
+
+TEST_F(ReflectorTest, BackoffDoublesUpToThirtySecondsWithJitter) {
+  start();
+  auto base = std::chrono::nanoseconds(800ms);
+  for (std::size_t round = 1; round <= 8; ++round) {
+    ASSERT_TRUE(server_.awaitOpenWatch(round)) << "round " << round;
+    server_.endWatches(apiError(ErrorKind::Transport, 0));
+    auto delay = awaitBackoff();
+    EXPECT_GE(delay, std::min(base, std::chrono::nanoseconds(30s))) << "round " << round;
+    EXPECT_LE(delay, std::min(2 * base, std::chrono::nanoseconds(30s))) << "round " << round;
+    base *= 2;
+    clock_.advanceToNextDeadline();
+  }
+  EXPECT_EQ(server_.listCalls().size(), 1u);
+}
+
+TEST_F(ReflectorTest, ListErrorsBackOffAndRetry) {
+  server_.failNext(testing::Verb::List, apiError(ErrorKind::ServerError, 503));
+  start();
+  auto delay = awaitBackoff();
+  EXPECT_GE(delay, 800ms);
+  EXPECT_FALSE(reflector_->hasSynced());
+  clock_.advanceToNextDeadline();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  EXPECT_TRUE(reflector_->hasSynced());
+  EXPECT_EQ(reflector_->stats().list_errors, 1u);
+}
+
+TEST_F(ReflectorTest, NonTransientWatchErrorRelistsAfterBackoff) {
+  start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  server_.endWatches(apiError(ErrorKind::Forbidden, 403));
+  awaitBackoff();
+  EXPECT_EQ(server_.listCalls().size(), 1u);
+  clock_.advanceToNextDeadline();
+  ASSERT_TRUE(server_.awaitOpenWatch(2));
+  EXPECT_EQ(server_.listCalls().size(), 2u);
+}
+
+TEST_F(ReflectorTest, RetryAfterIsHonoured) {
+  start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  auto throttled = apiError(ErrorKind::TooManyRequests, 429);
+  throttled.retry_after = 20s;
+  server_.endWatches(throttled);
+  EXPECT_GE(awaitBackoff(), 20s);
+}
+
+TEST_F(ReflectorTest, ANormalEndAfterEventsRewatchesAtOnce) {
+  start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  server_.put(kConfigMaps, makeObject("ns", "a"));  // 101
+  ASSERT_TRUE(sink_.log.awaitSize(2));
+  server_.endWatches(std::nullopt);  // server-side timeout
+  ASSERT_TRUE(server_.awaitOpenWatch(2));
+  EXPECT_EQ(server_.watchCalls()[1].resource_version, "101");
+  EXPECT_EQ(clock_.waiterCount(), 0u);
+}
+
+TEST_F(ReflectorTest, AnEmptyInstantEndCountsAsAFailure) {
+  start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  server_.endWatches(std::nullopt);
+  EXPECT_GE(awaitBackoff(), 800ms);
+}
+
+TEST_F(ReflectorTest, ListsPageByPage) {
+  for (int i = 0; i < 5; ++i) server_.put(kConfigMaps, makeObject("ns", "o" + std::to_string(i)));
+  ReflectorOptions options;
+  options.page_size = 2;
+  start(options);
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  auto lists = server_.listCalls();
+  ASSERT_EQ(lists.size(), 3u);
+  EXPECT_EQ(lists[0].limit, 2);
+  EXPECT_EQ(lists[0].continue_token, "");
+  EXPECT_EQ(lists[1].continue_token, "2");
+  EXPECT_EQ(lists[2].continue_token, "4");
+  EXPECT_EQ(sink_.log.entries()[0], "replace@105:ns/o0,ns/o1,ns/o2,ns/o3,ns/o4,");
+}
+
+TEST_F(ReflectorTest, SelectorsAndNamespaceReachListAndWatch) {
+  server_.put(kConfigMaps, makeObject("a", "x", {{"app", "web"}}));
+  server_.put(kConfigMaps, makeObject("a", "y", {{"app", "db"}}));
+  server_.put(kConfigMaps, makeObject("b", "z", {{"app", "web"}}));
+  ReflectorOptions options;
+  options.ns = "a";
+  options.label_selector = "app=web";
+  options.field_selector = "metadata.name!=q";
+  start(options);
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  EXPECT_EQ(server_.listCalls()[0].label_selector, "app=web");
+  EXPECT_EQ(server_.listCalls()[0].field_selector, "metadata.name!=q");
+  EXPECT_EQ(server_.watchCalls()[0].label_selector, "app=web");
+  EXPECT_EQ(server_.watchCalls()[0].field_selector, "metadata.name!=q");
+  EXPECT_EQ(sink_.log.entries()[0], "replace@103:a/x,");
+}
+
+TEST_F(ReflectorTest, TransformRunsOnListedAndWatchedObjects) {
+  auto listed = makeObject("ns", "a");
+  listed["metadata"]["managedFields"] = Json::array({{{"manager", "kubectl"}}});
+  server_.put(kConfigMaps, listed);
+  ReflectorOptions options;
+  options.transform = [](Json& o) { o["metadata"].erase("managedFields"); };
+  start(options);
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  ASSERT_EQ(sink_.last_objects.size(), 1u);
+  EXPECT_FALSE(sink_.last_objects[0]->at("metadata").contains("managedFields"));
+  auto watched = makeObject("ns", "b");
+  watched["metadata"]["managedFields"] = Json::array();
+  server_.put(kConfigMaps, watched);
+  ASSERT_TRUE(sink_.log.awaitSize(2));
+  EXPECT_FALSE(sink_.last_event->at("metadata").contains("managedFields"));
+}
+
+TEST_F(ReflectorTest, WatchTimeoutIsSpreadBetweenOnceAndTwiceTheMinimum) {
+  ReflectorOptions options;
+  options.min_watch_timeout = 300s;
+  start(options);
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  auto timeout = server_.watchCalls()[0].timeout_seconds;
+  EXPECT_GE(timeout, 300);
+  EXPECT_LT(timeout, 600);
+}
+
+TEST_F(ReflectorTest, StopEndsAnOpenWatchPromptly) {
+  start();
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  auto begin = std::chrono::steady_clock::now();
+  reflector_->stop();
+  thread_.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 1s);
+}
+
+TEST_F(ReflectorTest, StopEndsABackoffWaitWithoutTimeMoving) {
+  server_.failAlways(testing::Verb::List, apiError(ErrorKind::ServerError, 500));
+  start();
+  awaitBackoff();
+  auto begin = std::chrono::steady_clock::now();
+  reflector_->stop();
+  thread_.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 1s);
+}
+
+}  // namespace
+}  // namespace shardscaler::k8s
