@@ -117,9 +117,9 @@ void fillStatus(PlanContext& c) {
     }
     active = static_cast<int32_t>(pods_of.size());
     if (pods_of.empty()) {
-      // Nothing running yet: name the shards the operator is about to create, so the selector
-      // stays valid and still counts shards.
-      for (int32_t i = 0; i < cur; ++i) pods_of.push_back(statefulSetName(t.kind, t.name, i));
+      // Nothing active yet: name shard 0, the first the operator creates, so the selector stays
+      // valid ("in ()" is not) and bounded whatever spec.shards says.
+      pods_of.push_back(statefulSetName(t.kind, t.name, 0));
     }
     st.shards = active;
     st.selector = activeShardPodSelector(t.name, pods_of);
@@ -138,6 +138,7 @@ void fillStatus(PlanContext& c) {
   switch (d.mode) {
     case PlanMode::InvalidSpec: {
       std::vector<std::string> problems;
+      problems.reserve(d.problems.size());
       for (const auto& p : d.problems) problems.push_back(p.describe());
       std::string message = "invalid spec: " + join(problems, "; ");
       if (!c.kept_paused_because.empty()) {

@@ -69,8 +69,8 @@ class ActionBuilder {
                               std::to_string(target_.effectiveShards()) + " to " +
                               std::to_string(*shards) + (unpause ? " and resumed it" : "")});
     }
-    if (unpause) parts.push_back("resume (spec.paused=false)");
-    if (clear_paused_by && !unpause) parts.push_back("drop stale paused-by annotation");
+    if (unpause) parts.emplace_back("resume (spec.paused=false)");
+    if (clear_paused_by && !unpause) parts.emplace_back("drop stale paused-by annotation");
     for (size_t i = 0; i < parts.size(); ++i) a.summary += (i ? ", " : "") + parts[i];
     a.summary += " on " + targetText();
     a.events = std::move(events);

@@ -69,9 +69,10 @@ std::expected<RetentionPolicy, std::vector<FieldError>> resolveRetentionPolicy(
       use(*shard_set.retention_period, std::string(kShardSetPeriodField));
     } else if (target.has_retain) {
       use(target.retain_period, "target.spec.shardRetentionPolicy.retain.retentionPeriod");
-    } else if (target.retention_size.value_or("") != "" && target.retention.value_or("") == "") {
+    } else if (!target.retention_size.value_or("").empty() &&
+               target.retention.value_or("").empty()) {
       policy.period_source = "size-only retention";
-    } else if (target.retention.value_or("") != "") {
+    } else if (!target.retention.value_or("").empty()) {
       use(*target.retention, "target.spec.retention");
     } else {
       policy.period = kDefaultRetentionPeriod;

@@ -6,8 +6,6 @@
 namespace shardscaler::retention {
 namespace {
 
-using ::testing::HasSubstr;
-
 int32_t want(std::optional<int64_t> shards, std::optional<int64_t> min, std::optional<int64_t> max,
              std::optional<size_t> zones = std::nullopt) {
   auto d = desiredShards(shards, min, max, zones);

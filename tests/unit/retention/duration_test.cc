@@ -8,7 +8,11 @@ namespace {
 using std::chrono::nanoseconds;
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kS = 1000 * kMs;
-constexpr int64_t kD = 86400 * kS;
+constexpr int64_t kMin = 60 * kS;
+constexpr int64_t kH = 60 * kMin;
+constexpr int64_t kD = 24 * kH;
+constexpr int64_t kW = 7 * kD;
+constexpr int64_t kY = 365 * kD;
 
 struct Valid {
   const char* text;
@@ -25,17 +29,15 @@ TEST_P(ValidDuration, Parses) {
 
 INSTANTIATE_TEST_SUITE_P(
     PrometheusGrammar, ValidDuration,
-    ::testing::Values(Valid{"0", 0}, Valid{"0s", 0}, Valid{"0ms", 0}, Valid{"1ms", kMs},
-                      Valid{"1s", kS}, Valid{"90s", 90 * kS}, Valid{"5m", 300 * kS},
-                      Valid{"2h", 7200 * kS}, Valid{"3d", 3 * kD}, Valid{"1w", 7 * kD},
-                      Valid{"1y", 365 * kD}, Valid{"007s", 7 * kS},
-                      Valid{"1y2w3d4h5m6s7ms", 365 * kD + 14 * kD + 3 * kD + 4 * 3600 * kS +
-                                                   5 * 60 * kS + 6 * kS + 7 * kMs},
-                      Valid{"1h30m", 5400 * kS}, Valid{"1d1ms", kD + kMs},
-                      // 2^63-1 ns is about 292.47 years: the last whole units that fit.
-                      Valid{"292y", 292 * 365 * kD}, Valid{"106751d", 106751 * kD},
-                      Valid{"9223372036854ms", 9223372036854 * kMs},
-                      Valid{"292y24w", 292 * 365 * kD + 24 * 7 * kD}));
+    ::testing::Values(
+        Valid{"0", 0}, Valid{"0s", 0}, Valid{"0ms", 0}, Valid{"1ms", kMs}, Valid{"1s", kS},
+        Valid{"90s", 90 * kS}, Valid{"5m", 300 * kS}, Valid{"2h", 7200 * kS}, Valid{"3d", 3 * kD},
+        Valid{"1w", 7 * kD}, Valid{"1y", 365 * kD}, Valid{"007s", 7 * kS},
+        Valid{"1y2w3d4h5m6s7ms", kY + 2 * kW + 3 * kD + 4 * kH + 5 * kMin + 6 * kS + 7 * kMs},
+        Valid{"1h30m", 5400 * kS}, Valid{"1d1ms", kD + kMs},
+        // 2^63-1 ns is about 292.47 years: the last whole units that fit.
+        Valid{"292y", 292 * kY}, Valid{"106751d", 106751 * kD},
+        Valid{"9223372036854ms", 9223372036854 * kMs}, Valid{"292y24w", 292 * kY + 24 * kW}));
 
 struct Invalid {
   const char* text;
@@ -82,9 +84,8 @@ TEST(FormatPrometheusDuration, MatchesModelDurationString) {
   EXPECT_EQ(formatPrometheusDuration(nanoseconds(90 * kD)), "90d");  // not 12w6d
   EXPECT_EQ(formatPrometheusDuration(nanoseconds(365 * kD)), "1y");
   EXPECT_EQ(formatPrometheusDuration(nanoseconds(366 * kD)), "366d");  // y only when exact
-  EXPECT_EQ(
-      formatPrometheusDuration(nanoseconds(kD + 2 * 3600 * kS + 3 * 60 * kS + 4 * kS + 5 * kMs)),
-      "1d2h3m4s5ms");
+  EXPECT_EQ(formatPrometheusDuration(nanoseconds(kD + 2 * kH + 3 * kMin + 4 * kS + 5 * kMs)),
+            "1d2h3m4s5ms");
   EXPECT_EQ(formatPrometheusDuration(nanoseconds(-90 * kS)), "-1m30s");
 }
 

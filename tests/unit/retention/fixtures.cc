@@ -51,6 +51,7 @@ std::string step(const Action& a) {
 
 std::vector<std::string> steps(const Plan& plan) {
   std::vector<std::string> out;
+  out.reserve(plan.actions.size());
   for (const auto& a : plan.actions) out.push_back(step(a));
   return out;
 }

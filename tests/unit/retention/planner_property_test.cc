@@ -46,8 +46,7 @@ bool targetPausedBy(const Json& target, const std::string& who) {
 }
 
 // The checks restate the rules from the raw objects, without the planner's own helpers.
-void expectSafe(const World& w, const Plan& plan, const std::string& context) {
-  SCOPED_TRACE(context + "\n" + describe(plan));
+void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
   const PlanMode mode = plan.decision.mode;
   if (mode == PlanMode::TargetNotFound || mode == PlanMode::TargetDeleting) {
     EXPECT_TRUE(plan.actions.empty());
@@ -59,14 +58,13 @@ void expectSafe(const World& w, const Plan& plan, const std::string& context) {
   const int64_t cur = effectiveShards(target);
   const bool target_paused = target["spec"].value("paused", false);
   const bool ours = targetPausedBy(target, "main");
-  const auto in = w.input();
   std::optional<int32_t> want;
   if (auto d = desiredShards(in.shard_set.shards, in.shard_set.min_shards, in.shard_set.max_shards,
                              in.target->topologyZones())) {
     want = d->want;
   }
   for (const Action& a : plan.actions) {
-    SCOPED_TRACE(a.summary);
+    SCOPED_TRACE(a.summary);  // the whole plan is printed once, by the caller
     if (a.isTargetAction()) {
       EXPECT_EQ(a.uid, kTargetUid);
       EXPECT_EQ(a.merge_patch["metadata"]["uid"], kTargetUid);
@@ -113,7 +111,7 @@ void expectSafe(const World& w, const Plan& plan, const std::string& context) {
         EXPECT_GE(index, cur) << "deleted a shard the target still counts";
         ASSERT_TRUE(want.has_value());
         EXPECT_GE(index, *want) << "deleted a shard that is wanted";
-        EXPECT_EQ(a.resource_version, (*sts)["metadata"]["resourceVersion"]);
+        EXPECT_EQ((*sts)["metadata"]["resourceVersion"], a.resource_version);
         if (!name_label.empty()) {
           EXPECT_EQ(name_label, "main");
           EXPECT_EQ(plan.decision.policy->when_scaled, WhenScaled::Delete);
@@ -250,14 +248,16 @@ World randomWorld(Rng& rng) {
 TEST(PlannerProperty, RandomObservationsNeverLeadToUnsafeWrites) {
   Rng rng(20261122);
   size_t deletes = 0, detaches = 0, reattaches = 0, unpauses = 0;
-  for (int n = 0; n < 20000; ++n) {
+  for (int n = 0; n < 5000; ++n) {
     const World w = randomWorld(rng);
-    const Plan plan = planShardSet(w.input());
-    expectSafe(w, plan, "world " + std::to_string(n));
+    const PlanInput in = w.input();
+    const Plan plan = planShardSet(in);
+    expectSafe(w, in, plan);
     if (::testing::Test::HasFailure()) {
-      ADD_FAILURE() << "first failing world:\n"
+      ADD_FAILURE() << "first failing world (" << n << "):\n"
                     << w.shard_set.dump() << "\n"
-                    << (w.target ? w.target->dump() : "no target");
+                    << (w.target ? w.target->dump() : "no target") << "\n"
+                    << describe(plan);
       return;
     }
     for (const auto& a : plan.actions) {
@@ -269,10 +269,10 @@ TEST(PlannerProperty, RandomObservationsNeverLeadToUnsafeWrites) {
     }
   }
   // The generator reaches every kind of write (else the checks above check nothing).
-  EXPECT_GT(deletes, 500u);
-  EXPECT_GT(detaches, 500u);
-  EXPECT_GT(reattaches, 500u);
-  EXPECT_GT(unpauses, 500u);
+  EXPECT_GT(deletes, 200u);
+  EXPECT_GT(detaches, 200u);
+  EXPECT_GT(reattaches, 200u);
+  EXPECT_GT(unpauses, 200u);
 }
 
 // A namespace with the target, its StatefulSets and an operator that behaves as DESIGN.md §2.
@@ -386,8 +386,13 @@ class Cluster {
   // One plan, applied in order; with may_crash, cut short at a random point, and the operator
   // may act between two writes. Returns whether the plan had actions.
   bool reconcile(bool may_crash) {
-    const Plan plan = planShardSet(w_.input());
-    expectSafe(w_, plan, "cluster plan");
+    const PlanInput in = w_.input();
+    const Plan plan = planShardSet(in);
+    expectSafe(w_, in, plan);
+    if (::testing::Test::HasFailure()) {
+      ADD_FAILURE() << "unsafe plan in the cluster:\n" << describe(plan);
+      return false;
+    }
     size_t stop = plan.actions.size();
     if (may_crash && chance(rng_, 0.5)) stop = std::uniform_int_distribution<size_t>(0, stop)(rng_);
     for (size_t i = 0; i < stop; ++i) {

@@ -26,7 +26,8 @@ struct ShardSetStatus {
   // ACTIVE shards observed: attached StatefulSets with index < the target's shards (scale
   // subresource statusReplicasPath).
   int32_t shards = 0;
-  // One pod (replica 0) per active shard; "" when the target is not found.
+  // One pod (replica 0) per active shard (shard 0's when none is active yet); "" when the
+  // target is not found.
   std::string selector;
   std::optional<int32_t> target_shards;  // the target's spec.shards as the operator reads it
   std::vector<RetainedShard> retained_shards;
