@@ -1,0 +1,65 @@
+#include "action_log.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#include <system_error>
+
+namespace shardscaler::emulator {
+
+namespace {
+
+std::string nowRfc3339Micros() {
+  auto now = std::chrono::system_clock::now();
+  auto micros =
+      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
+  std::time_t seconds = static_cast<std::time_t>(micros / 1000000);
+  std::tm utc{};
+  gmtime_r(&seconds, &utc);
+  char buf[40];
+  std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(buf + n, sizeof buf - n, ".%06lldZ", static_cast<long long>(micros % 1000000));
+  return buf;
+}
+
+}  // namespace
+
+ActionLog::ActionLog(const std::string& path) {
+  if (path.empty()) return;
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "open " + path);
+}
+
+ActionLog::~ActionLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ActionLog::record(const Action& action) {
+  if (fd_ < 0) return;
+  nlohmann::json line{{"time", nowRfc3339Micros()},
+                      {"verb", action.verb},
+                      {"kind", action.kind},
+                      {"namespace", action.ns},
+                      {"name", action.name},
+                      {"shard", action.shard ? nlohmann::json(*action.shard) : nlohmann::json()},
+                      {"owner", action.owner},
+                      {"reason", action.reason},
+                      {"outcome", action.outcome}};
+  if (!action.subresource.empty()) line["subresource"] = action.subresource;
+  if (action.generation) line["generation"] = *action.generation;
+  std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  std::lock_guard lock(mutex_);
+  const char* data = text.data();
+  std::size_t left = text.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd_, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // a full disk must not stop the emulator; stderr still has the log
+    data += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+}  // namespace shardscaler::emulator

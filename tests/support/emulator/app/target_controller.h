@@ -1,0 +1,116 @@
+// The emulated operator's controller for one kind (Prometheus or PrometheusAgent): informers on
+// the targets and on the StatefulSets its label selector sees, a reconcile queue and a status
+// queue, and the sync that creates, updates and deletes the shards' StatefulSets as the real
+// operator does. It writes only StatefulSets, the config Secret, the governing Service and the
+// targets' status, and never acts on a paused target's resources.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "action_log.h"
+#include "shard_naming.h"
+#include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/informer.h"
+#include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/k8s_client/work_queue.h"
+#include "status_report.h"
+#include "target_kind.h"
+
+namespace shardscaler::emulator {
+
+struct ControllerOptions {
+  std::vector<std::string> namespaces;  // empty: all namespaces
+  int workers = 1;                      // reconcile workers (the operator runs one)
+  // Every period, every target is queued for reconcile (0: never). The real operator's informer
+  // resync is filtered out by its handlers; this stands in for the reconciles that its other
+  // triggers (monitors, ConfigMaps, Secrets, namespaces) cause in a live cluster.
+  std::chrono::milliseconds resync_period{std::chrono::minutes(5)};
+  // operator.StatusPoller: targets not fully available get a status refresh this often.
+  std::chrono::milliseconds status_poll_period{std::chrono::minutes(1)};
+  std::string controller_id;  // operator.prometheus.io/controller-id to own ("" = unannotated)
+};
+
+class TargetController {
+ public:
+  TargetController(const TargetKind& kind, k8s::KubeClient& client, const k8s::Clock& clock,
+                   ActionLog& log, ControllerOptions options);
+  ~TargetController();
+  TargetController(const TargetController&) = delete;
+  TargetController& operator=(const TargetController&) = delete;
+
+  void startInformers();
+  bool hasSynced() const;
+  // Registers the event handlers (every cached target is queued) and starts the workers.
+  void run();
+  // Stops taking work, lets in-flight syncs finish, stops the informers. Idempotent.
+  void stop();
+
+ private:
+  using Key = std::string;
+
+  // Event handlers (pkg/operator/resource_reconciler.go).
+  void onTargetAdd(const k8s::ObjectPtr& object);
+  void onTargetUpdate(const k8s::ObjectPtr& old_object, const k8s::ObjectPtr& new_object);
+  void onStatefulSetAdd(const k8s::ObjectPtr& object);
+  void onStatefulSetUpdate(const k8s::ObjectPtr& old_object, const k8s::ObjectPtr& new_object);
+  void onStatefulSetDelete(const k8s::ObjectPtr& object);
+  std::optional<Key> ownerKey(const Json& statefulset) const;
+
+  void reconcileWorker();
+  void statusWorker();
+  void periodicLoop(std::chrono::milliseconds period, bool status_only);
+
+  k8s::Result<void> sync(const Key& key);
+  k8s::Result<void> syncConfigSecret(const Json& target);
+  k8s::Result<std::string> loadAdditionalScrapeConfigs(const Json& target);
+  k8s::Result<void> syncGoverningService(const Json& target);
+  k8s::Result<void> syncStatefulSets(const Json& target);
+  k8s::Result<void> createStatefulSetOrPatchLabels(const Json& target, int shard,
+                                                   const Json& desired);
+  k8s::Result<void> forceUpdateStatefulSet(const Json& target, int shard, const Json& desired);
+  k8s::Result<void> deleteExcessStatefulSets(const Json& target);
+  k8s::Result<void> updateStatus(const Key& key);
+
+  k8s::ObjectPtr cachedTarget(const std::string& ns, const std::string& name) const;
+  k8s::ObjectPtr cachedStatefulSet(const std::string& ns, const std::string& name) const;
+  std::vector<k8s::ObjectPtr> cachedStatefulSets(const std::string& ns) const;
+  std::vector<k8s::ObjectPtr> allTargets() const;
+  const k8s::Informer* informerFor(const std::vector<std::unique_ptr<k8s::Informer>>& informers,
+                                   const std::string& ns) const;
+
+  // One action-log line for a write to the cluster on behalf of `target`.
+  void recordWrite(const std::string& verb, const std::string& kind, const Json& target,
+                   const std::string& name, std::optional<int> shard, const std::string& reason,
+                   const k8s::Result<Json>& result, const std::string& subresource = {});
+
+  const TargetKind& kind_;
+  k8s::KubeClient& client_;
+  const k8s::Clock& clock_;
+  ActionLog& log_;
+  ControllerOptions options_;
+
+  std::vector<std::unique_ptr<k8s::Informer>> target_informers_;
+  std::vector<std::unique_ptr<k8s::Informer>> statefulset_informers_;
+  k8s::WorkQueue reconcile_queue_;
+  k8s::WorkQueue status_queue_;
+
+  mutable std::mutex outcomes_mutex_;
+  std::map<Key, ReconcileOutcome> outcomes_;  // ReconciliationTracker
+
+  std::mutex stop_mutex_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  bool running_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace shardscaler::emulator

@@ -1,0 +1,288 @@
+#include "prometheus_config.h"
+
+#include <zlib.h>
+
+#include <array>
+#include <cstdint>
+
+#include <yaml-cpp/yaml.h>
+
+#include "shard_naming.h"
+
+namespace shardscaler::emulator {
+
+namespace {
+
+const Json& specOf(const Json& target) {
+  static const Json empty = Json::object();
+  auto spec = target.find("spec");
+  return spec != target.end() && spec->is_object() ? *spec : empty;
+}
+
+std::string specString(const Json& spec, const char* field, const std::string& fallback) {
+  auto value = spec.find(field);
+  return value != spec.end() && value->is_string() && !value->get<std::string>().empty()
+             ? value->get<std::string>()
+             : fallback;
+}
+
+bool hasHashmod(const YAML::Node& relabelings) {
+  for (const auto& rule : relabelings) {
+    if (rule.IsMap() && rule["action"] && rule["action"].IsScalar() &&
+        rule["action"].as<std::string>() == "hashmod") {
+      return true;
+    }
+  }
+  return false;
+}
+
+void emitRelabelings(YAML::Emitter& out, int shards) {
+  out << YAML::BeginMap << YAML::Key << "source_labels" << YAML::Value << YAML::Flow
+      << YAML::BeginSeq << "__address__"
+      << "__tmp_hash" << YAML::EndSeq << YAML::Key << "target_label" << YAML::Value << "__tmp_hash"
+      << YAML::Key << "regex" << YAML::Value << "(.+);" << YAML::Key << "replacement" << YAML::Value
+      << "$1" << YAML::Key << "action" << YAML::Value << "replace" << YAML::EndMap;
+  out << YAML::BeginMap << YAML::Key << "source_labels" << YAML::Value << YAML::Flow
+      << YAML::BeginSeq << "__tmp_hash" << YAML::EndSeq << YAML::Key << "target_label"
+      << YAML::Value << "__tmp_hash" << YAML::Key << "modulus" << YAML::Value << shards << YAML::Key
+      << "action" << YAML::Value << "hashmod" << YAML::EndMap;
+  out << YAML::BeginMap << YAML::Key << "source_labels" << YAML::Value << YAML::Flow
+      << YAML::BeginSeq << "__tmp_hash"
+      << "__tmp_disable_sharding" << YAML::EndSeq << YAML::Key << "regex" << YAML::Value
+      << "$(SHARD);|.+;.+" << YAML::Key << "action" << YAML::Value << "keep" << YAML::EndMap;
+}
+
+}  // namespace
+
+bool unmanagedConfiguration(const TargetKind& kind, const Json& target) {
+  if (!kind.server) return false;
+  const Json& spec = specOf(target);
+  for (const char* selector :
+       {"serviceMonitorSelector", "podMonitorSelector", "probeSelector", "scrapeConfigSelector"}) {
+    if (auto s = spec.find(selector); s != spec.end() && !s->is_null()) return false;
+  }
+  return true;
+}
+
+std::optional<SecretKeyRef> additionalScrapeConfigsRef(const Json& target) {
+  const Json& spec = specOf(target);
+  auto ref = spec.find("additionalScrapeConfigs");
+  if (ref == spec.end() || !ref->is_object()) return std::nullopt;
+  return SecretKeyRef{ref->value("name", ""), ref->value("key", ""), ref->value("optional", false)};
+}
+
+k8s::Result<std::string> generateConfiguration(const TargetKind& kind, const Json& target,
+                                               const std::string& additional_scrape_configs) {
+  const Json& meta = objectField(target, "metadata");
+  const Json& spec = specOf(target);
+  const int shards = shardsNumber(target);
+
+  YAML::Node additional;
+  try {
+    additional = YAML::Load(additional_scrape_configs);
+  } catch (const YAML::Exception& e) {
+    return k8s::makeError(
+        k8s::ErrorKind::Invalid,
+        std::string("unmarshalling additional scrape configs failed: ") + e.what());
+  }
+  if (!additional.IsNull() && !additional.IsSequence()) {
+    return k8s::makeError(k8s::ErrorKind::Invalid,
+                          "unmarshalling additional scrape configs failed: not a list");
+  }
+
+  YAML::Emitter out;
+  out << YAML::BeginMap << YAML::Key << "global" << YAML::Value << YAML::BeginMap;
+  if (kind.server) {
+    out << YAML::Key << "evaluation_interval" << YAML::Value
+        << specString(spec, "evaluationInterval", "30s");
+  }
+  out << YAML::Key << "scrape_interval" << YAML::Value << specString(spec, "scrapeInterval", "30s");
+  if (auto timeout = specString(spec, "scrapeTimeout", ""); !timeout.empty()) {
+    out << YAML::Key << "scrape_timeout" << YAML::Value << timeout;
+  }
+  out << YAML::Key << "external_labels" << YAML::Value << YAML::BeginMap << YAML::Key
+      << "prometheus" << YAML::Value << meta.value("namespace", "") + "/" + meta.value("name", "")
+      << YAML::Key << "prometheus_replica" << YAML::Value << "$(POD_NAME)" << YAML::EndMap;
+  out << YAML::EndMap;
+
+  out << YAML::Key << "scrape_configs" << YAML::Value << YAML::BeginSeq;
+  if (additional.IsSequence()) {
+    for (const auto& scrape_config : additional) {
+      if (!scrape_config.IsMap()) {
+        return k8s::makeError(k8s::ErrorKind::Invalid,
+                              "error parsing additional scrape config: not a map");
+      }
+      if (shards == 1) {  // generateAdditionalScrapeConfigs leaves them as they are
+        out << scrape_config;
+        continue;
+      }
+      YAML::Node relabelings(YAML::NodeType::Sequence);
+      out << YAML::BeginMap;
+      for (const auto& item : scrape_config) {
+        if (item.first.as<std::string>() == "relabel_configs") {
+          if (!item.second.IsSequence()) {
+            return k8s::makeError(k8s::ErrorKind::Invalid, "error parsing relabel configs");
+          }
+          relabelings = item.second;
+          continue;
+        }
+        out << YAML::Key << item.first << YAML::Value << item.second;
+      }
+      out << YAML::Key << "relabel_configs" << YAML::Value << YAML::BeginSeq;
+      for (const auto& rule : relabelings) out << rule;
+      if (!hasHashmod(relabelings)) emitRelabelings(out, shards);
+      out << YAML::EndSeq << YAML::EndMap;
+    }
+  }
+  out << YAML::EndSeq << YAML::EndMap;
+  if (!out.good()) {
+    return k8s::makeError(k8s::ErrorKind::Invalid,
+                          std::string("generating config failed: ") + out.GetLastError());
+  }
+  return std::string(out.c_str()) + "\n";
+}
+
+Json shardingRelabelings(int shards) {
+  YAML::Emitter out;
+  out << YAML::BeginSeq;
+  emitRelabelings(out, shards);
+  out << YAML::EndSeq;
+  Json rules = Json::array();
+  for (const auto& rule : YAML::Load(out.c_str())) {
+    Json json = Json::object();
+    for (const auto& item : rule) {
+      const std::string key = item.first.as<std::string>();
+      if (item.second.IsSequence()) {
+        json[key] = Json::array();
+        for (const auto& v : item.second) json[key].push_back(v.as<std::string>());
+      } else if (key == "modulus") {
+        json[key] = item.second.as<int>();
+      } else {
+        json[key] = item.second.as<std::string>();
+      }
+    }
+    rules.push_back(std::move(json));
+  }
+  return rules;
+}
+
+std::string gzipCompress(const std::string& data) {
+  z_stream stream{};
+  // windowBits 15 + 16: a gzip wrapper; zlib writes mtime 0 and OS "unknown" like Go's writer.
+  deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  std::string out;
+  out.resize(deflateBound(&stream, data.size()) + 32);
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  deflate(&stream, Z_FINISH);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+k8s::Result<std::string> gzipDecompress(const std::string& data) {
+  z_stream stream{};
+  if (inflateInit2(&stream, 15 + 16) != Z_OK) {
+    return k8s::makeError(k8s::ErrorKind::Decode, "inflateInit2 failed");
+  }
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  std::string out;
+  std::array<char, 16384> buffer{};
+  int rc = Z_OK;
+  while (rc == Z_OK) {
+    stream.next_out = reinterpret_cast<Bytef*>(buffer.data());
+    stream.avail_out = static_cast<uInt>(buffer.size());
+    rc = inflate(&stream, Z_NO_FLUSH);
+    out.append(buffer.data(), buffer.size() - stream.avail_out);
+    if (rc == Z_BUF_ERROR && stream.avail_in == 0) break;
+  }
+  inflateEnd(&stream);
+  if (rc != Z_STREAM_END) {
+    return k8s::makeError(k8s::ErrorKind::Decode, "not a complete gzip stream");
+  }
+  return out;
+}
+
+std::string base64Encode(const std::string& data) {
+  static constexpr char kAlphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((data.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < data.size(); i += 3) {
+    std::uint32_t chunk = static_cast<unsigned char>(data[i]) << 16;
+    if (i + 1 < data.size()) chunk |= static_cast<unsigned char>(data[i + 1]) << 8;
+    if (i + 2 < data.size()) chunk |= static_cast<unsigned char>(data[i + 2]);
+    out.push_back(kAlphabet[(chunk >> 18) & 63]);
+    out.push_back(kAlphabet[(chunk >> 12) & 63]);
+    out.push_back(i + 1 < data.size() ? kAlphabet[(chunk >> 6) & 63] : '=');
+    out.push_back(i + 2 < data.size() ? kAlphabet[chunk & 63] : '=');
+  }
+  return out;
+}
+
+k8s::Result<std::string> base64Decode(const std::string& text) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::string out;
+  std::uint32_t buffer = 0;
+  int bits = 0;
+  for (char c : text) {
+    if (c == '=') break;
+    int v = value(c);
+    if (v < 0) return k8s::makeError(k8s::ErrorKind::Decode, "invalid base64");
+    buffer = (buffer << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+Json makeConfigSecret(const TargetKind& kind, const Json& target, const std::string& config) {
+  const Json& meta = objectField(target, "metadata");
+  return Json{
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata",
+       {{"name", configSecretName(kind, meta.value("name", ""))},
+        {"namespace", meta.value("namespace", "")},
+        {"labels", {{kManagedByLegacyLabel, kManagedByValue}, {kManagedByLabel, kManagedByValue}}},
+        {"ownerReferences", Json::array({controllerOwnerReference(kind, target)})}}},
+      {"data", {{kConfigSecretKey, base64Encode(gzipCompress(config))}}},
+  };
+}
+
+Json makeGoverningService(const TargetKind& kind, const Json& target) {
+  const Json& meta = objectField(target, "metadata");
+  const std::string port_name = specString(specOf(target), "portName", "web");
+  return Json{
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata",
+       {{"name", kind.governing_service},
+        {"namespace", meta.value("namespace", "")},
+        {"labels",
+         {{kManagedByLegacyLabel, kManagedByValue},
+          {kManagedByLabel, kManagedByValue},
+          {"operated-prometheus", "true"}}},
+        {"ownerReferences", Json::array({ownerReference(kind, target)})}}},
+      {"spec",
+       {{"clusterIP", "None"},
+        {"ports",
+         Json::array({Json{{"name", port_name}, {"port", 9090}, {"targetPort", port_name}}})},
+        {"selector", {{kAppNameLabel, kind.app_name}}}}},
+  };
+}
+
+}  // namespace shardscaler::emulator
