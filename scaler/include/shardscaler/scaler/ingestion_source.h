@@ -1,0 +1,52 @@
+// What the controller needs from the ingestion monitor (DESIGN.md §4): which ShardSets to
+// watch, and the latest per-shard sample rates. Rates are reported, never acted upon here.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardscaler/retention/naming.h"
+
+namespace shardscaler::scaler {
+
+// One ShardSet's spec.ingestion plus what is needed to map pods to shards.
+struct IngestionTarget {
+  std::string ns;
+  std::string shard_set;
+  retention::TargetKind kind = retention::TargetKind::Prometheus;
+  std::string target_name;
+  std::string prometheus_url;
+  std::string query;  // "" = the default query of the kind
+  std::chrono::milliseconds interval{std::chrono::seconds(30)};
+
+  friend bool operator==(const IngestionTarget&, const IngestionTarget&) = default;
+};
+
+struct ShardRate {
+  int32_t index = 0;
+  double samples_per_second = 0;
+};
+
+struct IngestionSnapshot {
+  double total_samples_per_second = 0;
+  std::vector<ShardRate> per_shard;  // by index
+  std::string last_update;           // RFC3339 UTC of the last query attempt
+  std::string error;                 // "" when the last query succeeded with data
+};
+
+// Thread-safety: every method may be called from any thread.
+class IngestionSource {
+ public:
+  virtual ~IngestionSource() = default;
+  // Idempotent: called on every reconcile of a ShardSet that has spec.ingestion.
+  virtual void track(const std::string& key, const IngestionTarget& target) = 0;
+  // The ShardSet is gone or no longer has spec.ingestion.
+  virtual void untrack(const std::string& key) = 0;
+  // nullopt until the first query of this ShardSet finished.
+  virtual std::optional<IngestionSnapshot> snapshot(const std::string& key) const = 0;
+};
+
+}  // namespace shardscaler::scaler

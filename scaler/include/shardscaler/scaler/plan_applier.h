@@ -1,0 +1,44 @@
+// Carries out a retention plan's actions through the Kubernetes API, in order, and publishes
+// each action's Events once it succeeded. It decides nothing: what to write is the plan's.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/retention/planner.h"
+#include "shardscaler/scaler/event_recorder.h"
+
+namespace shardscaler::scaler {
+
+struct ApplyOutcome {
+  std::size_t applied = 0;  // actions that succeeded, in plan order
+  // The first failure; the rest of the plan was not attempted.
+  std::optional<k8s::Error> error;
+  std::string failed_action;  // the failing action's summary
+
+  // A failure that re-reading the objects and planning again resolves: a stale precondition
+  // (409), or an object that vanished under us (404).
+  bool needsReplan() const {
+    return error && (error->is(k8s::ErrorKind::Conflict) || error->is(k8s::ErrorKind::NotFound));
+  }
+};
+
+class PlanApplier {
+ public:
+  PlanApplier(k8s::KubeClient& client, EventRecorder& events) : client_(client), events_(events) {}
+
+  // target_resource: where the plan's target actions go. shard_set: the Events' subject.
+  ApplyOutcome apply(const retention::Plan& plan, const k8s::Resource& target_resource,
+                     const std::string& ns, const InvolvedObject& shard_set);
+
+ private:
+  k8s::Result<void> applyOne(const retention::Action& action, const k8s::Resource& target_resource,
+                             const std::string& ns);
+
+  k8s::KubeClient& client_;
+  EventRecorder& events_;
+};
+
+}  // namespace shardscaler::scaler

@@ -1,0 +1,122 @@
+// The ShardSet controller: watches ShardSets, their targets and the targets' StatefulSets, and
+// reconciles each ShardSet level-triggered (read, plan, apply, publish status and Events).
+// It never acts on an event's contents, and never deletes what the retention planner keeps.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/informer.h"
+#include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/k8s_client/work_queue.h"
+#include "shardscaler/retention/planner.h"
+#include "shardscaler/scaler/event_recorder.h"
+#include "shardscaler/scaler/metrics.h"
+#include "shardscaler/scaler/plan_applier.h"
+
+namespace shardscaler::scaler {
+
+class IngestionSource;
+
+struct ControllerOptions {
+  std::vector<std::string> namespaces;  // empty = all namespaces
+  int workers = 2;
+  // Plan/apply rounds in one reconcile: after a successful round the objects are read again
+  // and planned again, so one reconcile usually finishes a whole transition.
+  int max_rounds = 4;
+  std::chrono::minutes resync_period{10};
+};
+
+// What one reconcile decided about its key.
+struct ReconcileOutcome {
+  ReconcileResult result = ReconcileResult::Success;
+  std::optional<std::chrono::nanoseconds> requeue_after;  // Success: come back then
+  std::string error;                                      // Error: what failed
+};
+
+// Thread-safety: reconcile() may run on several workers at once for different keys (the work
+// queue never hands one key to two workers). start/stop from one thread.
+class ShardSetController {
+ public:
+  // metrics and ingestion may be null. All references must outlive the controller.
+  ShardSetController(k8s::KubeClient& client, const k8s::Clock& clock, EventRecorder& events,
+                     Metrics* metrics, ControllerOptions options,
+                     IngestionSource* ingestion = nullptr);
+  ~ShardSetController();
+  ShardSetController(const ShardSetController&) = delete;
+  ShardSetController& operator=(const ShardSetController&) = delete;
+
+  // Starts the informers (every replica runs them, so a new leader starts warm).
+  void startInformers();
+  // True once every informer has listed once. When false, *why says which are not.
+  bool hasSynced(std::string* why = nullptr) const;
+  bool waitForSync(std::chrono::nanoseconds timeout) const;
+
+  // Starts the workers (the leader only). Call after startInformers().
+  void startWorkers();
+  // Stops taking work, lets reconciles in flight finish (up to drain_timeout), stops informers.
+  // Returns false when a reconcile was still running at the deadline.
+  bool stop(std::chrono::nanoseconds drain_timeout);
+
+  // Enqueue a ShardSet by key ("namespace/name"), e.g. when its ingestion rates changed.
+  void enqueue(const std::string& key);
+
+  // One level-triggered pass over the ShardSet `key`. Public for tests and `shardscaler plan`.
+  ReconcileOutcome reconcile(const std::string& key);
+
+  // Plans without writing: what a reconcile of this ShardSet would do if spec.shards were
+  // `shards` (nullopt = as written). Reads from the API server, not the caches.
+  k8s::Result<retention::Plan> dryRun(const std::string& ns, const std::string& name,
+                                      std::optional<int32_t> shards);
+
+ private:
+  struct Observed;
+  class QueueMetrics;
+  struct NamedInformer {
+    std::string description;  // for /readyz: "shardsets.shardscaler.io/v1alpha1 in monitoring"
+    std::unique_ptr<k8s::Informer> informer;
+  };
+
+  void addInformer(const k8s::Resource& resource, const std::string& ns,
+                   const std::string& label_selector, void (*transform)(k8s::Json&),
+                   k8s::EventHandlers handlers, std::vector<NamedInformer>& into);
+  k8s::EventHandlers shardSetHandlers();
+  k8s::EventHandlers targetHandlers(retention::TargetKind kind);
+  k8s::EventHandlers statefulSetHandlers();
+  void enqueueForTarget(const std::string& ns, retention::TargetKind kind,
+                        const std::string& target_name);
+  void enqueueForStatefulSet(const k8s::Json& sts);
+
+  k8s::Result<Observed> observe(const retention::ShardSet& shard_set) const;
+  ReconcileOutcome reconcileShardSet(const k8s::Json& object, uint64_t reconcile_id);
+  k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
+  void publishMetrics(const retention::ShardSet& shard_set, const retention::Plan& plan);
+  void worker();
+  void degraded(std::string_view reason);
+
+  k8s::KubeClient& client_;
+  const k8s::Clock& clock_;
+  EventRecorder& events_;
+  Metrics* metrics_;
+  ControllerOptions options_;
+  IngestionSource* ingestion_;
+  PlanApplier applier_;
+
+  std::unique_ptr<QueueMetrics> queue_metrics_;
+  k8s::WorkQueue queue_;
+  // One informer per namespace (or one for all); the ShardSet ones are indexed by namespace.
+  std::vector<NamedInformer> shard_set_informers_;
+  std::vector<NamedInformer> other_informers_;
+  std::vector<std::thread> workers_;
+  std::atomic<uint64_t> next_reconcile_id_{1};
+};
+
+}  // namespace shardscaler::scaler

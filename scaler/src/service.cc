@@ -1,0 +1,208 @@
+#include "shardscaler/scaler/service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cstdio>
+#include <memory>
+
+#include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/kube_config.h"
+#include "shardscaler/k8s_client/leader_elector.h"
+#include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/retention/planner.h"
+#include "shardscaler/scaler/event_recorder.h"
+#include "shardscaler/scaler/http_server.h"
+#include "shardscaler/scaler/metrics.h"
+#include "shardscaler/scaler/shardset_controller.h"
+#include "shardscaler/scaler/signals.h"
+
+namespace shardscaler::scaler {
+namespace {
+
+// Informers and the elector need a moment after the drain to hang up their calls.
+constexpr auto kShutdownMargin = std::chrono::seconds(2);
+
+std::expected<k8s::KubeConfig, std::string> loadConfig(const std::string& kubeconfig) {
+  auto config = k8s::loadKubeConfig(k8s::ConfigSources::fromEnvironment(kubeconfig));
+  if (!config) return std::unexpected(config.error().message);
+  return *config;
+}
+
+// Everything `shardscaler run` owns, in construction order (destruction undoes it).
+class Service {
+ public:
+  Service(const RunOptions& options, k8s::KubeConfig config)
+      : options_(options),
+        clock_(std::make_shared<k8s::RealClock>()),
+        client_(std::move(config),
+                k8s::RestClientOptions{
+                    .clock = clock_,
+                    .observer =
+                        [this](const k8s::RequestRecord& r) {
+                          metrics_.observeKubeRequest(
+                              r.verb, r.http_status,
+                              std::chrono::duration<double>(r.latency).count());
+                        },
+                }),
+        events_(client_, *clock_, KubeEventRecorder::Options{.instance = options.identity},
+                [this](const std::string& reason) { metrics_.incDegraded(reason); }),
+        controller_(
+            client_, *clock_, events_, &metrics_,
+            ControllerOptions{.namespaces = options.namespaces, .workers = options.workers}),
+        http_(HttpServer::Handlers{
+            .metrics = [this] { return metrics_.serialize(); },
+            .readiness = [this] { return readiness(); },
+            .degraded = [this](std::string_view reason) { metrics_.incDegraded(reason); },
+        }) {}
+
+  int run() {
+    if (!listen()) return 1;
+    http_.start();
+    controller_.startInformers();
+    if (options_.leader_elect) {
+      startElection();
+    } else {
+      startLeading();
+    }
+    stop_.wait();
+    return shutDown();
+  }
+
+ private:
+  bool listen() {
+    struct Listener {
+      const std::optional<BindAddress>& address;
+      Endpoints endpoints;
+    };
+    for (const Listener& l : {Listener{options_.metrics_bind_address, {.metrics = true}},
+                              Listener{options_.health_probe_bind_address, {.probes = true}}}) {
+      if (!l.address) continue;
+      auto port = http_.listen(*l.address, l.endpoints);
+      if (!port) {
+        spdlog::error("cannot serve {}: {}", l.endpoints.metrics ? "metrics" : "probes",
+                      port.error());
+        return false;
+      }
+      spdlog::info("serving {} on {} (port {})",
+                   l.endpoints.metrics ? "/metrics" : "/healthz,/readyz", l.address->toString(),
+                   *port);
+    }
+    return true;
+  }
+
+  std::expected<void, std::string> readiness() const {
+    std::string why;
+    if (!controller_.hasSynced(&why)) return std::unexpected(why);
+    // A standby replica is ready: it is waiting for the Lease, which is its job.
+    if (options_.leader_elect && !election_started_) {
+      return std::unexpected("leader election not started");
+    }
+    return {};
+  }
+
+  void startElection() {
+    k8s::LeaderElectionConfig config{
+        .lease_namespace = options_.leader_election_namespace,
+        .lease_name = options_.leader_election_id,
+        .identity = options_.identity,
+        .lease_duration = options_.lease_duration,
+        .renew_deadline = options_.renew_deadline,
+        .retry_period = options_.retry_period,
+        .callbacks = {
+            .on_started_leading = [this] { startLeading(); },
+            .on_stopped_leading =
+                [this] {
+                  metrics_.setLeader(false);
+                  if (!stop_.stopRequested()) {
+                    // client-go's rule: a replica that lost its Lease exits rather than
+                    // risk acting next to the new leader.
+                    spdlog::error("leader election lost (lease {}/{}): stopping",
+                                  options_.leader_election_namespace, options_.leader_election_id);
+                    lost_lease_ = true;
+                    stop_.requestStop();
+                  }
+                },
+            .on_new_leader =
+                [this](const std::string& identity) { spdlog::info("leader is {}", identity); },
+        },
+    };
+    elector_ = std::make_unique<k8s::LeaderElector>(client_, std::move(config), *clock_);
+    elector_->start();
+    election_started_ = true;
+    spdlog::info("waiting for lease {}/{} as {}", options_.leader_election_namespace,
+                 options_.leader_election_id, options_.identity);
+  }
+
+  void startLeading() {
+    metrics_.setLeader(true);
+    spdlog::info("starting {} worker(s)", options_.workers);
+    controller_.startWorkers();
+  }
+
+  // SIGTERM: stop taking work, finish the reconcile in flight, release the Lease, exit.
+  int shutDown() {
+    spdlog::info("shutting down (signal {})", stop_.signalNumber());
+    const auto drain = std::max<std::chrono::nanoseconds>(
+        options_.shutdown_timeout - kShutdownMargin, std::chrono::seconds(1));
+    if (!controller_.stop(drain)) {
+      spdlog::warn("a reconcile was still running after {}s; leaving it",
+                   std::chrono::duration_cast<std::chrono::seconds>(drain).count());
+      metrics_.incDegraded("shutdown_drain_timeout");
+    }
+    if (elector_) elector_->stop();  // releases the Lease when held
+    http_.stop();
+    spdlog::info("stopped");
+    return lost_lease_ ? 1 : 0;
+  }
+
+  const RunOptions& options_;
+  Metrics metrics_;
+  std::shared_ptr<k8s::RealClock> clock_;
+  k8s::RestClient client_;
+  KubeEventRecorder events_;
+  ShardSetController controller_;
+  HttpServer http_;
+  StopSignal stop_;
+  std::unique_ptr<k8s::LeaderElector> elector_;
+  std::atomic<bool> election_started_{false};
+  std::atomic<bool> lost_lease_{false};
+};
+
+}  // namespace
+
+int runService(const RunOptions& options) {
+  auto config = loadConfig(options.kubeconfig);
+  if (!config) {
+    spdlog::error("{}", config.error());
+    return 1;
+  }
+  spdlog::info("shardscaler {} ({}) talking to {} ({})", buildInfo().version, buildInfo().commit,
+               config->server, config->origin);
+  Service service(options, std::move(*config));
+  return service.run();
+}
+
+int runPlan(const PlanOptions& options) {
+  auto config = loadConfig(options.kubeconfig);
+  if (!config) {
+    std::fprintf(stderr, "shardscaler: error: %s\n", config.error().c_str());
+    return 1;
+  }
+  k8s::RealClock clock;
+  k8s::RestClient client(std::move(*config));
+  // Nothing is written: the recorder is never handed an Event, the controller never started.
+  KubeEventRecorder events(client, clock, {});
+  ShardSetController controller(client, clock, events, nullptr, {});
+  auto plan = controller.dryRun(options.shardset_namespace, options.shardset_name, options.shards);
+  if (!plan) {
+    std::fprintf(stderr, "shardscaler: error: %s\n", plan.error().describe().c_str());
+    return 1;
+  }
+  std::printf("ShardSet %s/%s, scale to %d (nothing is written):\n%s",
+              options.shardset_namespace.c_str(), options.shardset_name.c_str(), options.shards,
+              retention::describe(*plan).c_str());
+  return 0;
+}
+
+}  // namespace shardscaler::scaler

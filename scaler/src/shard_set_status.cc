@@ -1,0 +1,90 @@
+#include "shardscaler/scaler/shard_set_status.h"
+
+#include <vector>
+
+#include "shardscaler/retention/duration.h"
+#include "shardscaler/retention/shard_set.h"
+
+namespace shardscaler::scaler {
+namespace {
+
+using k8s::Json;
+
+std::vector<retention::Condition> previousConditions(const Json& shard_set) {
+  std::vector<retention::Condition> out;
+  auto status = shard_set.find("status");
+  if (status == shard_set.end() || !status->is_object()) return out;
+  auto conditions = status->find("conditions");
+  if (conditions == status->end() || !conditions->is_array()) return out;
+  for (const Json& c : *conditions) {
+    if (auto parsed = retention::conditionFromJson(c)) out.push_back(std::move(*parsed));
+  }
+  return out;
+}
+
+Json ingestionJson(const IngestionSnapshot& snapshot) {
+  Json per_shard = Json::array();
+  for (const ShardRate& r : snapshot.per_shard) {
+    per_shard.push_back({{"index", r.index}, {"samplesPerSecond", r.samples_per_second}});
+  }
+  return Json{{"totalSamplesPerSecond", snapshot.total_samples_per_second},
+              {"perShard", std::move(per_shard)},
+              {"lastUpdate", snapshot.last_update},
+              {"error", snapshot.error}};
+}
+
+}  // namespace
+
+std::optional<IngestionTarget> ingestionTarget(const Json& shard_set, std::string* problem) {
+  auto fail = [&](std::string why) -> std::optional<IngestionTarget> {
+    if (problem != nullptr) *problem = std::move(why);
+    return std::nullopt;
+  };
+  const Json* spec = shard_set.contains("spec") ? &shard_set["spec"] : nullptr;
+  if (spec == nullptr || !spec->is_object() || !spec->contains("ingestion")) return std::nullopt;
+  const Json& ingestion = (*spec)["ingestion"];
+  if (!ingestion.is_object()) return fail("spec.ingestion: must be an object");
+
+  IngestionTarget t;
+  const Json& metadata = shard_set["metadata"];
+  t.ns = metadata.value("namespace", "");
+  t.shard_set = metadata.value("name", "");
+  const Json& ref = spec->value("targetRef", Json::object());
+  auto kind = retention::parseTargetKind(ref.value("kind", ""));
+  if (!kind) return fail("spec.targetRef.kind: not a Prometheus or PrometheusAgent");
+  t.kind = *kind;
+  t.target_name = ref.value("name", "");
+  t.prometheus_url = ingestion.value("prometheusURL", "");
+  if (t.prometheus_url.empty()) return fail("spec.ingestion.prometheusURL: required");
+  t.query = ingestion.value("query", "");
+  if (auto interval = ingestion.find("interval"); interval != ingestion.end()) {
+    if (!interval->is_string()) return fail("spec.ingestion.interval: must be a string");
+    auto parsed = retention::parsePrometheusDuration(interval->get<std::string>());
+    if (!parsed) return fail("spec.ingestion.interval: " + parsed.error());
+    if (*parsed < std::chrono::seconds(1)) return fail("spec.ingestion.interval: below 1s");
+    t.interval = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
+  }
+  return t;
+}
+
+Json shardSetStatusJson(const retention::Plan& plan, const Json& shard_set,
+                        const std::optional<IngestionSnapshot>& ingestion,
+                        const std::optional<std::string>& apply_failure,
+                        k8s::Clock::SystemTime now) {
+  retention::ShardSetStatus status = plan.status;
+  if (apply_failure) {
+    const auto previous = previousConditions(shard_set);
+    for (retention::Condition& c : status.conditions) {
+      if (c.type == retention::kConditionDegraded) {
+        c = retention::makeCondition(previous, retention::kConditionDegraded, true, "ApplyFailed",
+                                     *apply_failure, status.observed_generation, now);
+      }
+    }
+  }
+  Json j = retention::toJson(status);
+  j["retainedCount"] = status.retained_shards.size();
+  if (ingestion) j["ingestion"] = ingestionJson(*ingestion);
+  return j;
+}
+
+}  // namespace shardscaler::scaler
