@@ -108,7 +108,11 @@ Flags parseFlags(int argc, char** argv) {
     };
     auto duration = [&](std::chrono::milliseconds& out) {
       std::string text = next();
-      if (!parseDuration(text, out)) fail("bad duration for " + arg + ": " + text);
+      if (!parseDuration(text, out)) {
+        std::string message = "bad duration for ";
+        message.append(arg).append(": ").append(text);
+        fail(message);
+      }
     };
     if (arg == "--kubeconfig") {
       flags.kubeconfig = next();
@@ -146,6 +150,7 @@ class ShutdownSignal {
     sigemptyset(&set_);
     sigaddset(&set_, SIGTERM);
     sigaddset(&set_, SIGINT);
+    sigaddset(&set_, SIGUSR1);  // only to wake the waiting thread when exiting without a signal
     pthread_sigmask(SIG_BLOCK, &set_, nullptr);  // before any other thread starts
     thread_ = std::thread([this] {
       int signal = 0;
@@ -159,7 +164,7 @@ class ShutdownSignal {
   }
   ~ShutdownSignal() {
     if (thread_.joinable()) {
-      if (!requested()) pthread_kill(thread_.native_handle(), SIGTERM);
+      if (!requested()) pthread_kill(thread_.native_handle(), SIGUSR1);
       thread_.join();
     }
   }
@@ -255,6 +260,7 @@ int main(int argc, char** argv) {
   }
   spdlog::info("event=stopping signal={}", shutdown.signal());
   std::vector<std::thread> stoppers;
+  stoppers.reserve(controllers.size());
   for (auto& controller : controllers) {
     stoppers.emplace_back([&controller] { controller->stop(); });
   }

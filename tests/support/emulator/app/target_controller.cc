@@ -57,7 +57,7 @@ TargetController::TargetController(const TargetKind& kind, k8s::KubeClient& clie
       reconcile_queue_(clock),
       status_queue_(clock) {
   std::vector<std::string> namespaces = options_.namespaces;
-  if (namespaces.empty()) namespaces.push_back("");  // all namespaces
+  if (namespaces.empty()) namespaces.emplace_back();  // "": all namespaces
   for (const auto& ns : namespaces) {
     k8s::InformerOptions target_options;
     target_options.ns = ns;

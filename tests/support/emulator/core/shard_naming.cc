@@ -55,6 +55,7 @@ std::string statefulSetName(const TargetKind& kind, const std::string& target_na
 std::vector<std::string> expectedStatefulSetNames(const TargetKind& kind, const Json& target) {
   const std::string name = metadataOf(target).value("name", "");
   std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(shardsNumber(target)));
   for (int shard = 0; shard < shardsNumber(target); ++shard) {
     names.push_back(statefulSetName(kind, name, shard));
   }
@@ -100,7 +101,7 @@ std::string selectorString(const Labels& labels) {
   std::string out;
   for (const auto& [key, value] : labels) {  // std::map: sorted like labels.Set.String()
     if (!out.empty()) out += ",";
-    out += key + "=" + value;
+    out.append(key).append("=").append(value);
   }
   return out;
 }

@@ -44,8 +44,8 @@ std::string podMessage(const Json& pod) {
 Json withTransitionTime(Json condition, const Json& previous_status, const std::string& now) {
   condition["lastTransitionTime"] = now;
   for (const auto& old : previous_status.value("conditions", Json::array())) {
-    if (old.value("type", "") == condition["type"] &&
-        old.value("status", "") == condition["status"]) {
+    if (old.value("type", "") == condition.value("type", "") &&
+        old.value("status", "") == condition.value("status", "")) {
       condition["lastTransitionTime"] = old.value("lastTransitionTime", now);
     }
   }
@@ -92,15 +92,16 @@ Json buildStatusPatch(const TargetKind& kind, const Json& target,
   Json shard_statuses = Json::array();
   for (const auto& shard : shards) {
     if (!shard.statefulset) {
-      statuses.push_back("False");
-      reasons.push_back("StatefulSetNotFound");
-      messages.push_back("shard " + std::to_string(shard.shard) + ": statefulset " +
-                         meta.value("namespace", "") + "/" + shard.statefulset_name + " not found");
-      shard_statuses.push_back(Json{{"shardID", std::to_string(shard.shard)},
-                                    {"replicas", 0},
-                                    {"updatedReplicas", 0},
-                                    {"availableReplicas", 0},
-                                    {"unavailableReplicas", 0}});
+      statuses.emplace_back("False");
+      reasons.emplace_back("StatefulSetNotFound");
+      messages.emplace_back("shard " + std::to_string(shard.shard) + ": statefulset " +
+                            meta.value("namespace", "") + "/" + shard.statefulset_name +
+                            " not found");
+      shard_statuses.emplace_back(Json{{"shardID", std::to_string(shard.shard)},
+                                       {"replicas", 0},
+                                       {"updatedReplicas", 0},
+                                       {"availableReplicas", 0},
+                                       {"unavailableReplicas", 0}});
       continue;
     }
     if (deletionInProgress(*shard.statefulset)) continue;
@@ -116,22 +117,22 @@ Json buildStatusPatch(const TargetKind& kind, const Json& target,
     updated += up_to_date;
     available += ready;
     unavailable += count - ready;
-    shard_statuses.push_back(Json{{"shardID", std::to_string(shard.shard)},
-                                  {"replicas", count},
-                                  {"updatedReplicas", up_to_date},
-                                  {"availableReplicas", ready},
-                                  {"unavailableReplicas", count - ready}});
+    shard_statuses.emplace_back(Json{{"shardID", std::to_string(shard.shard)},
+                                     {"replicas", count},
+                                     {"updatedReplicas", up_to_date},
+                                     {"availableReplicas", ready},
+                                     {"unavailableReplicas", count - ready}});
     if (ready >= expected_replicas) {
-      statuses.push_back("True");
-      reasons.push_back("");
+      statuses.emplace_back("True");
+      reasons.emplace_back("");
       continue;
     }
-    statuses.push_back(ready == 0 ? "False" : "Degraded");
-    reasons.push_back(ready == 0 ? "NoPodReady" : "SomePodsNotReady");
+    statuses.emplace_back(ready == 0 ? "False" : "Degraded");
+    reasons.emplace_back(ready == 0 ? "NoPodReady" : "SomePodsNotReady");
     for (const auto& pod : shard.pods) {
       if (auto m = podMessage(pod); !m.empty()) {
-        messages.push_back("shard " + std::to_string(shard.shard) + ": pod " +
-                           objectField(pod, "metadata").value("name", "") + ": " + m);
+        messages.emplace_back("shard " + std::to_string(shard.shard) + ": pod " +
+                              objectField(pod, "metadata").value("name", "") + ": " + m);
       }
     }
   }

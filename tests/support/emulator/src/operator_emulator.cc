@@ -118,15 +118,16 @@ OperatorEmulator::OperatorEmulator(OperatorEmulatorOptions options) {
                                 "--workers",
                                 std::to_string(options.workers)};
   for (const auto& ns : options.namespaces) {
-    args.push_back("--namespace");
+    args.emplace_back("--namespace");
     args.push_back(ns);
   }
   if (options.resync_period) {
-    args.push_back("--resync-period");
+    args.emplace_back("--resync-period");
     args.push_back(std::to_string(options.resync_period->count()) + "ms");
   }
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
   for (auto& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
 

@@ -39,8 +39,8 @@ TEST(ShardNamingTest, ShardZeroHasNoSuffixAndOthersAreNumbered) {
 }
 
 TEST(ShardNamingTest, ShardsAtMostOneMeanOne) {
-  for (Json spec : {Json::object(), Json{{"shards", 0}}, Json{{"shards", -2}},
-                    Json{{"shards", nullptr}}, Json{{"shards", 1}}}) {
+  for (const Json& spec : {Json::object(), Json{{"shards", 0}}, Json{{"shards", -2}},
+                           Json{{"shards", nullptr}}, Json{{"shards", 1}}}) {
     EXPECT_EQ(shardsNumber(target("m", spec)), 1) << spec;
   }
   EXPECT_EQ(specShardsOrOne(target("m", {{"shards", 0}})), 0);  // status reports it as given
