@@ -1,0 +1,50 @@
+// What the end-to-end tests share: the control plane with the CRDs installed, a namespace per
+// test, a client and kubectl, and bounded waits. It asserts nothing itself.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/testenv/control_plane.h"
+
+namespace shardscaler::e2e {
+
+using k8s::Json;
+
+// The control plane of this test binary with the ShardSet CRD (deploy/crds) and the operator's
+// stand-in CRDs (tests/support/crds) installed and established.
+testenv::ControlPlane& cluster();
+// A RestClient with the admin kubeconfig.
+k8s::RestClient& adminClient();
+// A fresh namespace "<prefix>-<n>".
+std::string createNamespace(const std::string& prefix);
+
+struct KubectlResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+// kubectl with the admin kubeconfig; args go through /bin/sh.
+KubectlResult kubectl(const std::string& args, const std::string& input = {});
+// kubectl apply -f - of a YAML document; throws std::runtime_error with kubectl's error.
+void apply(const std::string& yaml);
+
+// Polls `check` every 100 ms until it returns true or `timeout` passes. `check` may write what
+// it saw into *state; the last state is kept in *last_state for the failure message.
+bool eventually(std::chrono::milliseconds timeout, const std::function<bool(std::string*)>& check,
+                std::string* last_state = nullptr);
+
+// The object, or null JSON when it does not exist (other errors throw).
+Json getOrNull(const k8s::Resource& resource, const std::string& ns, const std::string& name);
+
+// Directory for this test's logs (kept under the control plane's work directory).
+std::filesystem::path testLogDir();
+
+// Paths in the source tree.
+std::filesystem::path sourceDir();
+
+}  // namespace shardscaler::e2e

@@ -1,0 +1,121 @@
+#include "shardscaler/e2e/shardscaler_process.h"
+
+#include <curl/curl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "shardscaler/testenv/child_process.h"
+
+namespace shardscaler::e2e {
+namespace {
+
+uint16_t freeLoopbackPort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) close(fd);
+    throw std::runtime_error("no free loopback port");
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+size_t appendBody(char* data, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(data, size * n);
+  return size * n;
+}
+
+}  // namespace
+
+ShardscalerProcess::ShardscalerProcess(ShardscalerOptions options) : options_(std::move(options)) {
+  start();
+}
+
+ShardscalerProcess::~ShardscalerProcess() {
+  if (process_) process_->stop(std::chrono::seconds(15));
+}
+
+std::filesystem::path ShardscalerProcess::binary() { return SHARDSCALER_BINARY; }
+
+void ShardscalerProcess::start() {
+  if (process_ && !process_->exitStatus()) throw std::logic_error("shardscaler is running");
+  metrics_port_ = freeLoopbackPort();
+  probe_port_ = freeLoopbackPort();
+  std::vector<std::string> argv = {
+      binary().string(),
+      "run",
+      "--kubeconfig=" + options_.kubeconfig.string(),
+      "--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_),
+      "--health-probe-bind-address=127.0.0.1:" + std::to_string(probe_port_),
+      std::string("--leader-elect=") + (options_.leader_elect ? "true" : "false"),
+  };
+  for (const auto& ns : options_.namespaces) argv.push_back("--namespace=" + ns);
+  if (options_.leader_elect && !options_.leader_election_namespace.empty()) {
+    argv.push_back("--leader-election-namespace=" + options_.leader_election_namespace);
+  }
+  if (!options_.identity.empty()) argv.push_back("--identity=" + options_.identity);
+  argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp"};
+  process_ = std::make_unique<testenv::ChildProcess>("shardscaler", argv, env, options_.log_file);
+}
+
+void ShardscalerProcess::kill9() {
+  if (!process_) return;
+  if (!process_->exitStatus()) ::kill(process_->pid(), SIGKILL);
+  for (int i = 0; i < 500 && !process_->exitStatus(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::optional<int> ShardscalerProcess::terminate(std::chrono::milliseconds grace) {
+  if (!process_) return std::nullopt;
+  if (!process_->exitStatus()) ::kill(process_->pid(), SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  while (!process_->exitStatus() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (auto status = process_->exitStatus()) return status;
+  process_->stop(std::chrono::milliseconds(0));
+  return std::nullopt;
+}
+
+bool ShardscalerProcess::running() { return process_ && !process_->exitStatus(); }
+
+pid_t ShardscalerProcess::pid() const { return process_ ? process_->pid() : -1; }
+
+std::pair<int, std::string> ShardscalerProcess::httpGet(uint16_t port,
+                                                        const std::string& path) const {
+  std::string body;
+  CURL* curl = curl_easy_init();
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + path;
+  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, appendBody);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 5000L);
+  curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
+  long code = 0;
+  if (curl_easy_perform(curl) == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
+  curl_easy_cleanup(curl);
+  return {static_cast<int>(code), body};
+}
+
+std::string ShardscalerProcess::logTail(std::size_t max_bytes) const {
+  std::ifstream in(options_.log_file);
+  std::stringstream all;
+  all << in.rdbuf();
+  std::string text = all.str();
+  return text.size() > max_bytes ? text.substr(text.size() - max_bytes) : text;
+}
+
+}  // namespace shardscaler::e2e
