@@ -14,7 +14,7 @@ SHARDSCALER_PACKAGES=(
   libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev
   libboost-dev libboost-system-dev prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  etcd-server prometheus
+  etcd-server prometheus zlib1g-dev
 )
 
 as_root() {

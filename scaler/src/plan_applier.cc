@@ -1,8 +1,31 @@
 #include "shardscaler/scaler/plan_applier.h"
 
+#include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <cstdlib>
+
 namespace shardscaler::scaler {
+namespace {
+
+// Fault injection for the crash-safety tests: with SHARDSCALER_FAULT_KILL_AFTER_WRITES=N the
+// process SIGKILLs itself right after its N-th successful write, so every point between two
+// writes of a transition can be hit exactly. Unset (always, outside those tests): no effect.
+void countWriteForFaultInjection() {
+  static const long kill_after = [] {
+    const char* v = std::getenv("SHARDSCALER_FAULT_KILL_AFTER_WRITES");
+    return v != nullptr ? std::strtol(v, nullptr, 10) : 0L;
+  }();
+  static std::atomic<long> writes{0};
+  if (kill_after > 0 && ++writes == kill_after) {
+    spdlog::warn("fault injection: SIGKILL after write {}", kill_after);
+    spdlog::default_logger()->flush();
+    raise(SIGKILL);
+  }
+}
+
+}  // namespace
 
 using retention::ActionType;
 
@@ -17,6 +40,7 @@ ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource
       return outcome;
     }
     spdlog::info("applied shardset={}/{} action=\"{}\"", ns, shard_set.name, action.summary);
+    countWriteForFaultInjection();
     for (const retention::Event& event : action.events) {
       events_.record(shard_set, event.type, event.reason, event.message);
     }

@@ -48,7 +48,7 @@ ShardscalerProcess::~ShardscalerProcess() {
 
 std::filesystem::path ShardscalerProcess::binary() { return SHARDSCALER_BINARY; }
 
-void ShardscalerProcess::start() {
+void ShardscalerProcess::start(const std::vector<std::string>& extra_env) {
   if (process_ && !process_->exitStatus()) throw std::logic_error("shardscaler is running");
   metrics_port_ = freeLoopbackPort();
   probe_port_ = freeLoopbackPort();
@@ -67,6 +67,8 @@ void ShardscalerProcess::start() {
   if (!options_.identity.empty()) argv.push_back("--identity=" + options_.identity);
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp"};
+  env.insert(env.end(), options_.extra_env.begin(), options_.extra_env.end());
+  env.insert(env.end(), extra_env.begin(), extra_env.end());
   process_ = std::make_unique<testenv::ChildProcess>("shardscaler", argv, env, options_.log_file);
 }
 

@@ -24,6 +24,7 @@ struct ShardscalerOptions {
   std::string leader_election_namespace;  // when leader_elect
   std::string identity;                   // --identity when set
   std::vector<std::string> extra_args;    // appended to `shardscaler run`
+  std::vector<std::string> extra_env;     // "NAME=value", beside PATH and HOME
   std::filesystem::path log_file;         // every start appends to it
 };
 
@@ -37,7 +38,8 @@ class ShardscalerProcess {
 
   static std::filesystem::path binary();
 
-  void start();
+  // (Re)starts the process; extra_env adds to the options' environment for this start only.
+  void start(const std::vector<std::string>& extra_env = {});
   // SIGKILL and reap: the crash of the crash-safety tests.
   void kill9();
   // SIGTERM, and the wait status once it exited (nullopt if it had to be killed after `grace`).
