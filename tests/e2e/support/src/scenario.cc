@@ -44,7 +44,7 @@ void ShardSetScenario::SetUp() {
   emulator_ = std::make_unique<testenv::OperatorEmulator>(emulator_options);
 
   ShardscalerOptions options;
-  options.kubeconfig = cluster().kubeconfigPath();
+  options.kubeconfig = shardscalerKubeconfig();
   options.namespaces = {ns_};
   options.extra_args = shardscalerArgs();
   options.log_file = logs / "shardscaler.log";

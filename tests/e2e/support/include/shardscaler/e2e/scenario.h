@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <set>
@@ -46,6 +47,9 @@ class ShardSetScenario : public ::testing::Test {
 
   // Extra `shardscaler run` flags for this fixture (override to change).
   virtual std::vector<std::string> shardscalerArgs() const { return {}; }
+  // The kubeconfig shardscaler runs with; called in SetUp once ns_ exists and before shardscaler
+  // starts. Default: the admin kubeconfig. Override to run it as another identity.
+  virtual std::filesystem::path shardscalerKubeconfig() { return cluster().kubeconfigPath(); }
 
   void createPrometheus(int shards, const std::string& extra_spec_yaml = {});
   void applyShardSet(const ShardSetSpec& spec);
