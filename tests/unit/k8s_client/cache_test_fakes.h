@@ -19,7 +19,7 @@
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/store.h"
 
-namespace shardscaler::k8s::testing {
+namespace shardscaler::k8s::cachetest {
 
 inline Error apiError(ErrorKind kind, int status, std::string message = "injected") {
   return Error{.kind = kind,
@@ -33,7 +33,7 @@ enum class Verb { Get, List, Create, Update, Remove, Watch };
 
 // Objects live per resource, keyed by namespace/name. Every write bumps one global
 // resourceVersion and appends to a history that watches replay from their start version.
-class FakeApiServer final : public KubeClient {
+class InMemoryApiServer final : public KubeClient {
  public:
   // ---- test side -------------------------------------------------------------------------
   // Creates or replaces without preconditions; returns the stored object.
@@ -223,7 +223,7 @@ class FakeApiServer final : public KubeClient {
     ++open_;
     cv_.notify_all();
     struct Close {
-      FakeApiServer* server;
+      InMemoryApiServer* server;
       ~Close() { --server->open_; }
     } close{this};
     while (true) {
@@ -369,4 +369,4 @@ inline Json makeObject(const std::string& ns, const std::string& name, Json labe
   return object;
 }
 
-}  // namespace shardscaler::k8s::testing
+}  // namespace shardscaler::k8s::cachetest

@@ -12,10 +12,10 @@ namespace shardscaler::k8s {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::apiError;
-using testing::EventLog;
-using testing::FakeApiServer;
-using testing::makeObject;
+using cachetest::apiError;
+using cachetest::EventLog;
+using cachetest::InMemoryApiServer;
+using cachetest::makeObject;
 
 const Resource kConfigMaps{"", "v1", "configmaps", true};
 
@@ -33,14 +33,14 @@ EventHandlers recordInto(EventLog& log) {
 
 class InformerTest : public ::testing::Test {
  protected:
-  void make(InformerOptions options = {}) {
-    informer_ = std::make_unique<Informer>(server_, kConfigMaps, std::move(options), clock_);
+  void make(const InformerOptions& options = {}) {
+    informer_ = std::make_unique<Informer>(server_, kConfigMaps, options, clock_);
   }
   void TearDown() override {
     if (informer_) informer_->stop();
   }
 
-  FakeApiServer server_;
+  InMemoryApiServer server_;
   ManualClock clock_;
   EventLog log_;
   std::unique_ptr<Informer> informer_;
@@ -59,7 +59,7 @@ TEST_F(InformerTest, HandlersSeeEveryChangeInOrderWithTheStoreAlreadyUpdated) {
   };
   informer_->addEventHandlers(handlers);
   informer_->start();
-  ASSERT_TRUE(testing::eventually([&] { return informer_->hasSynced(); }));
+  ASSERT_TRUE(cachetest::eventually([&] { return informer_->hasSynced(); }));
   EXPECT_TRUE(informer_->waitForSync(0s));
   ASSERT_TRUE(server_.awaitOpenWatch(1));
 
@@ -73,7 +73,7 @@ TEST_F(InformerTest, HandlersSeeEveryChangeInOrderWithTheStoreAlreadyUpdated) {
   EXPECT_EQ(informer_->store().size(), 1u);
   EXPECT_EQ(informer_->store().get("ns", "a")->at("spec").at("v"), 2);
   // The resume point moves only after handlers ran, so it may trail the log by a moment.
-  EXPECT_TRUE(testing::eventually([&] { return informer_->lastSyncResourceVersion() == "104"; }));
+  EXPECT_TRUE(cachetest::eventually([&] { return informer_->lastSyncResourceVersion() == "104"; }));
 }
 
 TEST_F(InformerTest, RelistAfterGoneAddsUpdatesAndDeletesWhatChangedWhileDisconnected) {
@@ -112,7 +112,7 @@ TEST_F(InformerTest, AHandlerAddedLateGetsTheCacheThenTheStream) {
   server_.put(kConfigMaps, makeObject("ns", "b"));
   make();
   informer_->start();
-  ASSERT_TRUE(testing::eventually([&] { return informer_->hasSynced(); }));
+  ASSERT_TRUE(cachetest::eventually([&] { return informer_->hasSynced(); }));
   informer_->addEventHandlers(recordInto(log_));
   ASSERT_TRUE(log_.awaitSize(2));
   server_.put(kConfigMaps, makeObject("ns", "c"));
@@ -148,7 +148,7 @@ TEST_F(InformerTest, DropManagedFieldsShrinksStoredObjects) {
   options.transform = dropManagedFields;
   make(options);
   informer_->start();
-  ASSERT_TRUE(testing::eventually([&] { return informer_->hasSynced(); }));
+  ASSERT_TRUE(cachetest::eventually([&] { return informer_->hasSynced(); }));
   auto stored = informer_->store().get("ns", "a");
   ASSERT_NE(stored, nullptr);
   EXPECT_FALSE(stored->at("metadata").contains("managedFields"));
@@ -187,7 +187,7 @@ TEST_F(InformerTest, AThrowingHandlerDoesNotStopTheOthers) {
 }
 
 TEST_F(InformerTest, WaitForSyncTimesOutOnTheClockWhileListsFail) {
-  server_.failAlways(testing::Verb::List, apiError(ErrorKind::Forbidden, 403));
+  server_.failAlways(cachetest::Verb::List, apiError(ErrorKind::Forbidden, 403));
   make();
   informer_->start();
   std::atomic<bool> result{true};

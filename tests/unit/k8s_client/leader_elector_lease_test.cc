@@ -14,10 +14,10 @@ namespace shardscaler::k8s {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::apiError;
-using testing::EventLog;
-using testing::FakeApiServer;
-using testing::Verb;
+using cachetest::apiError;
+using cachetest::EventLog;
+using cachetest::InMemoryApiServer;
+using cachetest::Verb;
 
 bool contains(const EventLog& log, const std::string& entry) {
   auto entries = log.entries();
@@ -51,7 +51,7 @@ class LeaderElectorTest : public ::testing::Test {
     return l ? *l : Json::object();
   }
   bool awaitEntry(const EventLog& log, const std::string& entry) {
-    return testing::eventually([&] { return contains(log, entry); });
+    return cachetest::eventually([&] { return contains(log, entry); });
   }
   // Moves the clock from wait to wait until `done` holds; false after `max_steps` waits.
   // Before each step, `waiters` threads must be waiting, so none lags behind the clock.
@@ -59,7 +59,7 @@ class LeaderElectorTest : public ::testing::Test {
   bool advanceUntil(Pred done, std::size_t waiters = 1, int max_steps = 40) {
     for (int i = 0; i < max_steps; ++i) {
       // Either the condition holds or the threads wait on the clock (none: finished).
-      bool waiting = testing::eventually([&] {
+      bool waiting = cachetest::eventually([&] {
         return done() ||
                (clock_.awaitWaiters(waiters, 0ms) && clock_.awaitNextDeadline(0ms).has_value());
       });
@@ -70,7 +70,7 @@ class LeaderElectorTest : public ::testing::Test {
     return done();
   }
 
-  FakeApiServer server_;
+  InMemoryApiServer server_;
   ManualClock clock_;
 };
 
@@ -94,7 +94,7 @@ TEST_F(LeaderElectorTest, AcquiresAFreshLeaseThenRenewsItEveryRetryPeriod) {
   ASSERT_TRUE(wait);
   EXPECT_EQ(*wait - clock_.monotonicNow(), 2s);
   clock_.advance(2s);
-  ASSERT_TRUE(testing::eventually(
+  ASSERT_TRUE(cachetest::eventually(
       [&] { return lease()["spec"]["renewTime"] == formatMicroTime(clock_.now()); }));
   auto renewed = lease();
   EXPECT_EQ(renewed["spec"]["acquireTime"], acquired["spec"]["acquireTime"]);
@@ -221,7 +221,7 @@ TEST_F(LeaderElectorTest, AConflictingWriteIsRereadAtOnce) {
   auto updates_before = server_.calls(Verb::Update);
   server_.failNext(Verb::Update, apiError(ErrorKind::Conflict, 409));
   clock_.advance(2s);
-  ASSERT_TRUE(testing::eventually(
+  ASSERT_TRUE(cachetest::eventually(
       [&] { return lease()["spec"]["renewTime"] == formatMicroTime(clock_.now()); }));
   EXPECT_EQ(server_.calls(Verb::Update), updates_before + 2);
   EXPECT_TRUE(a->elector->isLeader());
@@ -235,7 +235,7 @@ TEST_F(LeaderElectorTest, AStaleResourceVersionNeverOverwritesAnotherWrite) {
   auto stale = lease();
   ASSERT_TRUE(clock_.awaitNextDeadline(5s));
   clock_.advanceToNextDeadline();
-  ASSERT_TRUE(testing::eventually([&] {
+  ASSERT_TRUE(cachetest::eventually([&] {
     return lease()["metadata"]["resourceVersion"] != stale["metadata"]["resourceVersion"];
   }));
   stale["spec"]["holderIdentity"] = "b";
@@ -249,7 +249,7 @@ TEST_F(LeaderElectorTest, TwoCandidatesStartingTogetherNeverBothLead) {
   auto b = candidate("b");
   a->elector->start();
   b->elector->start();
-  ASSERT_TRUE(testing::eventually(
+  ASSERT_TRUE(cachetest::eventually(
       [&] { return contains(a->log, "started") || contains(b->log, "started"); }));
   // Thirty seconds in step with both (a leader starved of CPU past its lease would lose it).
   auto start = clock_.monotonicNow();

@@ -13,10 +13,10 @@ namespace shardscaler::k8s {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::apiError;
-using testing::EventLog;
-using testing::FakeApiServer;
-using testing::makeObject;
+using cachetest::apiError;
+using cachetest::EventLog;
+using cachetest::InMemoryApiServer;
+using cachetest::makeObject;
 
 const Resource kConfigMaps{"", "v1", "configmaps", true};
 
@@ -62,7 +62,7 @@ class ReflectorTest : public ::testing::Test {
     return deadline ? *deadline - clock_.monotonicNow() : std::chrono::nanoseconds::zero();
   }
 
-  FakeApiServer server_;
+  InMemoryApiServer server_;
   ManualClock clock_;
   RecordingSink sink_;
   std::unique_ptr<Reflector> reflector_;
@@ -85,7 +85,8 @@ TEST_F(ReflectorTest, ListsThenWatchesFromTheListResourceVersion) {
   ASSERT_TRUE(sink_.log.awaitSize(3));
   EXPECT_EQ(sink_.log.entries()[1], "added:ns/c@103");
   EXPECT_EQ(sink_.log.entries()[2], "deleted:ns/a@104");
-  EXPECT_TRUE(testing::eventually([&] { return reflector_->lastSyncResourceVersion() == "104"; }));
+  EXPECT_TRUE(
+      cachetest::eventually([&] { return reflector_->lastSyncResourceVersion() == "104"; }));
 }
 
 TEST_F(ReflectorTest, ResumesFromTheBookmarkResourceVersionAfterADisconnect) {
@@ -97,7 +98,8 @@ TEST_F(ReflectorTest, ResumesFromTheBookmarkResourceVersionAfterADisconnect) {
   server_.bumpResourceVersion();  // writes elsewhere: the watch sees nothing but a bookmark
   server_.bumpResourceVersion();
   server_.bookmark(kConfigMaps);
-  ASSERT_TRUE(testing::eventually([&] { return reflector_->lastSyncResourceVersion() == "103"; }));
+  ASSERT_TRUE(
+      cachetest::eventually([&] { return reflector_->lastSyncResourceVersion() == "103"; }));
 
   server_.endWatches(apiError(ErrorKind::Transport, 0, "connection reset"));
   auto delay = awaitBackoff();
@@ -156,7 +158,7 @@ TEST_F(ReflectorTest, GoneRelistsAtOnceAndWatchesFromTheNewList) {
 TEST_F(ReflectorTest, RepeatedGoneWithoutEventsBacksOff) {
   start();
   ASSERT_TRUE(server_.awaitOpenWatch(1));
-  server_.failNext(testing::Verb::Watch, apiError(ErrorKind::Gone, 410));
+  server_.failNext(cachetest::Verb::Watch, apiError(ErrorKind::Gone, 410));
   server_.endWatches(apiError(ErrorKind::Gone, 410));
   // First 410: relist at once; the next watch fails with 410 again: now it backs off.
   auto delay = awaitBackoff();
@@ -183,7 +185,7 @@ TEST_F(ReflectorTest, BackoffDoublesUpToThirtySecondsWithJitter) {
 }
 
 TEST_F(ReflectorTest, ListErrorsBackOffAndRetry) {
-  server_.failNext(testing::Verb::List, apiError(ErrorKind::ServerError, 503));
+  server_.failNext(cachetest::Verb::List, apiError(ErrorKind::ServerError, 503));
   start();
   auto delay = awaitBackoff();
   EXPECT_GE(delay, 800ms);
@@ -301,7 +303,7 @@ TEST_F(ReflectorTest, StopEndsAnOpenWatchPromptly) {
 }
 
 TEST_F(ReflectorTest, StopEndsABackoffWaitWithoutTimeMoving) {
-  server_.failAlways(testing::Verb::List, apiError(ErrorKind::ServerError, 500));
+  server_.failAlways(cachetest::Verb::List, apiError(ErrorKind::ServerError, 500));
   start();
   awaitBackoff();
   auto begin = std::chrono::steady_clock::now();

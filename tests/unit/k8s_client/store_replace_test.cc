@@ -7,7 +7,7 @@
 namespace shardscaler::k8s {
 namespace {
 
-using testing::makeObject;
+using cachetest::makeObject;
 
 ObjectPtr object(const std::string& ns, const std::string& name, const std::string& rv) {
   auto o = makeObject(ns, name);

@@ -76,7 +76,7 @@ TEST(WorkQueueTest, NoKeyIsEverProcessedByTwoWorkersAtOnce) {
     });
   }
   for (int i = 0; i < 20000; ++i) queue.add("key-" + std::to_string(i % kKeys));
-  ASSERT_TRUE(testing::eventually([&] { return queue.len() == 0 && busy.load() == 0; }));
+  ASSERT_TRUE(cachetest::eventually([&] { return queue.len() == 0 && busy.load() == 0; }));
   queue.shutDown();
   for (auto& worker : workers) worker.join();
   EXPECT_EQ(overlaps.load(), 0);

@@ -67,7 +67,7 @@ TEST(WorkQueueDelayTest, AnEarlierDelayedAddShortensASleepingWorkersWait) {
   auto start = clock.monotonicNow();
   queue.addAfter("soon", 1s);
   // The worker re-arms its wait for the sooner key.
-  ASSERT_TRUE(testing::eventually([&] {
+  ASSERT_TRUE(cachetest::eventually([&] {
     auto next = clock.awaitNextDeadline(1s);
     return next && *next == start + 1s;
   }));
