@@ -1,0 +1,196 @@
+// Transition latency against the real local control plane: from the write of spec.shards
+// (through the ShardSet's scale subresource, as kubectl scale and the HPA do) until the target
+// is patched and the StatefulSets are annotated (scale-down, Retain) or re-attached (scale-up).
+// Runs the real shardscaler binary and the operator emulator; prints p50/p90/p99/max.
+//
+// usage: transition_latency [transitions=60]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shardscaler/e2e/cluster.h"
+#include "shardscaler/e2e/scenario.h"
+#include "shardscaler/e2e/shardscaler_process.h"
+#include "shardscaler/testenv/operator_emulator.h"
+
+namespace shardscaler::e2e {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+const k8s::Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
+const k8s::Resource kPrometheuses{"monitoring.coreos.com", "v1", "prometheuses", true};
+
+// The state the bench waits for, read from watch events as they arrive.
+struct Observed {
+  std::mutex mutex;
+  Json target;
+  std::map<std::string, Json> stateful_sets;
+  int want = -1;                             // the transition being timed
+  std::optional<Clock::time_point> done_at;  // first event after which it was complete
+};
+
+bool doneLocked(const Observed& o, int shards);
+
+void watchInto(const k8s::Resource& resource, const std::string& ns, Observed& observed,
+               const std::atomic<bool>& stop) {
+  while (!stop) {
+    auto list = adminClient().list(resource, ns);
+    if (!list) continue;
+    {
+      std::lock_guard lock(observed.mutex);
+      for (const Json& item : (*list)["items"]) {
+        if (resource == kPrometheuses) {
+          observed.target = item;
+        } else {
+          observed.stateful_sets[item["metadata"]["name"]] = item;
+        }
+      }
+    }
+    k8s::WatchOptions opts;
+    opts.resource_version = (*list)["metadata"]["resourceVersion"];
+    opts.timeout_seconds = 60;
+    (void)adminClient().watch(
+        resource, ns, opts,
+        [&](k8s::WatchEvent&& e) {
+          if (e.type == k8s::WatchEventType::Bookmark) return true;
+          std::lock_guard lock(observed.mutex);
+          if (resource == kPrometheuses) {
+            observed.target = e.object;
+          } else if (e.type == k8s::WatchEventType::Deleted) {
+            observed.stateful_sets.erase(e.object["metadata"]["name"]);
+          } else {
+            observed.stateful_sets[e.object["metadata"]["name"]] = e.object;
+          }
+          if (!observed.done_at && doneLocked(observed, observed.want)) {
+            observed.done_at = Clock::now();
+          }
+          return true;
+        },
+        &stop);
+  }
+}
+
+bool doneLocked(const Observed& o, int shards) {
+  if (!o.target.is_object()) return false;  // not listed yet
+  const Json& spec = o.target.value("spec", Json::object());
+  if (spec.value("shards", -1) != shards || spec.value("paused", false)) return false;
+  for (const auto& [name, sts] : o.stateful_sets) {
+    const Json& labels = sts["metadata"].value("labels", Json::object());
+    const Json& annotations = sts["metadata"].value("annotations", Json::object());
+    const int index = std::stoi(labels.value("operator.prometheus.io/shard", "0"));
+    const bool annotated = annotations.contains("operator.prometheus.io/deletion-timestamp");
+    const bool attached = labels.contains("operator.prometheus.io/name");
+    if (index >= shards && (!annotated || attached)) return false;
+    if (index < shards && (annotated || !attached)) return false;
+  }
+  return true;
+}
+
+bool done(Observed& o, int shards) {
+  std::lock_guard lock(o.mutex);
+  return doneLocked(o, shards);
+}
+
+double percentile(std::vector<double> v, double p) {
+  std::ranges::sort(v);
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
+  return v[i];
+}
+
+int run(int transitions) {
+  const std::string ns = createNamespace("bench");
+  const auto logs = cluster().workDir() / "bench";
+  std::filesystem::create_directories(logs);
+  testenv::OperatorEmulator emulator({.kubeconfig = cluster().kubeconfigPath(),
+                                      .namespaces = {ns},
+                                      .work_dir = logs / "emulator"});
+  ShardscalerProcess shardscaler({.kubeconfig = cluster().kubeconfigPath(),
+                                  .namespaces = {ns},
+                                  .log_file = logs / "shardscaler.log"});
+  apply(
+      "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: main, "
+      "namespace: " +
+      ns + "}\nspec: {shards: 4, replicas: 1}\n");
+  apply(shardSetYaml(ns, "main", {.shards = 4, .when_scaled = "Retain", .retention_period = "1h"}));
+
+  Observed observed;
+  std::atomic<bool> stop{false};
+  std::thread t1([&] { watchInto(kPrometheuses, ns, observed, stop); });
+  std::thread t2([&] { watchInto(k8s::resources::statefulSets(), ns, observed, stop); });
+  if (!eventually(60s, [&](std::string*) { return done(observed, 4); })) {
+    std::cerr << "never settled at 4 shards\n" << shardscaler.logTail();
+    stop = true;
+    t1.join();
+    t2.join();
+    return 1;
+  }
+
+  std::vector<double> down_ms, up_ms;
+  for (int i = 0; i < transitions; ++i) {
+    const int to = i % 2 == 0 ? 2 : 4;
+    std::this_thread::sleep_for(200ms);  // let the emulator's follow-up writes settle
+    {
+      std::lock_guard lock(observed.mutex);
+      observed.want = to;
+      observed.done_at.reset();
+    }
+    const auto start = Clock::now();
+    auto r = adminClient().patch(kShardSets, ns, "main", k8s::PatchType::Merge,
+                                 Json{{"spec", {{"replicas", to}}}}, "scale");
+    if (!r) {
+      std::cerr << "scale write failed: " << r.error().describe() << "\n";
+      break;
+    }
+    if (!eventually(30s, [&](std::string*) {
+          std::lock_guard lock(observed.mutex);
+          return observed.done_at.has_value();
+        })) {
+      std::cerr << "transition " << i << " to " << to << " did not finish\n";
+      break;
+    }
+    double ms;
+    {
+      std::lock_guard lock(observed.mutex);
+      ms = std::chrono::duration<double, std::milli>(*observed.done_at - start).count();
+    }
+    (to == 2 ? down_ms : up_ms).push_back(ms);
+  }
+  stop = true;
+  t1.join();
+  t2.join();
+
+  auto row = [](const char* what, const std::vector<double>& v) {
+    if (v.empty()) return;
+    std::printf("%-28s n=%-3zu p50=%7.1f ms  p90=%7.1f ms  p99=%7.1f ms  max=%7.1f ms\n", what,
+                v.size(), percentile(v, 0.5), percentile(v, 0.9), percentile(v, 0.99),
+                *std::ranges::max_element(v));
+  };
+  std::vector<double> all = down_ms;
+  all.insert(all.end(), up_ms.begin(), up_ms.end());
+  row("scale-down 4->2 (Retain)", down_ms);
+  row("scale-up 2->4 (re-attach)", up_ms);
+  row("all transitions", all);
+  return static_cast<int>(all.size()) == transitions ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace shardscaler::e2e
+
+int main(int argc, char** argv) {
+  const int transitions = argc > 1 ? std::stoi(argv[1]) : 60;
+  try {
+    return shardscaler::e2e::run(transitions);
+  } catch (const std::exception& e) {
+    std::cerr << "transition_latency: " << e.what() << "\n";
+    return 1;
+  }
+}
