@@ -13,6 +13,7 @@
 #include "shardscaler/retention/planner.h"
 #include "shardscaler/scaler/event_recorder.h"
 #include "shardscaler/scaler/http_server.h"
+#include "shardscaler/scaler/ingestion_monitor.h"
 #include "shardscaler/scaler/metrics.h"
 #include "shardscaler/scaler/shardset_controller.h"
 #include "shardscaler/scaler/signals.h"
@@ -47,9 +48,11 @@ class Service {
                 }),
         events_(client_, *clock_, KubeEventRecorder::Options{.instance = options.identity},
                 [this](const std::string& reason) { metrics_.incDegraded(reason); }),
-        controller_(
-            client_, *clock_, events_, &metrics_,
-            ControllerOptions{.namespaces = options.namespaces, .workers = options.workers}),
+        ingestion_(*clock_, &metrics_,
+                   [this](const std::string& key) { controller_.enqueue(key); }),
+        controller_(client_, *clock_, events_, &metrics_,
+                    ControllerOptions{.namespaces = options.namespaces, .workers = options.workers},
+                    &ingestion_),
         http_(HttpServer::Handlers{
             .metrics = [this] { return metrics_.serialize(); },
             .readiness = [this] { return readiness(); },
@@ -60,6 +63,7 @@ class Service {
     if (!listen()) return 1;
     http_.start();
     controller_.startInformers();
+    ingestion_.start();
     if (options_.leader_elect) {
       startElection();
     } else {
@@ -143,6 +147,7 @@ class Service {
   // SIGTERM: stop taking work, finish the reconcile in flight, release the Lease, exit.
   int shutDown() {
     spdlog::info("shutting down (signal {})", stop_.signalNumber());
+    ingestion_.requestStop();  // a query in flight ends within its timeout, beside the drain
     const auto drain = std::max<std::chrono::nanoseconds>(
         options_.shutdown_timeout - kShutdownMargin, std::chrono::seconds(1));
     if (!controller_.stop(drain)) {
@@ -150,6 +155,7 @@ class Service {
                    std::chrono::duration_cast<std::chrono::seconds>(drain).count());
       metrics_.incDegraded("shutdown_drain_timeout");
     }
+    ingestion_.stop();
     if (elector_) elector_->stop();  // releases the Lease when held
     http_.stop();
     spdlog::info("stopped");
@@ -161,6 +167,7 @@ class Service {
   std::shared_ptr<k8s::RealClock> clock_;
   k8s::RestClient client_;
   KubeEventRecorder events_;
+  IngestionMonitor ingestion_;  // before the controller, which holds a pointer to it
   ShardSetController controller_;
   HttpServer http_;
   StopSignal stop_;

@@ -4,6 +4,7 @@
 
 #include "shardscaler/retention/duration.h"
 #include "shardscaler/retention/shard_set.h"
+#include "shardscaler/scaler/ingestion_status.h"
 
 namespace shardscaler::scaler {
 namespace {
@@ -64,16 +65,28 @@ std::optional<IngestionTarget> ingestionTarget(const Json& shard_set, std::strin
     if (*parsed < std::chrono::seconds(1)) return fail("spec.ingestion.interval: below 1s");
     t.interval = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
   }
+  if (auto target = ingestion.find("targetSamplesPerShard"); target != ingestion.end()) {
+    if (!target->is_number_integer() || target->get<int64_t>() < 1) {
+      return fail("spec.ingestion.targetSamplesPerShard: must be a positive integer");
+    }
+    t.target_samples_per_shard = target->get<int64_t>();
+  }
+  // Clamps of the recommendation; the planner reports bad values.
+  for (auto [name, into] : {std::pair{"minShards", &t.min_shards}, {"maxShards", &t.max_shards}}) {
+    if (auto v = spec->find(name); v != spec->end() && v->is_number_integer()) {
+      *into = v->get<int64_t>();
+    }
+  }
   return t;
 }
 
 Json shardSetStatusJson(const retention::Plan& plan, const Json& shard_set,
                         const std::optional<IngestionSnapshot>& ingestion,
-                        const std::optional<std::string>& apply_failure,
-                        k8s::Clock::SystemTime now) {
+                        const std::optional<std::string>& apply_failure, k8s::Clock::SystemTime now,
+                        std::vector<retention::Event>* events) {
   retention::ShardSetStatus status = plan.status;
+  const auto previous = previousConditions(shard_set);
   if (apply_failure) {
-    const auto previous = previousConditions(shard_set);
     for (retention::Condition& c : status.conditions) {
       if (c.type == retention::kConditionDegraded) {
         c = retention::makeCondition(previous, retention::kConditionDegraded, true, "ApplyFailed",
@@ -81,9 +94,29 @@ Json shardSetStatusJson(const retention::Plan& plan, const Json& shard_set,
       }
     }
   }
+  // The snapshot is published only while spec.ingestion asks for it: the monitor forgets a
+  // ShardSet after this status is written.
+  std::string problem;
+  const auto target = ingestionTarget(shard_set, &problem);
+  const bool has_ingestion = target.has_value() || !problem.empty();
+  const std::optional<IngestionSnapshot> snapshot =
+      target ? ingestion : std::optional<IngestionSnapshot>();
+  if (auto c = ingestionCondition(previous, has_ingestion, problem, snapshot,
+                                  status.observed_generation, now)) {
+    if (events != nullptr) {
+      auto more = ingestionEvents(retention::findCondition(previous, c->type), *c);
+      events->insert(events->end(), more.begin(), more.end());
+    }
+    status.conditions.push_back(std::move(*c));
+  }
   Json j = retention::toJson(status);
   j["retainedCount"] = status.retained_shards.size();
-  if (ingestion) j["ingestion"] = ingestionJson(*ingestion);
+  if (snapshot) {
+    j["ingestion"] = ingestionJson(*snapshot);
+    if (snapshot->error.empty() && snapshot->recommended_shards) {
+      j["recommendedShards"] = *snapshot->recommended_shards;
+    }
+  }
   return j;
 }
 

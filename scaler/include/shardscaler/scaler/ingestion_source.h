@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,15 +13,23 @@
 
 namespace shardscaler::scaler {
 
-// One ShardSet's spec.ingestion plus what is needed to map pods to shards.
+// One ShardSet's spec.ingestion plus what is needed to map pods to shards and to clamp the
+// recommendation like the shard count the ShardSet asks for.
 struct IngestionTarget {
   std::string ns;
   std::string shard_set;
   retention::TargetKind kind = retention::TargetKind::Prometheus;
   std::string target_name;
   std::string prometheus_url;
-  std::string query;  // "" = the default query of the kind
+  // "" = the default query of the kind. Otherwise used as written, after replacing
+  // $NAMESPACE and $POD_REGEX (see ingestion_query.h).
+  std::string query;
   std::chrono::milliseconds interval{std::chrono::seconds(30)};
+  std::optional<int64_t> target_samples_per_shard;  // no recommendation when unset
+  std::optional<int64_t> min_shards;                // spec.minShards
+  std::optional<int64_t> max_shards;                // spec.maxShards
+  // Zone count when the target shards by Topology (set by the controller from the target).
+  std::optional<std::size_t> zones;
 
   friend bool operator==(const IngestionTarget&, const IngestionTarget&) = default;
 };
@@ -28,6 +37,8 @@ struct IngestionTarget {
 struct ShardRate {
   int32_t index = 0;
   double samples_per_second = 0;
+
+  friend bool operator==(const ShardRate&, const ShardRate&) = default;
 };
 
 struct IngestionSnapshot {
@@ -35,6 +46,12 @@ struct IngestionSnapshot {
   std::vector<ShardRate> per_shard;  // by index
   std::string last_update;           // RFC3339 UTC of the last query attempt
   std::string error;                 // "" when the last query succeeded with data
+  // Why the last query gave no rates, as a condition reason (QueryTimeout, EmptyResult, ...);
+  // "" when it succeeded.
+  std::string error_reason;
+  // ceil(total / targetSamplesPerShard) clamped like the desired shard count; set only when
+  // targetSamplesPerShard is set and the last query succeeded with data.
+  std::optional<int32_t> recommended_shards;
 };
 
 // Thread-safety: every method may be called from any thread.

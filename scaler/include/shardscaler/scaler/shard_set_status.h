@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
@@ -12,16 +13,21 @@
 
 namespace shardscaler::scaler {
 
-// spec.ingestion of a ShardSet, or nullopt when it has none (or none that can be used: the
-// problem is then in *problem).
+// spec.ingestion of a ShardSet (with spec.minShards/maxShards for the recommendation), or
+// nullopt when it has none (or none that can be used: the problem is then in *problem).
+// IngestionTarget::zones is left unset: it comes from the target, which the caller has.
 std::optional<IngestionTarget> ingestionTarget(const k8s::Json& shard_set,
                                                std::string* problem = nullptr);
 
 // apply_failure: "<action>: <error>" when a write of the plan failed for a reason that
 // planning again cannot fix (Forbidden, Invalid, ...); it becomes Degraded=True/ApplyFailed.
+// With spec.ingestion: status.ingestion and status.recommendedShards from the snapshot, and the
+// IngestionAvailable condition (ingestion_status.h), whose transition Events are appended to
+// *events when given.
 k8s::Json shardSetStatusJson(const retention::Plan& plan, const k8s::Json& shard_set,
                              const std::optional<IngestionSnapshot>& ingestion,
                              const std::optional<std::string>& apply_failure,
-                             k8s::Clock::SystemTime now);
+                             k8s::Clock::SystemTime now,
+                             std::vector<retention::Event>* events = nullptr);
 
 }  // namespace shardscaler::scaler
