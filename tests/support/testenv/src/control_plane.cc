@@ -11,11 +11,11 @@
 #include <thread>
 #include <utility>
 
-#include "shardscaler/testenv/child_process.h"
 #include "free_ports.h"
 #include "http_probe.h"
 #include "kube_binaries.h"
 #include "pki.h"
+#include "shardscaler/testenv/child_process.h"
 #include "work_dir.h"
 
 namespace shardscaler::testenv {

@@ -15,8 +15,9 @@ struct KubeBinaries {
 
 // kube-apiserver and kube-controller-manager v1.20.2 from $SHARDSCALER_KUBE_BIN_DIR, else from
 // tests/control-plane/build.sh's cache ($SHARDSCALER_CACHE_DIR or ~/.cache/shardscaler, then
-// kube-v1.20.2-r<revision>/); etcd from $SHARDSCALER_ETCD or /usr/bin/etcd; kubectl from $SHARDSCALER_KUBECTL
-// or /usr/bin/kubectl. Throws std::runtime_error naming what is missing and the fix.
+// kube-v1.20.2-r<revision>/); etcd from $SHARDSCALER_ETCD or /usr/bin/etcd; kubectl from
+// $SHARDSCALER_KUBECTL or /usr/bin/kubectl. Throws std::runtime_error naming what is missing and
+// the fix.
 KubeBinaries locateKubeBinaries();
 
 }  // namespace shardscaler::testenv::control_plane_detail
