@@ -18,6 +18,8 @@ using k8s::Json;
 using k8s::ObjectPtr;
 
 constexpr std::string_view kQueueName = "shardset";
+// Held on every ShardSet so that its deletion cannot leave a target paused by shardscaler.
+constexpr const char* kReleaseFinalizer = "shardscaler.io/release-target";
 
 const Json& field(const Json& object, std::string_view a, std::string_view b) {
   static const Json null;
@@ -310,6 +312,125 @@ ReconcileOutcome ShardSetController::reconcile(const std::string& key) {
   return reconcileShardSet(*object, id);
 }
 
+ShardSetController::Rounds ShardSetController::planAndApply(
+    const retention::ShardSet& shard_set, const InvolvedObject& subject, uint64_t id,
+    const std::function<void(retention::ShardSet&, const Observed&)>& adjust) {
+  const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
+  Rounds rounds;
+  for (int round = 0;; ++round) {
+    auto observed = observe(shard_set);
+    if (!observed) {
+      spdlog::error("reconcile key={} reconcile_id={}: reading the target failed: {}", key, id,
+                    observed.error().describe());
+      degraded("observe_failed");
+      rounds.early = {.result = ReconcileResult::Error, .error = observed.error().describe()};
+      return rounds;
+    }
+    retention::ShardSet planned = shard_set;
+    if (adjust) adjust(planned, *observed);
+    rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
+    rounds.plan = retention::planShardSet(retention::PlanInput{
+        .shard_set = std::move(planned),
+        .target = std::move(observed->target),
+        .stateful_sets = std::move(observed->stateful_sets),
+        .now = clock_.now(),
+    });
+    const retention::Plan& plan = rounds.plan;
+    if (plan.actions.empty()) return rounds;
+    if (round == options_.max_rounds) {
+      spdlog::warn("reconcile key={} reconcile_id={}: still {} action(s) after {} rounds", key, id,
+                   plan.actions.size(), round);
+      rounds.early = {.result = ReconcileResult::Requeue};
+      return rounds;
+    }
+    auto kind = retention::parseTargetKind(shard_set.target_kind);
+    ApplyOutcome outcome = applier_.apply(plan, targetResource(*kind), shard_set.ns, subject);
+    if (!outcome.error) continue;
+    if (outcome.needsReplan()) {
+      spdlog::info("reconcile key={} reconcile_id={}: {} ({}), planning again", key, id,
+                   outcome.failed_action, outcome.error->describe());
+      continue;
+    }
+    spdlog::error("reconcile key={} reconcile_id={}: {} failed: {}", key, id, outcome.failed_action,
+                  outcome.error->describe());
+    degraded("apply_failed");
+    rounds.failure = std::move(outcome);
+    return rounds;
+  }
+}
+
+k8s::Result<void> ShardSetController::ensureFinalizer(const Json& object) {
+  const Json& finalizers = object["metadata"].value("finalizers", Json::array());
+  if (std::ranges::find(finalizers, Json(kReleaseFinalizer)) != finalizers.end()) return {};
+  // The resourceVersion test keeps a concurrent change of the list from being overwritten.
+  Json patch = Json::array({{{"op", "test"},
+                             {"path", "/metadata/resourceVersion"},
+                             {"value", object["metadata"]["resourceVersion"]}},
+                            finalizers.empty() ? Json{{"op", "add"},
+                                                      {"path", "/metadata/finalizers"},
+                                                      {"value", Json::array({kReleaseFinalizer})}}
+                                               : Json{{"op", "add"},
+                                                      {"path", "/metadata/finalizers/-"},
+                                                      {"value", kReleaseFinalizer}}});
+  auto r = client_.patch(shardSets(), stringAt(object, "metadata", "namespace"),
+                         stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch);
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+// A ShardSet being deleted lets go of its target: whatever an interrupted transition left is
+// undone (detached shards below the target's count re-attached, a target it paused resumed),
+// with the target's own shard count kept. Retained StatefulSets stay as they are; without their
+// ShardSet nobody deletes them at their deadline, so an Event names them.
+ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
+                                                   const retention::ShardSet& shard_set,
+                                                   const InvolvedObject& subject, uint64_t id) {
+  const std::string key = k8s::objectKey(object);
+  const Json& finalizers = object["metadata"].value("finalizers", Json::array());
+  auto mine = std::ranges::find(finalizers, Json(kReleaseFinalizer));
+  if (mine == finalizers.end()) return {};  // released already; the API server deletes it
+
+  Rounds rounds = planAndApply(shard_set, subject, id,
+                               [](retention::ShardSet& planned, const Observed& observed) {
+                                 // Keep what the target has: no scaling while letting go.
+                                 if (observed.target)
+                                   planned.shards = observed.target->effectiveShards();
+                                 planned.min_shards.reset();
+                                 planned.max_shards.reset();
+                               });
+  if (rounds.early) return *rounds.early;
+  if (rounds.failure.error) {
+    return {.result = ReconcileResult::Error, .error = rounds.failure.error->describe()};
+  }
+  if (!rounds.plan.status.retained_shards.empty()) {
+    std::string names;
+    for (const auto& r : rounds.plan.status.retained_shards) {
+      names += (names.empty() ? "" : ", ") + r.stateful_set;
+    }
+    events_.record(subject, retention::EventType::Warning, "RetainedShardsOrphaned",
+                   "ShardSet deleted; its retained StatefulSets stay and will not be deleted at "
+                   "their deadline: " +
+                       names +
+                       " (kubectl delete statefulset -l "
+                       "shardscaler.io/shardset=" +
+                       shard_set.name + " removes them)");
+  }
+  Json patch = Json::array(
+      {{{"op", "test"},
+        {"path", "/metadata/resourceVersion"},
+        {"value", object["metadata"]["resourceVersion"]}},
+       {{"op", "remove"},
+        {"path", "/metadata/finalizers/" + std::to_string(mine - finalizers.begin())}}});
+  auto r = client_.patch(shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json, patch);
+  if (!r && !r.error().is(k8s::ErrorKind::NotFound)) {
+    spdlog::warn("reconcile key={} reconcile_id={}: removing finalizer failed: {}", key, id,
+                 r.error().describe());
+    return {.result = ReconcileResult::Error, .error = r.error().describe()};
+  }
+  spdlog::info("reconcile key={} reconcile_id={}: ShardSet deleted, target released", key, id);
+  return {};
+}
+
 ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint64_t id) {
   const std::string key = k8s::objectKey(object);
   auto shard_set = retention::parseShardSet(object);
@@ -320,53 +441,35 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint6
     return {};  // terminal: waiting does not make it a ShardSet
   }
   const InvolvedObject subject = involvedObject(object);
-
-  retention::Plan plan;
-  ApplyOutcome failure;
-  for (int round = 0;; ++round) {
-    auto observed = observe(*shard_set);
-    if (!observed) {
-      spdlog::error("reconcile key={} reconcile_id={}: reading the target failed: {}", key, id,
-                    observed.error().describe());
-      degraded("observe_failed");
-      return {.result = ReconcileResult::Error, .error = observed.error().describe()};
-    }
-    plan = retention::planShardSet(retention::PlanInput{
-        .shard_set = *shard_set,
-        .target = std::move(observed->target),
-        .stateful_sets = std::move(observed->stateful_sets),
-        .now = clock_.now(),
-    });
-    if (plan.actions.empty()) break;
-    if (round == options_.max_rounds) {
-      spdlog::warn("reconcile key={} reconcile_id={}: still {} action(s) after {} rounds", key, id,
-                   plan.actions.size(), round);
-      return {.result = ReconcileResult::Requeue};
-    }
-    auto kind = retention::parseTargetKind(shard_set->target_kind);
-    ApplyOutcome outcome = applier_.apply(plan, targetResource(*kind), shard_set->ns, subject);
-    if (!outcome.error) continue;
-    if (outcome.needsReplan()) {
-      spdlog::info("reconcile key={} reconcile_id={}: {} ({}), planning again", key, id,
-                   outcome.failed_action, outcome.error->describe());
-      continue;
-    }
-    spdlog::error("reconcile key={} reconcile_id={}: {} failed: {}", key, id, outcome.failed_action,
-                  outcome.error->describe());
-    degraded("apply_failed");
-    failure = std::move(outcome);
-    break;
+  if (object["metadata"].contains("deletionTimestamp")) {
+    return releaseTarget(object, *shard_set, subject, id);
   }
+  if (auto added = ensureFinalizer(object); !added) {
+    spdlog::error("reconcile key={} reconcile_id={}: adding finalizer {} failed: {}", key, id,
+                  kReleaseFinalizer, added.error().describe());
+    degraded("finalizer_failed");
+    return {.result = ReconcileResult::Error, .error = added.error().describe()};
+  }
+
+  Rounds rounds = planAndApply(*shard_set, subject, id, nullptr);
+  if (rounds.early) return *rounds.early;
+  const retention::Plan& plan = rounds.plan;
+  const ApplyOutcome& failure = rounds.failure;
+  const std::optional<size_t>& zones = rounds.zones;
 
   for (const retention::Event& event : plan.events) {
     events_.record(subject, event.type, event.reason, event.message);
   }
+  std::vector<retention::Event> ingestion_events;
   Json status = shardSetStatusJson(
       plan, object, ingestion_ != nullptr ? ingestion_->snapshot(key) : std::nullopt,
       failure.error
           ? std::optional<std::string>(failure.failed_action + ": " + failure.error->describe())
           : std::nullopt,
-      clock_.now());
+      clock_.now(), &ingestion_events);
+  for (const retention::Event& event : ingestion_events) {
+    events_.record(subject, event.type, event.reason, event.message);
+  }
   if (auto written = writeStatus(object, status); !written) {
     spdlog::warn("reconcile key={} reconcile_id={}: status write failed: {}", key, id,
                  written.error().describe());
@@ -378,6 +481,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint6
   publishMetrics(*shard_set, plan);
   if (ingestion_ != nullptr) {
     if (auto target = ingestionTarget(object)) {
+      target->zones = zones;
       ingestion_->track(key, *target);
     } else {
       ingestion_->untrack(key);

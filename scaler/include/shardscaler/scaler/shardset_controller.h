@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -95,7 +96,24 @@ class ShardSetController {
                         const std::string& target_name);
   void enqueueForStatefulSet(const k8s::Json& sts);
 
+  // What planAndApply ended with: the last plan, the write that failed for good (if any), or
+  // the outcome to return at once (a read failed, or too many rounds).
+  struct Rounds {
+    retention::Plan plan;
+    ApplyOutcome failure;
+    std::optional<ReconcileOutcome> early;
+    std::optional<size_t> zones;  // of the target, when found
+  };
+
   k8s::Result<Observed> observe(const retention::ShardSet& shard_set) const;
+  // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
+  // `adjust` may change the ShardSet as planned from what was observed.
+  Rounds planAndApply(const retention::ShardSet& shard_set, const InvolvedObject& subject,
+                      uint64_t id,
+                      const std::function<void(retention::ShardSet&, const Observed&)>& adjust);
+  k8s::Result<void> ensureFinalizer(const k8s::Json& object);
+  ReconcileOutcome releaseTarget(const k8s::Json& object, const retention::ShardSet& shard_set,
+                                 const InvolvedObject& subject, uint64_t id);
   ReconcileOutcome reconcileShardSet(const k8s::Json& object, uint64_t reconcile_id);
   k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
   void publishMetrics(const retention::ShardSet& shard_set, const retention::Plan& plan);
