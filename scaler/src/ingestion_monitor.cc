@@ -264,7 +264,10 @@ bool IngestionMonitor::finishJobLocked(const Job& job, IngestionSnapshot snapsho
                  snapshot.per_shard.size());
   }
   entry.snapshot = std::move(snapshot);
-  entry.due = started + jitteredIntervalLocked(entry.target.interval);
+  // One interval from start to start; but a query that took about an interval (a hanging
+  // Prometheus, cut off by the timeout) is followed by a pause, not by the next one at once.
+  entry.due = std::max(started + jitteredIntervalLocked(entry.target.interval),
+                       clock_.monotonicNow() + entry.target.interval / 2);
   exportLocked(entry);
   return true;
 }

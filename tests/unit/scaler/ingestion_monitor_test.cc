@@ -367,20 +367,25 @@ TEST_F(IngestionMonitorTest, RetargetingWhileAQueryIsInFlightQueriesTheNewTarget
   EXPECT_EQ(notified_.keys().size(), 1u);
 }
 
-TEST_F(IngestionMonitorTest, OneKeyIsNeverQueriedTwiceAtOnce) {
+TEST_F(IngestionMonitorTest, OneKeyIsNeverQueriedTwiceAtOnceAndASlowQueryIsFollowedByAPause) {
   prom_->answer(vectorOf({{"prometheus-main-0", 100}}));
   prom_->holdNext();
   auto t = target();
-  t.interval = 1s;
+  t.interval = 2s;
   monitor_->track("monitoring/main", t);
   ASSERT_TRUE(prom_->awaitHeld());
   clock_.advance(5s);  // overdue while in flight; the other worker must leave it alone
+  EXPECT_EQ(nextQueryIn(), std::nullopt);
   EXPECT_TRUE(clock_.awaitWaiters(1, kRealTimeout));
   EXPECT_EQ(prom_->queries().size(), 1u);
   prom_->release();
   ASSERT_TRUE(notified_.awaitCount(1));
-  // The next one is due from the start of the last: at once.
+  // Started 5 s ago with a 2 s interval: due long ago, but half an interval after it ended.
+  EXPECT_EQ(nextQueryIn(), 1s);
+  clock_.advance(1s);
   ASSERT_TRUE(notified_.awaitCount(2));
+  EXPECT_EQ(prom_->queries().size(), 2u);
+  EXPECT_EQ(nextQueryIn(), 2s);
 }
 
 TEST_F(IngestionMonitorTest, ShardSetsOnOnePrometheusShareOneClient) {

@@ -36,7 +36,8 @@ struct IngestionMonitorOptions {
   // Threads sending queries: a slow Prometheus holds up one of them, not every ShardSet.
   int workers = 2;
   // Each next query of a ShardSet starts interval * (1 + U[0, jitter)) after the last one
-  // started, so that ShardSets tracked together drift apart. The first one starts at once.
+  // started, so that ShardSets tracked together drift apart, and at least interval / 2 after
+  // the last one ended. The first one starts at once.
   double jitter = 0.1;
   // A query gets min(interval, max_query_timeout), client side and as the API's `timeout`.
   std::chrono::milliseconds max_query_timeout{std::chrono::seconds(10)};
