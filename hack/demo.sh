@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds shardscaler, and starts the local Kubernetes
-# control plane (etcd + kube-apiserver + kube-controller-manager on loopback), printing how to
-# point kubectl at it. Runs until Ctrl-C, then tears everything down.
+# The main job: installs what is missing, builds shardscaler, then runs the demo: a local
+# Kubernetes control plane (etcd + kube-apiserver + kube-controller-manager 1.20 on loopback),
+# the Prometheus Operator emulator, real Prometheus shard processes and shardscaler; it scales
+# down with Retain, back up, lets a deadline pass and lets an HPA drive a change, printing a
+# timeline, and exits 0 when every step happened as it should. Everything is torn down at the end.
+#
+# usage: hack/demo.sh [--keep]   --keep: stay up after the last step (kubectl works) until Ctrl-C
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$SHARDSCALER_ROOT"
@@ -10,9 +14,14 @@ log "packages"
 ensure_packages "${SHARDSCALER_PACKAGES[@]}"
 ensure_kubectl
 
+log "control-plane binaries (the first run builds Kubernetes 1.20.2 from Debian's source: ~6-10 min)"
+SHARDSCALER_KUBE_BIN_DIR=$(tests/control-plane/build.sh)
+export SHARDSCALER_KUBE_BIN_DIR
+tests/control-plane/sweep.sh
+
 log "build"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target shardscaler kube-testenv
+cmake --build build -j"$(nproc)" --target shardscaler shardscaler-demo
 
-log "control plane (the first run builds Kubernetes 1.20.2 from Debian's source: ~10 minutes)"
-exec tests/control-plane/up.sh
+log "demo"
+exec build/tests/e2e/shardscaler-demo "$@"
