@@ -15,7 +15,6 @@ namespace {
 
 using promql::Labels;
 using promql::QueryResult;
-using promql::VectorSample;
 using retention::TargetKind;
 
 QueryResult vectorOf(const std::vector<std::pair<Labels, double>>& series) {
