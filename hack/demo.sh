@@ -20,7 +20,7 @@ export SHARDSCALER_KUBE_BIN_DIR
 tests/control-plane/sweep.sh
 
 log "build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)" --target shardscaler shardscaler-demo
 
 log "demo"

@@ -9,7 +9,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # Packages the build and the tests need, all from Debian's archive.
 SHARDSCALER_PACKAGES=(
-  cmake ninja-build g++ pkg-config git ca-certificates curl openssl
+  cmake ninja-build g++ pkg-config git ca-certificates curl openssl ccache
   clang-format clang-tidy-16
   libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev
   libboost-dev libboost-system-dev prometheus-cpp-dev
@@ -38,4 +38,16 @@ ensure_packages() {
 # kubectl is on every machine this project targets; Debian's kubernetes-client is the fallback.
 ensure_kubectl() {
   command -v kubectl >/dev/null || ensure_packages kubernetes-client
+}
+
+# configure <build dir> [cmake args...]: Ninja, and ccache with its cache outside the clone, so a
+# fresh clone (what CI builds) compiles only what changed since the last run on this machine.
+configure() {
+  local dir=$1
+  shift
+  export CCACHE_DIR="$SHARDSCALER_CACHE_DIR/ccache"
+  export CCACHE_BASEDIR="$SHARDSCALER_ROOT"  # paths inside the clone hash alike in every clone
+  export CCACHE_NOHASHDIR=true               # ... also with -g, which records the directory
+  export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+  cmake -S "$SHARDSCALER_ROOT" -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "$@" >/dev/null
 }

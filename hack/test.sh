@@ -32,7 +32,7 @@ if ! clang-format --dry-run --Werror "${cxx_files[@]}"; then
 fi
 
 step "build (RelWithDebInfo)"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$jobs"
 
 step "clang-tidy"
@@ -50,15 +50,13 @@ for label in integration e2e; do
 done
 
 step "unit tests under ASan+UBSan"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_SANITIZE=ON \
-  -DSHARDSCALER_BUILD_BENCH=OFF >/dev/null
+configure build-asan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_SANITIZE=ON -DSHARDSCALER_BUILD_BENCH=OFF
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest --test-dir build-asan -L '^unit$' -j"$jobs" --output-on-failure --no-tests=error
 
 step "concurrent parts (k8s-client) under TSan"
-cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_TSAN=ON \
-  -DSHARDSCALER_BUILD_BENCH=OFF >/dev/null
+configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_TSAN=ON -DSHARDSCALER_BUILD_BENCH=OFF
 cmake --build build-tsan -j"$jobs" --target k8s_client_unit_tests
 TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/unit/k8s_client/k8s_client_unit_tests
 
