@@ -18,6 +18,7 @@ ReflectorOptions reflectorOptions(const InformerOptions& options) {
   out.min_watch_timeout = options.min_watch_timeout;
   out.backoff = options.backoff;
   out.transform = options.transform;
+  out.on_watch_restart = options.on_watch_restart;
   return out;
 }
 

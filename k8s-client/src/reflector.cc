@@ -153,6 +153,7 @@ Reflector::WatchEnd Reflector::watchOnce(std::uint64_t& events,
     }
     spdlog::info("event=watch_expired resource={} resource_version={} action=relist", describe(),
                  opts.resource_version);
+    if (options_.on_watch_restart) options_.on_watch_restart("gone");
   } else if (end != WatchEnd::Closed) {
     {
       std::lock_guard lock(mutex_);
@@ -162,6 +163,7 @@ Reflector::WatchEnd Reflector::watchOnce(std::uint64_t& events,
                  describe(), lastSyncResourceVersion(),
                  result ? std::string("error event") : result.error().describe(),
                  end == WatchEnd::Resumable ? "backoff_resume" : "backoff_relist");
+    if (options_.on_watch_restart) options_.on_watch_restart("error");
   }
   return end;
 }

@@ -217,6 +217,9 @@ void Metrics::clearIngestionLocked(ShardSetSeries& s) {
   s.shard_samples.clear();
   if (s.total_samples != nullptr) total_samples_->Remove(s.total_samples);
   s.total_samples = nullptr;
+  // A recommendation without current rates behind it would look current too.
+  if (s.recommended != nullptr) recommended_shards_->Remove(s.recommended);
+  s.recommended = nullptr;
 }
 
 void Metrics::clearIngestion(std::string_view ns, std::string_view shardset) {
@@ -250,7 +253,6 @@ void Metrics::removeShardSet(std::string_view ns, std::string_view shardset) {
   if (it == shardsets_.end()) return;
   auto& s = *it->second;
   clearIngestionLocked(s);
-  if (s.recommended != nullptr) recommended_shards_->Remove(s.recommended);
   if (s.desired != nullptr) desired_shards_->Remove(s.desired);
   if (s.active != nullptr) active_shards_->Remove(s.active);
   if (s.retained != nullptr) retained_shards_->Remove(s.retained);

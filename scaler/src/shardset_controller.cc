@@ -121,6 +121,11 @@ void ShardSetController::addInformer(const k8s::Resource& resource, const std::s
   opts.label_selector = label_selector;
   opts.resync_period = options_.resync_period;
   opts.transform = transform;
+  if (metrics_ != nullptr) {
+    opts.on_watch_restart = [metrics = metrics_, name = resource.resource](std::string_view why) {
+      metrics->incWatchRestart(name, why);
+    };
+  }
   auto informer = std::make_unique<k8s::Informer>(client_, resource, std::move(opts), clock_);
   informer->addEventHandlers(std::move(handlers));
   into.push_back({resource.describe() + (ns.empty() ? "" : " in " + ns), std::move(informer)});

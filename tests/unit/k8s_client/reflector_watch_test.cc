@@ -2,6 +2,7 @@
 // backoff bounds, pagination, stop.
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -153,6 +154,27 @@ TEST_F(ReflectorTest, GoneRelistsAtOnceAndWatchesFromTheNewList) {
   EXPECT_EQ(sink_.log.entries()[1], "replace@105:ns/a,ns/c,");
   EXPECT_EQ(reflector_->stats().watch_gone, 1u);
   EXPECT_EQ(reflector_->stats().lists, 2u);
+}
+
+TEST_F(ReflectorTest, WatchRestartHookHearsDisconnectsAndGone) {
+  std::mutex mutex;
+  std::vector<std::string> reasons;
+  ReflectorOptions options;
+  options.on_watch_restart = [&](std::string_view why) {
+    std::lock_guard lock(mutex);
+    reasons.emplace_back(why);
+  };
+  server_.put(kConfigMaps, makeObject("ns", "a"));
+  start(std::move(options));
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  server_.endWatches(apiError(ErrorKind::Transport, 0));
+  awaitBackoff();
+  server_.put(kConfigMaps, makeObject("ns", "b"));
+  server_.compact();
+  clock_.advanceToNextDeadline();
+  ASSERT_TRUE(server_.awaitOpenWatch(3));  // resumed, got 410, relisted, watching again
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(reasons, (std::vector<std::string>{"error", "gone"}));
 }
 
 TEST_F(ReflectorTest, RepeatedGoneWithoutEventsBacksOff) {

@@ -112,6 +112,7 @@ TEST(MetricsExpositionTest, IngestionSeriesCanBeClearedOrShrunk) {
   m.setShardSamples("ns", "s", 0, 1);
   m.setShardSamples("ns", "s", 1, 2);
   m.setTotalSamples("ns", "s", 3);
+  m.setRecommendedShards("ns", "s", 2);
   m.setShardCounts("ns", "s", 1, 1, 1);
   m.removeShardSamples("ns", "s", 1);
   std::string text = m.serialize();
@@ -121,6 +122,7 @@ TEST(MetricsExpositionTest, IngestionSeriesCanBeClearedOrShrunk) {
   text = m.serialize();
   EXPECT_THAT(text, Not(HasSubstr("shardscaler_shard_ingestion_samples_per_second{")));
   EXPECT_THAT(text, Not(HasSubstr("shardscaler_ingestion_samples_per_second{")));
+  EXPECT_THAT(text, Not(HasSubstr("shardscaler_recommended_shards{")));
   EXPECT_THAT(text, HasSubstr(R"(shardscaler_retained_shards{namespace="ns",shardset="s"} 1)"));
 }
 

@@ -29,6 +29,8 @@ struct InformerOptions {
   std::chrono::milliseconds resync_period{0};
   // Applied to each object before it is stored, e.g. dropManagedFields to save memory.
   std::function<void(Json&)> transform;
+  // See ReflectorOptions::on_watch_restart.
+  std::function<void(std::string_view reason)> on_watch_restart;
   BackoffOptions backoff;
   std::chrono::seconds min_watch_timeout{300};
 };

@@ -41,6 +41,10 @@ struct ReflectorOptions {
   BackoffOptions backoff;
   // Applied to every object before the sink sees it, e.g. to drop metadata.managedFields.
   std::function<void(Json&)> transform;
+  // Called (on the reflector's thread) each time a watch ends other than by the server's normal
+  // close: reason "error" (disconnect, error event, 5xx, ...) or "gone" (410, relisted). For a
+  // watch-restarts metric; must be cheap.
+  std::function<void(std::string_view reason)> on_watch_restart;
 };
 
 // Counters for metrics; every failure path also logs at warn.

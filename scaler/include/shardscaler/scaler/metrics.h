@@ -38,8 +38,8 @@ class Metrics {
                        double samples_per_second);
   void removeShardSamples(std::string_view ns, std::string_view shardset, int shard);
   void setTotalSamples(std::string_view ns, std::string_view shardset, double samples_per_second);
-  // Drops the ingestion series of a ShardSet, e.g. after a failed query: stale rates would look
-  // current.
+  // Drops the ingestion series of a ShardSet (rates and the recommendation), e.g. after a
+  // failed query: stale values would look current.
   void clearIngestion(std::string_view ns, std::string_view shardset);
   void setRecommendedShards(std::string_view ns, std::string_view shardset, int shards);
   void setShardCounts(std::string_view ns, std::string_view shardset, int desired, int active,
