@@ -2,9 +2,14 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
 
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_config.h"
@@ -24,6 +29,50 @@ namespace {
 // Informers and the elector need a moment after the drain to hang up their calls.
 constexpr auto kShutdownMargin = std::chrono::seconds(2);
 
+// "HTTP 403 Forbidden", "no answer from the API server https://..." for a failed request.
+std::string describeAnswer(int http_status, const std::string& server) {
+  if (http_status == 0) return "no answer from the API server " + server;
+  std::string text = "HTTP " + std::to_string(http_status);
+  switch (http_status) {
+    case 401:
+      return text + " Unauthorized";
+    case 403:
+      return text + " Forbidden";
+    case 404:
+      return text + " Not Found";
+    case 429:
+      return text + " Too Many Requests";
+    default:
+      return text;
+  }
+}
+
+// resource -> {verb, answer} of its last failed list or watch.
+using CacheFailures = std::map<std::string, std::pair<std::string, std::string>>;
+
+// "; last error: list a, list b: HTTP 403 Forbidden; list c: no answer from ...", or "".
+std::string describeCacheFailures(const CacheFailures& failures) {
+  std::vector<std::pair<std::string, std::string>> by_answer;  // answer, requests
+  for (const auto& [resource, failure] : failures) {
+    const auto& [verb, answer] = failure;
+    std::string request = verb;
+    request += " ";
+    request += resource;
+    auto same = std::ranges::find(by_answer, answer, &std::pair<std::string, std::string>::first);
+    if (same == by_answer.end()) {
+      by_answer.emplace_back(answer, std::move(request));
+    } else {
+      same->second += ", ";
+      same->second += request;
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < by_answer.size(); ++i) {
+    out += (i == 0 ? "; last error: " : "; ") + by_answer[i].second + ": " + by_answer[i].first;
+  }
+  return out;
+}
+
 std::expected<k8s::KubeConfig, std::string> loadConfig(const std::string& kubeconfig) {
   auto config = k8s::loadKubeConfig(k8s::ConfigSources::fromEnvironment(kubeconfig));
   if (!config) return std::unexpected(config.error().message);
@@ -35,6 +84,7 @@ class Service {
  public:
   Service(const RunOptions& options, k8s::KubeConfig config)
       : options_(options),
+        server_(config.server),
         clock_(std::make_shared<k8s::RealClock>()),
         client_(std::move(config),
                 k8s::RestClientOptions{
@@ -44,6 +94,7 @@ class Service {
                           metrics_.observeKubeRequest(
                               r.verb, r.http_status,
                               std::chrono::duration<double>(r.latency).count());
+                          noteCacheRequest(r);
                         },
                 }),
         events_(client_, *clock_, KubeEventRecorder::Options{.instance = options.identity},
@@ -95,9 +146,28 @@ class Service {
     return true;
   }
 
+  // The informers' lists and watches that failed, by resource, so that /readyz can say why a
+  // cache does not sync (the informers retry with backoff and only log the error).
+  void noteCacheRequest(const k8s::RequestRecord& r) {
+    if (r.verb != "list" && r.verb != "watch") return;
+    const bool failed = r.http_status == 0 || r.http_status >= 400;
+    if (!failed && r.verb == "watch") return;  // a list is what proves the resource readable
+    std::lock_guard lock(cache_failures_mutex_);
+    if (failed) {
+      cache_failures_[std::string(r.resource)] = {std::string(r.verb),
+                                                  describeAnswer(r.http_status, server_)};
+    } else {
+      cache_failures_.erase(std::string(r.resource));
+    }
+  }
+
   std::expected<void, std::string> readiness() const {
     std::string why;
-    if (!controller_.hasSynced(&why)) return std::unexpected(why);
+    if (!controller_.hasSynced(&why)) {
+      std::lock_guard lock(cache_failures_mutex_);
+      why += describeCacheFailures(cache_failures_);
+      return std::unexpected(why);
+    }
     // A standby replica is ready: it is waiting for the Lease, which is its job.
     if (options_.leader_elect && !election_started_) {
       return std::unexpected("leader election not started");
@@ -128,7 +198,7 @@ class Service {
                   }
                 },
             .on_new_leader =
-                [this](const std::string& identity) { spdlog::info("leader is {}", identity); },
+                [](const std::string& identity) { spdlog::info("leader is {}", identity); },
         },
     };
     elector_ = std::make_unique<k8s::LeaderElector>(client_, std::move(config), *clock_);
@@ -163,6 +233,10 @@ class Service {
   }
 
   const RunOptions& options_;
+  const std::string server_;
+  // Before the client, whose request observer writes them.
+  mutable std::mutex cache_failures_mutex_;
+  CacheFailures cache_failures_;  // a successful list of a resource removes it
   Metrics metrics_;
   std::shared_ptr<k8s::RealClock> clock_;
   k8s::RestClient client_;

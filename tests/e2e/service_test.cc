@@ -1,0 +1,507 @@
+// `shardscaler run` as a service against the real API server: /readyz before and after the
+// caches sync (an informer kept unsynced by RBAC, then allowed), an API server that is down
+// (retried, unready, the reason in /readyz and the log, ready once it is back), and SIGTERM with
+// a reconcile in flight (finished, exit 0 within 10 s).
+#include <arpa/inet.h>
+#include <gmock/gmock.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "shardscaler/e2e/scenario.h"
+#include "shardscaler/testenv/child_process.h"
+
+namespace shardscaler::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// A TCP relay on 127.0.0.1 in front of the API server (TLS passes through untouched). It can be
+// down (nothing listens on its port: connections are refused, as for a server that is down) and
+// can hold every chunk the client sends for a while (a slow API server).
+class ApiServerRelay {
+ public:
+  explicit ApiServerRelay(uint16_t upstream_port) : upstream_port_(upstream_port) {
+    // Reserve a port; up() binds it again.
+    listen_fd_ = bindLoopback(0);
+    sockaddr_in addr{};
+    socklen_t len = sizeof addr;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+  }
+  ~ApiServerRelay() {
+    down();
+    std::vector<std::thread> pumps;
+    {
+      std::lock_guard lock(mutex_);
+      pumps.swap(pumps_);
+    }
+    for (auto& p : pumps) p.join();
+  }
+  ApiServerRelay(const ApiServerRelay&) = delete;
+  ApiServerRelay& operator=(const ApiServerRelay&) = delete;
+
+  uint16_t port() const { return port_; }
+  std::string server() const { return "https://127.0.0.1:" + std::to_string(port_); }
+
+  void up() {
+    if (accepting_) return;
+    listen_fd_ = bindLoopback(port_);
+    if (::listen(listen_fd_, 64) != 0) throw std::runtime_error("relay: listen failed");
+    accepting_ = true;
+    acceptor_ = std::thread([this] { acceptLoop(); });
+  }
+  // Closes the listener and cuts every connection.
+  void down() {
+    if (!accepting_) return;
+    accepting_ = false;
+    acceptor_.join();
+    ::close(listen_fd_);
+    listen_fd_ = -1;
+    std::lock_guard lock(mutex_);
+    for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
+  }
+  void setDelay(std::chrono::milliseconds delay) { delay_ms_ = delay.count(); }
+
+  // A kubeconfig for the admin token that reaches the API server through this relay (its
+  // serving certificate is for 127.0.0.1, so TLS verification still holds).
+  std::filesystem::path writeKubeconfig(const std::filesystem::path& path) const {
+    std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: relay\n"
+                        << "clusters: [{name: relay, cluster: {server: '" << server()
+                        << "', certificate-authority: '" << cluster().caFile().string() << "'}}]\n"
+                        << "contexts: [{name: relay, context: {cluster: relay, user: admin}}]\n"
+                        << "users: [{name: admin, user: {token: '" << cluster().adminToken()
+                        << "'}}]\n";
+    return path;
+  }
+
+ private:
+  static int bindLoopback(uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+      if (fd >= 0) ::close(fd);
+      throw std::runtime_error("relay: cannot bind 127.0.0.1:" + std::to_string(port));
+    }
+    return fd;
+  }
+
+  void acceptLoop() {
+    while (accepting_) {
+      pollfd waiting{listen_fd_, POLLIN, 0};
+      if (::poll(&waiting, 1, 50) <= 0) continue;
+      int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) continue;
+      int upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      sockaddr_in addr{};
+      addr.sin_family = AF_INET;
+      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      addr.sin_port = htons(upstream_port_);
+      if (::connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(client);
+        ::close(upstream);
+        continue;
+      }
+      std::lock_guard lock(mutex_);
+      open_fds_.push_back(client);
+      open_fds_.push_back(upstream);
+      pumps_.emplace_back([this, client, upstream] { pump(client, upstream); });
+    }
+  }
+
+  void pump(int client, int upstream) {
+    char buffer[16384];
+    pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
+    bool open = true;
+    while (open) {
+      if (::poll(fds, 2, 100) < 0) break;
+      for (int i = 0; i < 2 && open; ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        auto n = ::read(fds[i].fd, buffer, sizeof buffer);
+        if (n <= 0) {
+          open = false;
+          break;
+        }
+        if (i == 0 && delay_ms_ > 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_.load()));
+        }
+        for (ssize_t sent = 0; sent < n;) {
+          auto w =
+              ::send(fds[1 - i].fd, buffer + sent, static_cast<size_t>(n - sent), MSG_NOSIGNAL);
+          if (w <= 0) {
+            open = false;
+            break;
+          }
+          sent += w;
+        }
+      }
+    }
+    std::lock_guard lock(mutex_);
+    std::erase(open_fds_, client);
+    std::erase(open_fds_, upstream);
+    ::close(client);
+    ::close(upstream);
+  }
+
+  uint16_t upstream_port_;
+  uint16_t port_ = 0;
+  int listen_fd_ = -1;
+  std::atomic<bool> accepting_{false};
+  std::atomic<long> delay_ms_{0};
+  std::thread acceptor_;
+  std::mutex mutex_;
+  std::vector<int> open_fds_;
+  std::vector<std::thread> pumps_;
+};
+
+uint16_t apiServerPort() {
+  const std::string& server = cluster().server();
+  return static_cast<uint16_t>(std::stoi(server.substr(server.rfind(':') + 1)));
+}
+
+std::string readFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream all;
+  all << in.rdbuf();
+  return all.str();
+}
+
+// Stops a process at the end of a test; expects a clean exit on SIGTERM.
+void expectCleanStop(ShardscalerProcess& p) {
+  auto status = p.terminate(15s);
+  EXPECT_TRUE(status && WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+      << "shardscaler did not exit 0 on SIGTERM; log:\n"
+      << p.logTail();
+}
+
+// ---- /readyz before and after the caches sync ----
+
+// The RBAC of user-1 in `ns`: everything `shardscaler run --namespace ns` reads, except that
+// prometheusagents may only be read one by one until `allow_agent_list`.
+std::string userRole(const std::string& ns, bool allow_agent_list) {
+  const std::string agent_verbs = allow_agent_list ? "[get, list, watch]" : "[get]";
+  return "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: shardscaler, "
+         "namespace: " +
+         ns +
+         "}\nrules:\n"
+         "- {apiGroups: [shardscaler.io], resources: [shardsets, shardsets/status], verbs: [get, "
+         "list, watch, update, patch]}\n"
+         "- {apiGroups: [monitoring.coreos.com], resources: [prometheuses], verbs: [get, list, "
+         "watch, patch]}\n"
+         "- {apiGroups: [monitoring.coreos.com], resources: [prometheusagents], verbs: " +
+         agent_verbs +
+         "}\n"
+         "- {apiGroups: [apps], resources: [statefulsets], verbs: [get, list, watch, patch, "
+         "delete]}\n"
+         "- {apiGroups: [\"\"], resources: [events], verbs: [create, patch]}\n"
+         "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: "
+         "shardscaler, namespace: " +
+         ns +
+         "}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: shardscaler}\n"
+         "subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: user-1}]\n";
+}
+
+TEST(ReadinessTest, ReadyzWaitsForEveryInformerAndNamesTheOneNotSynced) {
+  const std::string ns = createNamespace("ready");
+  apply(userRole(ns, /*allow_agent_list=*/false));
+  ShardscalerOptions options;
+  options.kubeconfig = cluster().writeKubeconfig("user-1-" + ns, cluster().userToken(1));
+  options.namespaces = {ns};
+  options.log_file = testLogDir() / "shardscaler.log";
+  ShardscalerProcess p(options);
+
+  // /healthz answers 200 whenever it answers; record anything else.
+  std::vector<std::string> bad_healthz;
+  auto probe = [&](std::string* seen) {
+    auto health = p.httpGet(p.probePort(), "/healthz");
+    if (health.first != 200 && health.first != 0) {
+      bad_healthz.push_back(std::to_string(health.first) + " " + health.second);
+    }
+    auto ready = p.httpGet(p.probePort(), "/readyz");
+    *seen = std::to_string(ready.first) + " " + ready.second;
+    return ready;
+  };
+
+  const std::string agents = "prometheusagents.monitoring.coreos.com/v1alpha1 in " + ns;
+  std::pair<int, std::string> ready;
+  std::string seen;
+  // Every informer but the forbidden one syncs; /readyz names exactly that one and why.
+  const std::string expected = "informers not synced: " + agents +
+                               "; last error: list prometheusagents.monitoring.coreos.com/"
+                               "v1alpha1: HTTP 403 Forbidden\n";
+  ASSERT_TRUE(eventually(
+      30s,
+      [&](std::string* s) {
+        ready = probe(s);
+        return ready.first == 503 && ready.second == expected;
+      },
+      &seen))
+      << "last /readyz: " << seen << "\nlog:\n"
+      << p.logTail();
+  std::cout << "[ readyz   ] before the grant: 503 " << ready.second;
+  EXPECT_TRUE(p.running());
+  // The log names the resource and the API server's answer.
+  EXPECT_THAT(p.logTail(100000),
+              HasSubstr("event=list_failed resource=prometheusagents.monitoring.coreos.com/"
+                        "v1alpha1 namespace=" +
+                        ns + " error=\"Forbidden (403): "));
+
+  // Grant list and watch: it becomes ready without a restart.
+  apply(userRole(ns, /*allow_agent_list=*/true));
+  const auto granted = Clock::now();
+  ASSERT_TRUE(eventually(
+      60s,
+      [&](std::string* s) {
+        ready = probe(s);
+        return ready.first == 200;
+      },
+      &seen))
+      << "last /readyz: " << seen << "\nlog:\n"
+      << p.logTail();
+  std::cout << "[ readyz   ] 200 \"" << ready.second << "\" " << secondsSince(granted)
+            << " s after the grant\n";
+  EXPECT_EQ(ready.second, "ok");
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(probe(&seen).first, 200) << seen;
+  EXPECT_TRUE(bad_healthz.empty()) << ::testing::PrintToString(bad_healthz);
+  EXPECT_EQ(p.httpGet(p.probePort(), "/healthz"), std::make_pair(200, std::string("ok")));
+  // The probe and metrics listeners are separate: each answers only its own paths.
+  EXPECT_EQ(p.httpGet(p.metricsPort(), "/readyz").first, 404);
+  EXPECT_EQ(p.httpGet(p.probePort(), "/metrics").first, 404);
+  EXPECT_THAT(p.httpGet(p.metricsPort(), "/metrics").second, HasSubstr("shardscaler_leader"));
+  expectCleanStop(p);
+}
+
+// ---- an API server that is down ----
+
+TEST(ReadinessTest, ApiServerDownKeepsItRetryingAndUnreadyThenReadyWhenBack) {
+  const std::string ns = createNamespace("down");
+  ApiServerRelay relay(apiServerPort());  // down: nothing listens on its port
+  ShardscalerOptions options;
+  options.kubeconfig = relay.writeKubeconfig(testLogDir() / "relay.kubeconfig");
+  options.namespaces = {ns};
+  options.log_file = testLogDir() / "shardscaler.log";
+  ShardscalerProcess p(options);
+
+  // Every informer waits; /readyz says that none of their lists was answered, and by whom.
+  std::string expected = "informers not synced:";
+  for (const char* resource :
+       {"shardsets.shardscaler.io/v1alpha1", "prometheuses.monitoring.coreos.com/v1",
+        "prometheusagents.monitoring.coreos.com/v1alpha1", "statefulsets.apps/v1"}) {
+    expected += std::string(" ") + resource + " in " + ns;
+  }
+  expected +=
+      "; last error: list prometheusagents.monitoring.coreos.com/v1alpha1, list "
+      "prometheuses.monitoring.coreos.com/v1, list shardsets.shardscaler.io/v1alpha1, list "
+      "statefulsets.apps/v1: no answer from the API server " +
+      relay.server() + "\n";
+  std::pair<int, std::string> ready;
+  std::string seen;
+  ASSERT_TRUE(eventually(
+      20s,
+      [&](std::string* s) {
+        ready = p.httpGet(p.probePort(), "/readyz");
+        *s = std::to_string(ready.first) + " " + ready.second;
+        return ready.first == 503 && ready.second == expected;
+      },
+      &seen))
+      << "last /readyz: " << seen << "\nlog:\n"
+      << p.logTail();
+  std::cout << "[ down     ] /readyz 503: " << ready.second;
+  EXPECT_EQ(p.httpGet(p.probePort(), "/healthz").first, 200);
+
+  // It keeps retrying (several failed lists of one resource) and stays up; each failure names
+  // the server and the error.
+  const std::string failure =
+      "event=list_failed resource=shardsets.shardscaler.io/v1alpha1 namespace=" + ns +
+      " error=\"Transport: list shardsets.shardscaler.io/v1alpha1";
+  auto countFailures = [&] {
+    const std::string log = readFile(p.logFile());
+    size_t n = 0;
+    for (auto at = log.find(failure); at != std::string::npos; at = log.find(failure, at + 1)) {
+      const auto end = log.find('\n', at);
+      const std::string line = log.substr(at, end - at);
+      EXPECT_THAT(line, HasSubstr("cannot reach the API server " + relay.server()));
+      EXPECT_THAT(line, HasSubstr("Couldn't connect to server"));
+      ++n;
+    }
+    return n;
+  };
+  ASSERT_TRUE(eventually(20s, [&](std::string*) { return countFailures() >= 3; })) << p.logTail();
+  EXPECT_TRUE(p.running());
+  EXPECT_EQ(p.httpGet(p.probePort(), "/readyz").first, 503);
+
+  relay.up();
+  const auto back = Clock::now();
+  ASSERT_TRUE(eventually(
+      60s,
+      [&](std::string* s) {
+        ready = p.httpGet(p.probePort(), "/readyz");
+        *s = std::to_string(ready.first) + " " + ready.second;
+        return ready.first == 200;
+      },
+      &seen))
+      << "last /readyz: " << seen << "\nlog:\n"
+      << p.logTail();
+  std::cout << "[ down     ] ready " << secondsSince(back) << " s after the server came back\n";
+  expectCleanStop(p);
+}
+
+// ---- SIGTERM ----
+
+// shardscaler reaches the API server through a relay the test can slow down; the emulator and
+// the test talk to it directly.
+class SigtermTest : public ShardSetScenario {
+ protected:
+  std::filesystem::path shardscalerKubeconfig() override {
+    relay_ = std::make_unique<ApiServerRelay>(apiServerPort());
+    relay_->up();
+    return relay_->writeKubeconfig(testLogDir() / "relay.kubeconfig");
+  }
+
+  std::unique_ptr<ApiServerRelay> relay_;
+};
+
+TEST_F(SigtermTest, FinishesTheReconcileInFlightAndExits0Within10s) {
+  createPrometheus(4);
+  applyShardSet({.shards = 4, .when_scaled = "Retain", .retention_period = "1h"});
+  ASSERT_TRUE(waitForSettled(4, 0));
+  ASSERT_TRUE(waitFor("ready", [&](std::string*) {
+    return shardscaler_->httpGet(shardscaler_->probePort(), "/readyz").first == 200;
+  }));
+
+  // Every request now takes at least 0.3 s: the scale-down 4 -> 1 (pause, three detaches, set
+  // shards and resume, each after live reads) runs for seconds.
+  relay_->setDelay(300ms);
+  const size_t log_start = readFile(shardscaler_->logFile()).size();
+  scaleWithKubectl(1);
+  const std::string applied = "applied shardset=" + ns_ + "/main";
+  ASSERT_TRUE(waitFor(
+      "the first write of the scale-down",
+      [&](std::string*) {
+        return readFile(shardscaler_->logFile()).find(applied, log_start) != std::string::npos;
+      },
+      30s));
+
+  const auto sigterm = Clock::now();
+  auto status = shardscaler_->terminate(20s);
+  const double took = secondsSince(sigterm);
+  std::cout << "[ sigterm  ] exit " << (status ? testenv::describeWaitStatus(*status) : "none")
+            << " " << took << " s after SIGTERM, with a reconcile in flight\n";
+  ASSERT_TRUE(status) << "still running 20 s after SIGTERM";
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0)
+      << testenv::describeWaitStatus(*status);
+  EXPECT_LT(took, 10.0);
+
+  // The reconcile was in flight at SIGTERM and was finished: writes were applied after it,
+  // the last one resuming the target.
+  const std::string log = readFile(shardscaler_->logFile()).substr(log_start);
+  const auto shutting_down = log.find("shutting down (signal 15)");
+  ASSERT_NE(shutting_down, std::string::npos) << log;
+  EXPECT_NE(log.find(applied, shutting_down), std::string::npos)
+      << "no write after SIGTERM: the reconcile was not in flight\n"
+      << log;
+  EXPECT_THAT(log.substr(shutting_down), HasSubstr("set spec.shards 4 -> 1, resume"));
+  EXPECT_THAT(log, Not(HasSubstr("still running"))) << log;
+  Json target = prometheus();
+  EXPECT_EQ(target["spec"]["shards"], 1);
+  EXPECT_FALSE(target["spec"].value("paused", false));
+  EXPECT_FALSE(
+      target["metadata"].value("annotations", Json::object()).contains("shardscaler.io/paused-by"));
+  for (int i : {1, 2, 3}) {
+    auto s = statefulSet(i);
+    ASSERT_TRUE(s) << "shard " << i;
+    EXPECT_TRUE(s->retained && !s->attached) << s->name;
+  }
+  // Its Events were sent before the exit, not dropped.
+  auto events = shardSetEvents();
+  EXPECT_EQ(std::ranges::count_if(
+                events, [](const std::string& e) { return e.starts_with("ShardRetained: "); }),
+            3)
+      << ::testing::PrintToString(events);
+  EXPECT_EQ(std::ranges::count_if(
+                events, [](const std::string& e) { return e.starts_with("TargetScaled: "); }),
+            1)
+      << ::testing::PrintToString(events);
+
+  // Idle, with nothing in flight, at full speed.
+  relay_->setDelay(0ms);
+  shardscaler_->start();
+  ASSERT_TRUE(waitForSettled(1, 3));
+  ASSERT_TRUE(waitFor("ready", [&](std::string*) {
+    return shardscaler_->httpGet(shardscaler_->probePort(), "/readyz").first == 200;
+  }));
+  const auto idle_sigterm = Clock::now();
+  auto idle = shardscaler_->terminate(20s);
+  const double idle_took = secondsSince(idle_sigterm);
+  std::cout << "[ sigterm  ] idle: exit " << (idle ? testenv::describeWaitStatus(*idle) : "none")
+            << " " << idle_took << " s after SIGTERM\n";
+  ASSERT_TRUE(idle);
+  EXPECT_TRUE(WIFEXITED(*idle) && WEXITSTATUS(*idle) == 0);
+  EXPECT_LT(idle_took, 10.0);
+}
+
+// A replica watching several namespaces (four informers each) and holding the Lease: SIGTERM
+// still ends it within 10 s, the Lease released.
+TEST(ShutdownTest, WatchingSixNamespacesExits0Within10sAndReleasesTheLease) {
+  std::vector<std::string> namespaces;
+  namespaces.reserve(6);
+  for (int i = 0; i < 6; ++i) namespaces.push_back(createNamespace("many"));
+  ShardscalerOptions options;
+  options.kubeconfig = cluster().kubeconfigPath();
+  options.namespaces = namespaces;
+  options.leader_elect = true;
+  options.leader_election_namespace = namespaces[0];
+  options.identity = "replica-many";
+  options.log_file = testLogDir() / "shardscaler.log";
+  ShardscalerProcess p(options);
+  auto holder = [&] {
+    Json lease = getOrNull(k8s::resources::leases(), namespaces[0], "shardscaler");
+    return lease.is_object() ? lease["spec"].value("holderIdentity", "") : "<no lease>";
+  };
+  std::string seen;
+  ASSERT_TRUE(eventually(
+      30s,
+      [&](std::string* s) {
+        *s = p.httpGet(p.probePort(), "/readyz").second + " holder=" + holder();
+        return p.httpGet(p.probePort(), "/readyz").first == 200 && holder() == "replica-many";
+      },
+      &seen))
+      << seen << "\n"
+      << p.logTail();
+
+  const auto sigterm = Clock::now();
+  auto status = p.terminate(30s);
+  const double took = secondsSince(sigterm);
+  std::cout << "[ sigterm  ] 6 namespaces (24 informers), leader: exit "
+            << (status ? testenv::describeWaitStatus(*status) : "none") << " " << took
+            << " s after SIGTERM\n";
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  EXPECT_LT(took, 10.0) << p.logTail();
+  EXPECT_EQ(holder(), "") << "the Lease was not released";
+}
+
+}  // namespace
+}  // namespace shardscaler::e2e
