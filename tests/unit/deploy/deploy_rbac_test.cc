@@ -35,7 +35,7 @@ struct ControllerCall {
 };
 const std::vector<ControllerCall>& controllerCalls() {
   static const std::vector<ControllerCall> calls = {
-      {"shardscaler.io", "shardsets", {"get", "list", "watch"}},
+      {"shardscaler.io", "shardsets", {"get", "list", "watch", "patch"}},
       {"shardscaler.io", "shardsets/status", {"patch"}},
       {"monitoring.coreos.com", "prometheuses", {"get", "list", "watch", "patch"}},
       {"monitoring.coreos.com", "prometheusagents", {"get", "list", "watch", "patch"}},
