@@ -6,6 +6,7 @@
 // usage: transition_latency [transitions=60]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -102,7 +103,7 @@ bool done(Observed& o, int shards) {
 
 double percentile(std::vector<double> v, double p) {
   std::ranges::sort(v);
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * (v.size() - 1) + 0.5));
+  const auto i = std::min(v.size() - 1, static_cast<size_t>(std::lround(p * (v.size() - 1))));
   return v[i];
 }
 

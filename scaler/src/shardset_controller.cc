@@ -107,7 +107,7 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
       applier_(client, events),
       queue_metrics_(std::make_unique<QueueMetrics>(metrics)),
       queue_(clock, nullptr, queue_metrics_.get()) {
-  if (options_.namespaces.empty()) options_.namespaces.push_back("");
+  if (options_.namespaces.empty()) options_.namespaces.emplace_back();
 }
 
 ShardSetController::~ShardSetController() { stop(std::chrono::seconds(0)); }
@@ -301,7 +301,8 @@ ReconcileOutcome ShardSetController::reconcile(const std::string& key) {
   const uint64_t id = next_reconcile_id_++;
   ObjectPtr object;
   for (const auto& i : shard_set_informers_) {
-    if ((object = i.informer->store().get(key))) break;
+    object = i.informer->store().get(key);
+    if (object) break;
   }
   if (!object) {
     // Deleted: forget everything about it. Its retained StatefulSets keep their deadlines

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <sstream>
 
@@ -200,6 +201,63 @@ TEST_F(LeaderElectionTest, OnlyTheHolderWritesAndTheOtherTakesOver) {
   ASSERT_TRUE(waitForSettled(2, 2));
   EXPECT_GE(appliedSince(a, a_restart), 3u) << "pause, detach, set shards";
   b_.reset();  // exited already
+}
+
+// A standby that is stopped leaves the holder's Lease alone; a holder that finds the Lease taken
+// by someone else (here a test writing it) stops at once rather than act beside the new holder,
+// and says so.
+TEST_F(LeaderElectionTest, AStandbyLeavesTheLeaseAloneAndALeaderThatLosesItStops) {
+  ShardscalerProcess& a = *shardscaler_;
+  ASSERT_TRUE(waitForHolder("replica-a", 30s));
+  startReplicaB();
+  ASSERT_TRUE(waitFor("b ready as the standby", [&](std::string*) { return ready(*b_); }));
+  const std::string rv = lease()["metadata"].value("resourceVersion", "");
+
+  const auto sigterm = Clock::now();
+  auto status = b_->terminate(15s);
+  const double took = secondsSince(sigterm);
+  std::cout << "[ election ] SIGTERM of the standby: exited after " << took << " s\n";
+  ASSERT_TRUE(status);
+  EXPECT_TRUE(WIFEXITED(*status) && WEXITSTATUS(*status) == 0);
+  EXPECT_LT(took, 10.0);
+  EXPECT_EQ(holder(), "replica-a") << "the standby released a Lease it did not hold";
+  b_.reset();
+
+  // Someone else takes the Lease (a forced write, as after a partition healed).
+  Json taken = lease();
+  ASSERT_TRUE(taken.is_object());
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char stamp[40];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S.000000Z", &tm);  // a MicroTime
+  taken["spec"]["holderIdentity"] = "intruder";
+  taken["spec"]["acquireTime"] = stamp;
+  taken["spec"]["renewTime"] = stamp;
+  taken["spec"]["leaseDurationSeconds"] = 15;
+  std::optional<k8s::Result<Json>> written;
+  ASSERT_TRUE(waitFor("the intruder's write", [&](std::string* seen) {
+    Json current = lease();
+    current["spec"] = taken["spec"];
+    written = adminClient().update(k8s::resources::leases(), ns_, current);
+    if (*written) return true;
+    *seen = written->error().describe();  // a Conflict with a renewal: write again
+    return false;
+  }));
+  const auto lost = Clock::now();
+  ASSERT_TRUE(waitFor(
+      "replica-a to exit", [&](std::string*) { return !a.running(); }, 15s));
+  std::cout << "[ election ] the holder saw the Lease taken and exited after " << secondsSince(lost)
+            << " s\n";
+  EXPECT_THAT(a.logTail(), ::testing::HasSubstr("leader election lost (lease " + ns_ +
+                                                "/shardscaler): stopping"));
+  EXPECT_EQ(holder(), "intruder") << "the old holder overwrote or released the new holder's Lease";
+  auto exit_status = a.terminate(1s);
+  ASSERT_TRUE(exit_status);
+  EXPECT_TRUE(WIFEXITED(*exit_status) && WEXITSTATUS(*exit_status) == 1)
+      << testenv::describeWaitStatus(*exit_status);
+  a.start();  // back as a standby until the intruder's Lease expires; the fixture stops it
+  EXPECT_TRUE(waitFor("replica-a ready as the standby", [&](std::string*) { return ready(a); }));
 }
 
 }  // namespace

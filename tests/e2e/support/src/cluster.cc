@@ -47,7 +47,7 @@ k8s::RestClient& adminClient() {
 
 std::string createNamespace(const std::string& prefix) {
   static std::atomic<int> counter{0};
-  const std::string name = prefix + "-" + std::to_string(++counter);
+  std::string name = prefix + "-" + std::to_string(++counter);
   Json ns = {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}};
   auto created = adminClient().create(k8s::resources::namespaces(), "", ns);
   if (!created)
