@@ -1,5 +1,6 @@
 #include "shardscaler/scaler/shard_set_status.h"
 
+#include <cmath>
 #include <vector>
 
 #include "shardscaler/retention/duration.h"
@@ -23,12 +24,20 @@ std::vector<retention::Condition> previousConditions(const Json& shard_set) {
   return out;
 }
 
+// Rates in status are for people (`kubectl get shardsets`): two decimals, and the total is the
+// sum of the shown per-shard rates. /metrics keeps full precision.
+double centiRound(double rate) { return std::round(rate * 100.0) / 100.0; }
+
 Json ingestionJson(const IngestionSnapshot& snapshot) {
   Json per_shard = Json::array();
+  double total = 0;
   for (const ShardRate& r : snapshot.per_shard) {
-    per_shard.push_back({{"index", r.index}, {"samplesPerSecond", r.samples_per_second}});
+    const double shown = centiRound(r.samples_per_second);
+    total += shown;
+    per_shard.push_back({{"index", r.index}, {"samplesPerSecond", shown}});
   }
-  return Json{{"totalSamplesPerSecond", snapshot.total_samples_per_second},
+  if (snapshot.per_shard.empty()) total = snapshot.total_samples_per_second;
+  return Json{{"totalSamplesPerSecond", centiRound(total)},
               {"perShard", std::move(per_shard)},
               {"lastUpdate", snapshot.last_update},
               {"error", snapshot.error}};

@@ -105,6 +105,19 @@ TEST(IngestionStatusTest, IngestionTargetReportsUnusableSpecs) {
   EXPECT_EQ(problem, "");
 }
 
+TEST(IngestionStatusTest, RatesInStatusShowTwoDecimalsAndTheTotalIsTheirSum) {
+  const Json ss = shardSetWith(validIngestion());
+  IngestionSnapshot snapshot = goodSnapshot();
+  snapshot.per_shard = {{0, 381.516666666}, {1, 763.033333333}};
+  snapshot.total_samples_per_second = 1144.549999999;
+  std::vector<retention::Event> events;
+  Json status = shardSetStatusJson(planFor(ss), ss, snapshot, std::nullopt, kNow, &events);
+  const Json& ingestion = status["ingestion"];
+  EXPECT_EQ(ingestion["perShard"][0]["samplesPerSecond"].dump(), "381.52");
+  EXPECT_EQ(ingestion["perShard"][1]["samplesPerSecond"].dump(), "763.03");
+  EXPECT_EQ(ingestion["totalSamplesPerSecond"].dump(), "1144.55");
+}
+
 TEST(IngestionStatusTest, StatusCarriesRatesRecommendationAndATrueCondition) {
   const Json ss = shardSetWith(validIngestion());
   std::vector<retention::Event> events;
