@@ -69,13 +69,17 @@ void Informer::start() {
   }
 }
 
-void Informer::stop() {
+void Informer::requestStop() {
   {
     std::lock_guard lock(state_mutex_);
     stopping_ = true;
   }
   state_cv_.notify_all();
   reflector_.stop();
+}
+
+void Informer::stop() {
+  requestStop();
   if (reflector_thread_.joinable()) reflector_thread_.join();
   if (resync_thread_.joinable()) resync_thread_.join();
 }

@@ -212,5 +212,27 @@ TEST_F(InformerTest, StopJoinsWithinASecondWhileWatching) {
   informer_->stop();  // idempotent
 }
 
+// requestStop() asks every informer at once and returns; stop() then joins. Nothing is
+// delivered after the stop, a watch that ends is not reopened, and start() after it is a no-op.
+TEST_F(InformerTest, RequestStopAsksAndStopJoinsWithNothingAfter) {
+  auto second = std::make_unique<Informer>(server_, kConfigMaps, InformerOptions{}, clock_);
+  make();
+  informer_->addEventHandlers(recordInto(log_));
+  informer_->start();
+  second->start();
+  ASSERT_TRUE(server_.awaitOpenWatch(2));
+  informer_->requestStop();
+  second->requestStop();
+  server_.endWatches(std::nullopt);  // a watch ending now must not be reopened
+  informer_->stop();
+  second->stop();
+  const auto watches = server_.watchCalls().size();
+  server_.put(kConfigMaps, makeObject("ns", "late"));
+  informer_->start();  // stopped for good
+  EXPECT_EQ(server_.watchCalls().size(), watches);
+  EXPECT_FALSE(informer_->store().get("ns/late"));
+  EXPECT_TRUE(log_.entries().empty()) << "nothing was listed and nothing may come after the stop";
+}
+
 }  // namespace
 }  // namespace shardscaler::k8s

@@ -54,7 +54,9 @@ void dropManagedFields(Json& object);
 // Thread-safety: all methods may be called from any thread. start() once; stop() is
 // idempotent and joins the informer's threads (one reflector thread, plus a resync thread
 // when resync_period > 0); it returns as soon as the KubeClient call in flight returns.
-// Handlers must not call stop().
+// requestStop() only asks, without waiting: a watch notices within about a second (libcurl's
+// progress callback), so stopping many informers means requestStop() on all, then stop() on
+// each, for one such wait in all instead of one each. Handlers must not call either.
 class Informer : private ReflectorSink {
  public:
   Informer(KubeClient& client, Resource resource, const InformerOptions& options,
@@ -67,6 +69,7 @@ class Informer : private ReflectorSink {
   // object already cached, then the live stream, with nothing missed or repeated.
   void addEventHandlers(EventHandlers handlers);
   void start();
+  void requestStop();
   void stop();
 
   // True once the first list has been stored and its handlers have run.
