@@ -305,6 +305,9 @@ TEST_F(K8sClientRest, WatchStreamsAddedModifiedDeletedAndStops) {
   WatchOptions opts;
   opts.resource_version = from;
   opts.timeout_seconds = 60;
+  // Only this test's object: the controller-manager publishes kube-root-ca.crt into a new
+  // namespace, sometimes after the list above.
+  opts.field_selector = "metadata.name=watched";
   std::thread watcher([&] {
     auto result = admin_->watch(
         kConfigMaps, ns_, opts,
