@@ -232,11 +232,17 @@ void ControlPlane::State::start() {
   recordPids();
   server = "https://127.0.0.1:" + std::to_string(apiserver_port);
   const HttpProbe admin_probe{pki.ca_cert, admin_token};
+  // Ready, and the bootstrap controller has made the "default" namespace (it does so just
+  // after /readyz turns 200), which kubectl users and some tests take for granted.
   waitUntilReady(*apiserver, [&](std::string* why) {
     auto response = httpGet(server + "/readyz", admin_probe);
     *why = response.error.empty()
                ? "GET /readyz: HTTP " + std::to_string(response.status) + " " + response.body
                : "GET /readyz: " + response.error;
+    if (response.status != 200) return false;
+    response = httpGet(server + "/api/v1/namespaces/default", admin_probe);
+    *why = "namespace default: " +
+           (response.error.empty() ? "HTTP " + std::to_string(response.status) : response.error);
     return response.status == 200;
   });
   kubeconfig = writeKubeconfig("admin", admin_token, "");
