@@ -41,21 +41,6 @@ std::filesystem::path writeFile(const std::string& name, const std::string& cont
   return path;
 }
 
-// A loopback port nothing listens on: bound, then closed.
-uint16_t closedLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    throw std::runtime_error("no free loopback port");
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
-
 // ---- bad flags and config files: exit 2, nothing on stdout, exactly one line on stderr ----
 
 struct BadCommandLine {
@@ -233,7 +218,8 @@ TEST(CliTest, BadKubeconfigsGiveOneErrorLineAndNoCrash) {
 }
 
 TEST(CliTest, PlanAgainstAServerThatIsDownExits1WithOneLine) {
-  const std::string server = "https://127.0.0.1:" + std::to_string(closedLoopbackPort());
+  // A port nothing listens on.
+  const std::string server = "https://127.0.0.1:" + std::to_string(freeLoopbackPort());
   const auto file = writeFile(
       "down.kubeconfig", "current-context: c\nclusters: [{name: k, cluster: {server: '" + server +
                              "', certificate-authority: '" + cluster().caFile().string() +

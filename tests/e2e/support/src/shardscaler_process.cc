@@ -14,7 +14,6 @@
 #include "shardscaler/testenv/child_process.h"
 
 namespace shardscaler::e2e {
-namespace {
 
 uint16_t freeLoopbackPort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -30,6 +29,8 @@ uint16_t freeLoopbackPort() {
   close(fd);
   return ntohs(addr.sin_port);
 }
+
+namespace {
 
 size_t appendBody(char* data, size_t size, size_t n, void* out) {
   static_cast<std::string*>(out)->append(data, size * n);

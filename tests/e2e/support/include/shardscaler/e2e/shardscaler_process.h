@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -16,6 +17,9 @@ class ChildProcess;
 }
 
 namespace shardscaler::e2e {
+
+// A loopback port free now (bound, then closed): nothing listens on it until someone binds it.
+uint16_t freeLoopbackPort();
 
 struct ShardscalerOptions {
   std::filesystem::path kubeconfig;
