@@ -14,6 +14,7 @@
 
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/testenv/child_process.h"
+#include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::e2e {
 namespace {
@@ -218,8 +219,8 @@ TEST(CliTest, BadKubeconfigsGiveOneErrorLineAndNoCrash) {
 }
 
 TEST(CliTest, PlanAgainstAServerThatIsDownExits1WithOneLine) {
-  // A port nothing listens on.
-  const std::string server = "https://127.0.0.1:" + std::to_string(freeLoopbackPort());
+  const testenv::RefusingPort refusing;  // a server that is down
+  const std::string server = refusing.url("https");
   const auto file = writeFile(
       "down.kubeconfig", "current-context: c\nclusters: [{name: k, cluster: {server: '" + server +
                              "', certificate-authority: '" + cluster().caFile().string() +

@@ -4,10 +4,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -18,6 +14,7 @@
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/rest_client.h"
 #include "shardscaler/testenv/control_plane.h"
+#include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -436,23 +433,10 @@ TEST_F(K8sClientRest, RoleWithOnlyGetIsForbiddenElsewhereWithAClearError) {
   EXPECT_EQ(unauthorized.error().kind, ErrorKind::Unauthorized);
 }
 
-int closedPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    throw std::runtime_error("cannot bind a loopback port");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 TEST_F(K8sClientRest, ServerThatIsDownGivesOneClearError) {
   KubeConfig config = admin_->config();
-  config.server = "https://127.0.0.1:" + std::to_string(closedPort());
+  const testenv::RefusingPort refusing;  // a server that is down
+  config.server = refusing.url("https");
   RestClient down(config);
   auto result = down.list(kConfigMaps, ns_);
   ASSERT_FALSE(result.has_value());

@@ -1,9 +1,6 @@
 // The PromQL client against real Prometheus 2.42 processes (Debian's binary) on loopback: the
 // sharded topology of the ingestion monitor, result types, API errors, TLS and basic auth.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -18,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "shardscaler/promql_client/prometheus_client.h"
+#include "shardscaler/testenv/loopback_ports.h"
 #include "shardscaler/testenv/prometheus_process.h"
 #include "shardscaler/testenv/sharded_prometheus.h"
 
@@ -28,6 +26,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testenv::PrometheusOptions;
 using testenv::PrometheusProcess;
+using testenv::RefusingPort;
 using testenv::ShardedPrometheus;
 using ::testing::HasSubstr;
 
@@ -44,37 +43,11 @@ std::unique_ptr<PrometheusClient> clientFor(const std::string& url) {
   return clientFor(ClientOptions{.base_url = url});
 }
 
-// A socket bound on loopback that never listens: connecting to it is refused, and no other
-// process can take the port while it is open.
-class RefusingPort {
- public:
-  RefusingPort() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      throw std::runtime_error("cannot bind 127.0.0.1:0");
-    }
-    port_ = ntohs(addr.sin_port);
-  }
-  ~RefusingPort() { ::close(fd_); }
-  RefusingPort(const RefusingPort&) = delete;
-  RefusingPort& operator=(const RefusingPort&) = delete;
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
- protected:
-  int fd_ = -1;
-  int port_ = 0;
-};
-
 // A server that accepts connections (the kernel does, from the backlog) and never answers.
 class SilentServer : public RefusingPort {
  public:
   SilentServer() {
-    if (::listen(fd_, 16) != 0) throw std::runtime_error("listen failed");
+    if (::listen(fd(), 16) != 0) throw std::runtime_error("listen failed");
   }
 };
 

@@ -1,13 +1,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <mutex>
-#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -15,6 +10,7 @@
 #include "rest_fake_server.h"
 #include "rest_test_support.h"
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -320,24 +316,10 @@ TEST(RestClient, RequestTimeoutIsATimeoutError) {
   EXPECT_LT(elapsed, std::chrono::seconds(5));
 }
 
-// A port that nothing listens on: bound, then closed.
-int closedPort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    throw std::runtime_error("cannot bind a loopback port");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
 TEST(RestClient, ServerDownIsOneClearTransportError) {
   KubeConfig config;
-  config.server = "http://127.0.0.1:" + std::to_string(closedPort());
+  const testenv::RefusingPort refusing;  // a server that is down
+  config.server = refusing.url("http");
   RestClient client(config);
   auto result = client.list(resources::statefulSets(), "mon");
   ASSERT_FALSE(result.has_value());

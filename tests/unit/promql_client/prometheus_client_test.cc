@@ -1,10 +1,5 @@
 #include "shardscaler/promql_client/prometheus_client.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "shardscaler/testenv/loopback_ports.h"
 #include "test_http_server.h"
 
 namespace shardscaler::promql {
@@ -310,20 +306,11 @@ TEST(PrometheusClient, ClientTimeoutWhenTheServerIsSlow) {
 }
 
 TEST(PrometheusClient, ConnectionRefusedIsATransportError) {
-  // A bound socket that never listens: connecting to it is refused, and no one can take the port.
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_GE(fd, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  const testenv::RefusingPort refusing;
+  const std::string url = refusing.url();
 
   auto client = makeClient(ClientOptions{.base_url = url});
   auto result = client->query({.query = "up"});
-  ::close(fd);
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, ErrorKind::Transport);
   EXPECT_THAT(result.error().message, HasSubstr(url + "/api/v1/query"));

@@ -1,9 +1,7 @@
 #include "shardscaler/e2e/shardscaler_process.h"
 
 #include <curl/curl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -12,23 +10,9 @@
 #include <thread>
 
 #include "shardscaler/testenv/child_process.h"
+#include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::e2e {
-
-uint16_t freeLoopbackPort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    if (fd >= 0) close(fd);
-    throw std::runtime_error("no free loopback port");
-  }
-  close(fd);
-  return ntohs(addr.sin_port);
-}
 
 namespace {
 
@@ -51,8 +35,9 @@ std::filesystem::path ShardscalerProcess::binary() { return SHARDSCALER_BINARY; 
 
 void ShardscalerProcess::start(const std::vector<std::string>& extra_env) {
   if (process_ && !process_->exitStatus()) throw std::logic_error("shardscaler is running");
-  metrics_port_ = freeLoopbackPort();
-  probe_port_ = freeLoopbackPort();
+  const auto ports = testenv::pickFreePorts(2);
+  metrics_port_ = static_cast<uint16_t>(ports[0]);
+  probe_port_ = static_cast<uint16_t>(ports[1]);
   std::vector<std::string> argv = {
       binary().string(),
       "run",

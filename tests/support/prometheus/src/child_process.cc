@@ -1,11 +1,8 @@
 #include "child_process.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -96,22 +93,6 @@ void stopProcessGroup(pid_t pid, std::chrono::milliseconds grace) {
   ::kill(-pid, SIGKILL);
   int status = 0;
   ::waitpid(pid, &status, 0);
-}
-
-int pickFreePort() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("socket failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("cannot bind 127.0.0.1:0");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 std::string fileTail(const std::filesystem::path& path, size_t max_bytes) {

@@ -27,9 +27,6 @@ std::optional<int> pollExit(pid_t pid);
 // SIGTERM to the group, SIGKILL to the group after `grace`; reaps the child.
 void stopProcessGroup(pid_t pid, std::chrono::milliseconds grace);
 
-// A port that was free on 127.0.0.1 a moment ago (the caller retries if it is taken meanwhile).
-int pickFreePort();
-
 // The last `max_bytes` of a file, for error messages.
 std::string fileTail(const std::filesystem::path& path, size_t max_bytes);
 

@@ -7,6 +7,7 @@
 
 #include "child_process.h"
 #include "http_get.h"
+#include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::testenv {
 
@@ -14,7 +15,6 @@ using prometheus_detail::fileTail;
 using prometheus_detail::findExecutable;
 using prometheus_detail::httpGet;
 using prometheus_detail::HttpGetResult;
-using prometheus_detail::pickFreePort;
 using prometheus_detail::pollExit;
 using prometheus_detail::spawnProcess;
 using prometheus_detail::stopProcessGroup;

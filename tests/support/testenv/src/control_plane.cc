@@ -11,11 +11,11 @@
 #include <thread>
 #include <utility>
 
-#include "free_ports.h"
 #include "http_probe.h"
 #include "kube_binaries.h"
 #include "pki.h"
 #include "shardscaler/testenv/child_process.h"
+#include "shardscaler/testenv/loopback_ports.h"
 #include "work_dir.h"
 
 namespace shardscaler::testenv {

@@ -18,9 +18,6 @@ class ChildProcess;
 
 namespace shardscaler::e2e {
 
-// A loopback port free now (bound, then closed): nothing listens on it until someone binds it.
-uint16_t freeLoopbackPort();
-
 struct ShardscalerOptions {
   std::filesystem::path kubeconfig;
   std::vector<std::string> namespaces;  // --namespace; empty = all
