@@ -2,22 +2,18 @@
 // caches sync (an informer kept unsynced by RBAC, then allowed), an API server that is down
 // (retried, unready, the reason in /readyz and the log, ready once it is back), and SIGTERM with
 // a reconcile in flight (finished, exit 0 within 10 s).
-#include <arpa/inet.h>
 #include <gmock/gmock.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
-#include <mutex>
+#include <memory>
 #include <sstream>
-#include <thread>
+#include <string>
 
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/testenv/child_process.h"
+#include "shardscaler/testenv/tcp_relay.h"
 
 namespace shardscaler::e2e {
 namespace {
@@ -31,154 +27,22 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// A TCP relay on 127.0.0.1 in front of the API server (TLS passes through untouched). It can be
-// down (nothing listens on its port: connections are refused, as for a server that is down) and
-// can hold every chunk the client sends for a while (a slow API server).
-class ApiServerRelay {
- public:
-  explicit ApiServerRelay(uint16_t upstream_port) : upstream_port_(upstream_port) {
-    // Reserve a port; up() binds it again.
-    listen_fd_ = bindLoopback(0);
-    sockaddr_in addr{};
-    socklen_t len = sizeof addr;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    ::close(listen_fd_);
-    listen_fd_ = -1;
-  }
-  ~ApiServerRelay() {
-    down();
-    std::vector<std::thread> pumps;
-    {
-      std::lock_guard lock(mutex_);
-      pumps.swap(pumps_);
-    }
-    for (auto& p : pumps) p.join();
-  }
-  ApiServerRelay(const ApiServerRelay&) = delete;
-  ApiServerRelay& operator=(const ApiServerRelay&) = delete;
+// A kubeconfig for the admin token that reaches the API server through `relay` (the serving
+// certificate is for 127.0.0.1, so TLS verification still holds).
+std::filesystem::path writeKubeconfig(const testenv::TcpRelay& relay,
+                                      const std::filesystem::path& path) {
+  std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: relay\n"
+                      << "clusters: [{name: relay, cluster: {server: '" << relay.httpsUrl()
+                      << "', certificate-authority: '" << cluster().caFile().string() << "'}}]\n"
+                      << "contexts: [{name: relay, context: {cluster: relay, user: admin}}]\n"
+                      << "users: [{name: admin, user: {token: '" << cluster().adminToken()
+                      << "'}}]\n";
+  return path;
+}
 
-  uint16_t port() const { return port_; }
-  std::string server() const { return "https://127.0.0.1:" + std::to_string(port_); }
-
-  void up() {
-    if (accepting_) return;
-    listen_fd_ = bindLoopback(port_);
-    if (::listen(listen_fd_, 64) != 0) throw std::runtime_error("relay: listen failed");
-    accepting_ = true;
-    acceptor_ = std::thread([this] { acceptLoop(); });
-  }
-  // Closes the listener and cuts every connection.
-  void down() {
-    if (!accepting_) return;
-    accepting_ = false;
-    acceptor_.join();
-    ::close(listen_fd_);
-    listen_fd_ = -1;
-    std::lock_guard lock(mutex_);
-    for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
-  }
-  void setDelay(std::chrono::milliseconds delay) { delay_ms_ = delay.count(); }
-
-  // A kubeconfig for the admin token that reaches the API server through this relay (its
-  // serving certificate is for 127.0.0.1, so TLS verification still holds).
-  std::filesystem::path writeKubeconfig(const std::filesystem::path& path) const {
-    std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: relay\n"
-                        << "clusters: [{name: relay, cluster: {server: '" << server()
-                        << "', certificate-authority: '" << cluster().caFile().string() << "'}}]\n"
-                        << "contexts: [{name: relay, context: {cluster: relay, user: admin}}]\n"
-                        << "users: [{name: admin, user: {token: '" << cluster().adminToken()
-                        << "'}}]\n";
-    return path;
-  }
-
- private:
-  static int bindLoopback(uint16_t port) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(port);
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-      if (fd >= 0) ::close(fd);
-      throw std::runtime_error("relay: cannot bind 127.0.0.1:" + std::to_string(port));
-    }
-    return fd;
-  }
-
-  void acceptLoop() {
-    while (accepting_) {
-      pollfd waiting{listen_fd_, POLLIN, 0};
-      if (::poll(&waiting, 1, 50) <= 0) continue;
-      int client = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
-      if (client < 0) continue;
-      int upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      sockaddr_in addr{};
-      addr.sin_family = AF_INET;
-      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      addr.sin_port = htons(upstream_port_);
-      if (::connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        ::close(client);
-        ::close(upstream);
-        continue;
-      }
-      std::lock_guard lock(mutex_);
-      open_fds_.push_back(client);
-      open_fds_.push_back(upstream);
-      pumps_.emplace_back([this, client, upstream] { pump(client, upstream); });
-    }
-  }
-
-  void pump(int client, int upstream) {
-    char buffer[16384];
-    pollfd fds[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
-    bool open = true;
-    while (open) {
-      if (::poll(fds, 2, 100) < 0) break;
-      for (int i = 0; i < 2 && open; ++i) {
-        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        auto n = ::read(fds[i].fd, buffer, sizeof buffer);
-        if (n <= 0) {
-          open = false;
-          break;
-        }
-        if (i == 0 && delay_ms_ > 0) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_.load()));
-        }
-        for (ssize_t sent = 0; sent < n;) {
-          auto w =
-              ::send(fds[1 - i].fd, buffer + sent, static_cast<size_t>(n - sent), MSG_NOSIGNAL);
-          if (w <= 0) {
-            open = false;
-            break;
-          }
-          sent += w;
-        }
-      }
-    }
-    std::lock_guard lock(mutex_);
-    std::erase(open_fds_, client);
-    std::erase(open_fds_, upstream);
-    ::close(client);
-    ::close(upstream);
-  }
-
-  uint16_t upstream_port_;
-  uint16_t port_ = 0;
-  int listen_fd_ = -1;
-  std::atomic<bool> accepting_{false};
-  std::atomic<long> delay_ms_{0};
-  std::thread acceptor_;
-  std::mutex mutex_;
-  std::vector<int> open_fds_;
-  std::vector<std::thread> pumps_;
-};
-
-uint16_t apiServerPort() {
+int apiServerPort() {
   const std::string& server = cluster().server();
-  return static_cast<uint16_t>(std::stoi(server.substr(server.rfind(':') + 1)));
+  return std::stoi(server.substr(server.rfind(':') + 1));
 }
 
 std::string readFile(const std::filesystem::path& path) {
@@ -297,9 +161,9 @@ TEST(ReadinessTest, ReadyzWaitsForEveryInformerAndNamesTheOneNotSynced) {
 
 TEST(ReadinessTest, ApiServerDownKeepsItRetryingAndUnreadyThenReadyWhenBack) {
   const std::string ns = createNamespace("down");
-  ApiServerRelay relay(apiServerPort());  // down: nothing listens on its port
+  testenv::TcpRelay relay(apiServerPort());  // down: nothing listens on its port
   ShardscalerOptions options;
-  options.kubeconfig = relay.writeKubeconfig(testLogDir() / "relay.kubeconfig");
+  options.kubeconfig = writeKubeconfig(relay, testLogDir() / "relay.kubeconfig");
   options.namespaces = {ns};
   options.log_file = testLogDir() / "shardscaler.log";
   ShardscalerProcess p(options);
@@ -315,7 +179,7 @@ TEST(ReadinessTest, ApiServerDownKeepsItRetryingAndUnreadyThenReadyWhenBack) {
       "; last error: list prometheusagents.monitoring.coreos.com/v1alpha1, list "
       "prometheuses.monitoring.coreos.com/v1, list shardsets.shardscaler.io/v1alpha1, list "
       "statefulsets.apps/v1: no answer from the API server " +
-      relay.server() + "\n";
+      relay.httpsUrl() + "\n";
   std::pair<int, std::string> ready;
   std::string seen;
   ASSERT_TRUE(eventually(
@@ -342,7 +206,7 @@ TEST(ReadinessTest, ApiServerDownKeepsItRetryingAndUnreadyThenReadyWhenBack) {
     for (auto at = log.find(failure); at != std::string::npos; at = log.find(failure, at + 1)) {
       const auto end = log.find('\n', at);
       const std::string line = log.substr(at, end - at);
-      EXPECT_THAT(line, HasSubstr("cannot reach the API server " + relay.server()));
+      EXPECT_THAT(line, HasSubstr("cannot reach the API server " + relay.httpsUrl()));
       EXPECT_THAT(line, HasSubstr("Couldn't connect to server"));
       ++n;
     }
@@ -375,12 +239,12 @@ TEST(ReadinessTest, ApiServerDownKeepsItRetryingAndUnreadyThenReadyWhenBack) {
 class SigtermTest : public ShardSetScenario {
  protected:
   std::filesystem::path shardscalerKubeconfig() override {
-    relay_ = std::make_unique<ApiServerRelay>(apiServerPort());
+    relay_ = std::make_unique<testenv::TcpRelay>(apiServerPort());
     relay_->up();
-    return relay_->writeKubeconfig(testLogDir() / "relay.kubeconfig");
+    return writeKubeconfig(*relay_, testLogDir() / "relay.kubeconfig");
   }
 
-  std::unique_ptr<ApiServerRelay> relay_;
+  std::unique_ptr<testenv::TcpRelay> relay_;
 };
 
 TEST_F(SigtermTest, FinishesTheReconcileInFlightAndExits0Within10s) {

@@ -3,17 +3,10 @@
 // repeated, and two leader electors hand a real Lease over (on release, and on expiry).
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -26,6 +19,7 @@
 #include "shardscaler/k8s_client/leader_elector.h"
 #include "shardscaler/k8s_client/rest_client.h"
 #include "shardscaler/testenv/control_plane.h"
+#include "shardscaler/testenv/tcp_relay.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -51,115 +45,6 @@ KubeConfig adminConfig() {
   if (!config) throw std::runtime_error(config.error().describe());
   return *config;
 }
-
-// A TCP relay on 127.0.0.1 in front of the API server, so a test can cut every connection
-// (as a network failure would) and refuse new ones for a while. TLS passes through untouched.
-class LoopbackProxy {
- public:
-  explicit LoopbackProxy(int upstream_port) : upstream_port_(upstream_port) {
-    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    int one = 1;
-    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::listen(listen_fd_, 64) != 0) {
-      throw std::runtime_error("proxy: cannot listen on 127.0.0.1");
-    }
-    socklen_t len = sizeof addr;
-    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-    acceptor_ = std::thread([this] { acceptLoop(); });
-  }
-  ~LoopbackProxy() {
-    stop_ = true;
-    cutAll();
-    acceptor_.join();
-    std::vector<std::thread> pumps;
-    {
-      std::lock_guard lock(mutex_);
-      pumps.swap(pumps_);
-    }
-    for (auto& pump : pumps) pump.join();
-    ::close(listen_fd_);
-  }
-  int port() const { return port_; }
-  void setRefusing(bool refusing) { refusing_ = refusing; }
-  void cutAll() {
-    std::lock_guard lock(mutex_);
-    for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
-  }
-
- private:
-  void acceptLoop() {
-    while (!stop_) {
-      pollfd waiting{listen_fd_, POLLIN, 0};
-      if (::poll(&waiting, 1, 100) <= 0) continue;
-      int client = ::accept(listen_fd_, nullptr, nullptr);
-      if (client < 0) continue;
-      if (refusing_) {
-        ::close(client);
-        continue;
-      }
-      int upstream = ::socket(AF_INET, SOCK_STREAM, 0);
-      sockaddr_in addr{};
-      addr.sin_family = AF_INET;
-      addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      addr.sin_port = htons(static_cast<uint16_t>(upstream_port_));
-      if (::connect(upstream, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        ::close(client);
-        ::close(upstream);
-        continue;
-      }
-      std::lock_guard lock(mutex_);
-      open_fds_.push_back(client);
-      open_fds_.push_back(upstream);
-      pumps_.emplace_back([this, client, upstream] { pump(client, upstream); });
-    }
-  }
-  void pump(int a, int b) {
-    char buffer[16384];
-    pollfd fds[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
-    while (!stop_) {
-      if (::poll(fds, 2, 100) < 0) break;
-      bool closed = false;
-      for (int i = 0; i < 2 && !closed; ++i) {
-        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        auto n = ::read(fds[i].fd, buffer, sizeof buffer);
-        if (n <= 0) {
-          closed = true;
-          break;
-        }
-        for (ssize_t sent = 0; sent < n;) {
-          auto w = ::write(fds[1 - i].fd, buffer + sent, static_cast<size_t>(n - sent));
-          if (w <= 0) {
-            closed = true;
-            break;
-          }
-          sent += w;
-        }
-      }
-      if (closed) break;
-    }
-    std::lock_guard lock(mutex_);
-    std::erase(open_fds_, a);
-    std::erase(open_fds_, b);
-    ::close(a);
-    ::close(b);
-  }
-
-  int upstream_port_;
-  int listen_fd_ = -1;
-  int port_ = 0;
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> refusing_{false};
-  std::mutex mutex_;
-  std::vector<int> open_fds_;
-  std::vector<std::thread> pumps_;
-  std::thread acceptor_;
-};
 
 // Handler calls as "add name", "update name rv", "delete name", in order.
 class HandlerLog {
@@ -272,8 +157,10 @@ TEST_F(K8sClientCache, InformerSeesAddModifyDeleteInOrder) {
 TEST_F(K8sClientCache, ResumesAfterAForcedDisconnectWithNothingMissedOrRepeated) {
   auto config = adminConfig();
   auto upstream_port = std::stoi(config.server.substr(config.server.rfind(':') + 1));
-  LoopbackProxy proxy(upstream_port);
-  config.server = "https://127.0.0.1:" + std::to_string(proxy.port());
+  // Stands for the network between client and server, which the test fails below.
+  testenv::TcpRelay proxy(upstream_port);
+  proxy.up();
+  config.server = proxy.httpsUrl();
   RestClient proxied(config);
 
   InformerOptions options;
