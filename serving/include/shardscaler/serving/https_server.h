@@ -1,0 +1,93 @@
+// An HTTP/1.1 server over TLS (Boost.Beast, OpenSSL) for the webhook and the aggregated API, on
+// every replica. Must never block its I/O thread on a handler, nor crash on a bad or slow client.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/serving/certificate_source.h"
+#include "shardscaler/serving/http_exchange.h"
+#include "shardscaler/serving/tcp_listener.h"
+#include "shardscaler/serving/trust_bundle.h"
+
+namespace shardscaler::serving {
+
+namespace detail {
+class HttpsSession;
+}
+
+enum class ClientCertificateMode {
+  None,           // no client certificate is asked for
+  VerifyIfGiven,  // asked for; one that is sent must verify, else the handshake fails
+  Require,        // a verified client certificate is required
+};
+
+class HttpsServer {
+ public:
+  struct Limits {
+    std::size_t max_header_bytes = 16 * 1024;  // beyond: 431 and the connection is closed
+    // Beyond: 413 and the connection is closed. An AdmissionReview carries the object and the old
+    // object, each up to etcd's 1.5 MiB.
+    std::size_t max_body_bytes = 4 * 1024 * 1024;
+    std::size_t max_connections = 256;  // beyond: new connections are closed at once
+    std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
+    // A connection that does not complete a request in this time is closed (an idle keep-alive
+    // connection included; Go clients retry a request on a connection closed while idle).
+    std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};
+    std::chrono::milliseconds write_timeout{std::chrono::seconds(30)};
+  };
+
+  struct Options {
+    BindAddress address{"", 9443};
+    // Read for every new connection: a new certificate is used by the next handshake.
+    std::shared_ptr<const CertificateSource> certificates;
+    ClientCertificateMode client_certificates = ClientCertificateMode::None;
+    // The CAs client certificates must chain to; read for every new connection. Required unless
+    // client_certificates is None (until it holds a bundle, no client certificate verifies).
+    std::shared_ptr<const TrustBundleSlot> client_trust;
+    std::size_t workers = 4;  // threads that run handlers
+    Limits limits;
+    // Called on the I/O thread after each response; must be cheap and thread-safe.
+    RequestObserver observer;
+    // Told of each degraded path after its warning is logged, with a reason such as
+    // "https_handshake_failed", "https_no_certificate", "https_handler_failed",
+    // "https_connection_limit", "https_accept_failed"; e.g. to count it in a metric.
+    std::function<void(std::string_view reason)> degraded;
+    std::shared_ptr<const k8s::Clock> clock = std::make_shared<k8s::RealClock>();
+  };
+
+  explicit HttpsServer(Options options);
+  ~HttpsServer();  // stop()
+  HttpsServer(const HttpsServer&) = delete;
+  HttpsServer& operator=(const HttpsServer&) = delete;
+
+  // Registers a handler for an exact path, or for every path under a prefix. `method` is an HTTP
+  // method ("POST") or "*" for any. An exact path wins over a prefix, a longer prefix over a
+  // shorter one; a path registered only for other methods answers 405. Call before start().
+  void handle(std::string method, std::string path, Handler handler);
+  void handlePrefix(std::string method, std::string prefix, Handler handler);
+
+  // Binds the address and starts the I/O thread and the workers; returns the bound port (the
+  // chosen one for port 0). Connections arriving before a certificate is loaded are closed.
+  std::expected<std::uint16_t, std::string> start();
+  std::uint16_t port() const;
+
+  // Stops accepting, lets responses being written finish, closes every connection within about a
+  // second whatever the clients do, then waits for handlers still running (they must be bounded,
+  // e.g. by their API request timeout). Idempotent.
+  void stop();
+
+ private:
+  class Impl;
+  friend class detail::HttpsSession;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shardscaler::serving

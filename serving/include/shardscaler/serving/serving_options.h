@@ -1,0 +1,75 @@
+// The serving settings `shardscaler run` maps its flags onto, and the certificate parts they make.
+// Must never start anything by itself: the service decides when to start and stop each part.
+#pragma once
+
+#include <chrono>
+#include <expected>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/serving/ca_bundle_injector.h"
+#include "shardscaler/serving/certificate_plan.h"
+#include "shardscaler/serving/file_certificate_source.h"
+#include "shardscaler/serving/secret_certificate_store.h"
+#include "shardscaler/serving/tcp_listener.h"
+
+namespace shardscaler::serving {
+
+enum class CertificateMode {
+  Secret,     // shardscaler creates, rotates and publishes its own CA and certificate
+  Directory,  // files from a mounted Secret (cert-manager); nothing is written
+};
+
+struct ServingOptions {
+  BindAddress bind_address{"", 9443};
+  CertificateMode certificate_mode = CertificateMode::Secret;
+
+  // Secret mode.
+  std::string secret_namespace;  // required; usually the pod's namespace
+  std::string secret_name = "shardscaler-serving-cert";
+  // SANs of the serving certificate; usually serviceHosts(<Service>, <namespace>).
+  std::vector<std::string> hosts;
+  RotationPolicy rotation;
+  std::chrono::nanoseconds secret_poll_period = std::chrono::seconds(30);
+  // The ValidatingWebhookConfiguration whose caBundle is kept current; "" injects nothing.
+  std::string webhook_configuration_name = "shardscaler-shard-guard";
+  // APIServices whose spec.caBundle is kept current (the external metrics API, issue 12).
+  std::vector<std::string> api_service_names;
+  std::chrono::nanoseconds injector_resync_period = std::chrono::seconds(30);
+
+  // Directory mode.
+  std::filesystem::path certificate_directory;
+  std::chrono::nanoseconds directory_poll_period = std::chrono::seconds(10);
+};
+
+// The message names the setting at fault (in its ServingOptions spelling).
+std::expected<void, std::string> validate(const ServingOptions& options);
+
+// The names a Service answers to inside the cluster: "<svc>", "<svc>.<ns>", "<svc>.<ns>.svc",
+// "<svc>.<ns>.svc.<cluster domain>". The API server calls a webhook Service by "<svc>.<ns>.svc".
+std::vector<std::string> serviceHosts(std::string_view service, std::string_view ns,
+                                      std::string_view cluster_domain = "cluster.local");
+
+// The parts the options call for, built but not started.
+struct CertificateParts {
+  // What an HttpsServer serves: the store or the file source below.
+  std::shared_ptr<CertificateSource> source;
+  std::shared_ptr<SecretCertificateStore> store;  // Secret mode
+  std::shared_ptr<FileCertificateSource> files;   // Directory mode
+  // Secret mode with a webhook configuration or APIServices named. Only the leader needs to run
+  // it, though it is safe on every replica.
+  std::unique_ptr<CaBundleInjector> injector;
+};
+
+// `degraded` is handed to every part (see each part's reasons). `client` must outlive the parts.
+std::expected<CertificateParts, std::string> makeCertificateParts(
+    const ServingOptions& options, k8s::KubeClient& client, std::shared_ptr<const k8s::Clock> clock,
+    std::function<void(std::string_view reason)> degraded = {});
+
+}  // namespace shardscaler::serving

@@ -1,0 +1,217 @@
+#include "shardscaler/serving/ca_bundle_injector.h"
+
+#include <spdlog/spdlog.h>
+
+#include "base64.h"
+#include "periodic_task.h"
+
+namespace shardscaler::serving {
+namespace {
+
+constexpr int kAttempts = 5;
+
+struct Field {
+  std::string pointer;     // concrete, no wildcard
+  const k8s::Json* value;  // nullptr when the field is absent
+};
+
+std::string escapeToken(const std::string& token) {
+  std::string escaped;
+  for (const char c : token) {
+    if (c == '~') {
+      escaped += "~0";
+    } else if (c == '/') {
+      escaped += "~1";
+    } else {
+      escaped += c;
+    }
+  }
+  return escaped;
+}
+
+std::expected<std::vector<std::string>, std::string> splitPointer(const std::string& pointer) {
+  if (pointer.empty() || pointer.front() != '/') {
+    return std::unexpected("\"" + pointer + "\" is not a JSON pointer (it must start with '/')");
+  }
+  std::vector<std::string> tokens;
+  std::string token;
+  for (std::size_t i = 1; i <= pointer.size(); ++i) {
+    if (i == pointer.size() || pointer[i] == '/') {
+      tokens.push_back(token);
+      token.clear();
+    } else if (pointer[i] == '~' && i + 1 < pointer.size() &&
+               (pointer[i + 1] == '0' || pointer[i + 1] == '1')) {
+      token += pointer[++i] == '0' ? '~' : '/';
+    } else {
+      token += pointer[i];
+    }
+  }
+  if (tokens.back() == "*") return std::unexpected("\"" + pointer + "\" ends in a wildcard");
+  return tokens;
+}
+
+// Every concrete field `tokens` (from `index` on) names under `node`.
+std::expected<void, std::string> expand(const k8s::Json& node,
+                                        const std::vector<std::string>& tokens, std::size_t index,
+                                        const std::string& prefix, std::vector<Field>& fields) {
+  const std::string& token = tokens[index];
+  if (token == "*") {
+    if (!node.is_array()) return std::unexpected(prefix + " is not an array");
+    for (std::size_t i = 0; i < node.size(); ++i) {
+      auto ok = expand(node[i], tokens, index + 1, prefix + "/" + std::to_string(i), fields);
+      if (!ok) return ok;
+    }
+    return {};
+  }
+  if (!node.is_object())
+    return std::unexpected((prefix.empty() ? "/" : prefix) + " is not an object");
+  const std::string path = prefix + "/" + escapeToken(token);
+  const auto child = node.find(token);
+  if (index + 1 == tokens.size()) {
+    fields.push_back({path, child == node.end() ? nullptr : &*child});
+    return {};
+  }
+  if (child == node.end()) return std::unexpected(path + " is missing");
+  return expand(*child, tokens, index + 1, path, fields);
+}
+
+}  // namespace
+
+std::string CaBundleTarget::describe() const { return resource.describe() + " " + name; }
+
+CaBundleTarget CaBundleTarget::validatingWebhookConfiguration(std::string name) {
+  return {{"admissionregistration.k8s.io", "v1", "validatingwebhookconfigurations", false},
+          std::move(name),
+          {"/webhooks/*/clientConfig/caBundle"}};
+}
+
+CaBundleTarget CaBundleTarget::mutatingWebhookConfiguration(std::string name) {
+  return {{"admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations", false},
+          std::move(name),
+          {"/webhooks/*/clientConfig/caBundle"}};
+}
+
+CaBundleTarget CaBundleTarget::apiService(std::string name) {
+  return {
+      {"apiregistration.k8s.io", "v1", "apiservices", false}, std::move(name), {"/spec/caBundle"}};
+}
+
+std::expected<std::optional<k8s::Json>, std::string> caBundlePatch(
+    const k8s::Json& object, const CaBundleTarget& target, const std::string& bundle_base64) {
+  std::vector<Field> fields;
+  for (const auto& pointer : target.paths) {
+    auto tokens = splitPointer(pointer);
+    if (!tokens) return std::unexpected(tokens.error());
+    if (auto ok = expand(object, *tokens, 0, "", fields); !ok) {
+      return std::unexpected(target.describe() + ": " + ok.error());
+    }
+  }
+  const auto rv = object.find("metadata") != object.end()
+                      ? object["metadata"].value("resourceVersion", std::string())
+                      : std::string();
+  // "replace" of the resourceVersion, not a "test" op: the server then checks it as an update
+  // precondition and answers 409 Conflict, where a failed "test" would be a 422 like any bad patch.
+  k8s::Json patch =
+      k8s::Json::array({{{"op", "replace"}, {"path", "/metadata/resourceVersion"}, {"value", rv}}});
+  for (const auto& field : fields) {
+    if (field.value != nullptr && field.value->is_string() &&
+        field.value->get_ref<const std::string&>() == bundle_base64) {
+      continue;
+    }
+    patch.push_back({{"op", "add"}, {"path", field.pointer}, {"value", bundle_base64}});
+  }
+  if (patch.size() == 1) return std::optional<k8s::Json>();
+  if (rv.empty()) return std::unexpected(target.describe() + " has no resourceVersion");
+  return std::optional<k8s::Json>(std::move(patch));
+}
+
+CaBundleInjector::CaBundleInjector(k8s::KubeClient& client,
+                                   std::shared_ptr<CertificateSource> source,
+                                   std::shared_ptr<const k8s::Clock> clock,
+                                   CaBundleInjectorOptions options)
+    : client_(client),
+      source_(std::move(source)),
+      clock_(std::move(clock)),
+      options_(std::move(options)) {
+  task_ = std::make_unique<detail::PeriodicTask>(clock_, [this]() -> std::chrono::nanoseconds {
+    return injectOnce() ? options_.resync_period : options_.retry_period;
+  });
+}
+
+CaBundleInjector::~CaBundleInjector() { stop(); }
+
+void CaBundleInjector::start() {
+  if (!listener_) listener_ = source_->addListener([this] { task_->wake(); });
+  task_->start();
+}
+
+void CaBundleInjector::stop() {
+  if (listener_) {
+    source_->removeListener(*listener_);
+    listener_.reset();
+  }
+  task_->stop();
+}
+
+void CaBundleInjector::degraded(std::string_view reason, const std::string& detail) const {
+  spdlog::warn("event=ca_bundle_degraded reason={} error=\"{}\"", reason, detail);
+  if (options_.degraded) options_.degraded(reason);
+}
+
+std::expected<int, std::string> CaBundleInjector::injectOnce() {
+  const auto certificate = source_->current();
+  if (!certificate || certificate->caBundle().empty()) {
+    const std::string why =
+        certificate ? "the certificate source publishes no CA bundle" : "no certificate loaded yet";
+    degraded("ca_bundle_unavailable", why);
+    return std::unexpected(why);
+  }
+  const std::string bundle = detail::base64Encode(certificate->caBundlePem());
+  int written = 0;
+  std::string errors;
+  for (const auto& target : options_.targets) {
+    auto result = injectInto(target, bundle);
+    if (!result) {
+      errors += (errors.empty() ? "" : "; ") + result.error();
+    } else if (*result) {
+      ++written;
+    }
+  }
+  if (!errors.empty()) return std::unexpected(errors);
+  return written;
+}
+
+std::expected<bool, std::string> CaBundleInjector::injectInto(const CaBundleTarget& target,
+                                                              const std::string& bundle_base64) {
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    auto object = client_.get(target.resource, "", target.name);
+    if (!object) {
+      const bool missing = object.error().is(k8s::ErrorKind::NotFound);
+      const std::string why = target.describe() + ": " + object.error().describe();
+      degraded(missing ? "ca_bundle_target_missing" : "ca_bundle_read_failed", why);
+      return std::unexpected(why);
+    }
+    auto patch = caBundlePatch(*object, target, bundle_base64);
+    if (!patch) {
+      degraded("ca_bundle_write_failed", patch.error());
+      return std::unexpected(patch.error());
+    }
+    if (!*patch) return false;
+    auto patched = client_.patch(target.resource, "", target.name, k8s::PatchType::Json, **patch);
+    if (patched) {
+      spdlog::info("event=ca_bundle_injected target=\"{}\" fields={}", target.describe(),
+                   (*patch)->size() - 1);
+      return true;
+    }
+    if (patched.error().is(k8s::ErrorKind::Conflict)) continue;  // changed since read: re-read
+    const std::string why = target.describe() + ": " + patched.error().describe();
+    degraded("ca_bundle_write_failed", why);
+    return std::unexpected(why);
+  }
+  const std::string why =
+      target.describe() + ": " + std::to_string(kAttempts) + " conflicting writes in a row";
+  degraded("ca_bundle_write_failed", why);
+  return std::unexpected(why);
+}
+
+}  // namespace shardscaler::serving
