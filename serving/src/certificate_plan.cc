@@ -156,7 +156,7 @@ CertificatePlan planCertificates(const StoredCertificates& stored,
     // enough for every client to trust it.
     if (!plan.ca_published_at) {
       plan.ca_published_at = now;
-      plan.reasons.push_back("the signing CA has no publication time; counting from now");
+      plan.reasons.emplace_back("the signing CA has no publication time; counting from now");
     }
     const SystemTime switch_at = *plan.ca_published_at + policy.bundle_propagation;
     if (now >= switch_at) {

@@ -11,7 +11,7 @@
 namespace shardscaler::serving {
 namespace {
 
-constexpr std::size_t kMaxFileBytes = 1024 * 1024;
+constexpr std::size_t kMaxFileBytes = std::size_t{1024} * 1024;
 
 std::expected<std::string, std::string> readSmallFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -4,14 +4,14 @@ namespace shardscaler::serving {
 namespace {
 
 SecretCertificateStoreOptions storeOptions(const ServingOptions& options,
-                                           std::function<void(std::string_view)> degraded) {
+                                           const std::function<void(std::string_view)>& degraded) {
   SecretCertificateStoreOptions store;
   store.secret_namespace = options.secret_namespace;
   store.secret_name = options.secret_name;
   store.hosts = options.hosts;
   store.rotation = options.rotation;
   store.poll_period = options.secret_poll_period;
-  store.degraded = std::move(degraded);
+  store.degraded = degraded;
   return store;
 }
 
@@ -43,7 +43,7 @@ std::vector<std::string> serviceHosts(std::string_view service, std::string_view
 
 std::expected<CertificateParts, std::string> makeCertificateParts(
     const ServingOptions& options, k8s::KubeClient& client, std::shared_ptr<const k8s::Clock> clock,
-    std::function<void(std::string_view reason)> degraded) {
+    const std::function<void(std::string_view reason)>& degraded) {
   if (auto ok = validate(options); !ok) return std::unexpected(ok.error());
   CertificateParts parts;
   if (options.certificate_mode == CertificateMode::Directory) {

@@ -155,7 +155,7 @@ std::string Certificate::fingerprint() const {
   unsigned int length = 0;
   if (X509_digest(x509_.get(), EVP_sha256(), digest.data(), &length) != 1) return {};
   std::string hex;
-  hex.reserve(length * 2);
+  hex.reserve(std::size_t{length} * 2);
   for (unsigned int i = 0; i < length; ++i) {
     std::array<char, 3> byte{};
     std::snprintf(byte.data(), byte.size(), "%02x", digest[i]);

@@ -18,7 +18,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using ::testing::HasSubstr;
 
 const k8s::Resource kSecrets = k8s::resources::secrets();
 const CaBundleTarget kWebhookTarget = CaBundleTarget::validatingWebhookConfiguration("unused");
@@ -57,11 +56,13 @@ TEST_F(ServingCertificates, TheSecretIsCreatedWhenMissingAndAnotherReplicaLoadsI
 
 TEST_F(ServingCertificates, ReplicasRacingToCreateTheSecretAllServeTheOneThatWon) {
   std::vector<std::unique_ptr<SecretCertificateStore>> replicas;
+  replicas.reserve(3);
   for (int i = 0; i < 3; ++i) {
     replicas.push_back(
         std::make_unique<SecretCertificateStore>(adminClient(), clock_, storeOptions(ns_)));
   }
   std::vector<std::future<std::expected<void, std::string>>> syncs;
+  syncs.reserve(replicas.size());
   for (auto& replica : replicas) {
     syncs.push_back(std::async(std::launch::async, [&] { return replica->sync(); }));
   }

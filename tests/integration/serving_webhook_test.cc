@@ -23,7 +23,6 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using ::testing::HasSubstr;
 
 const k8s::Resource kConfigMaps{"", "v1", "configmaps", true};
 constexpr std::string_view kDenial = "serving-test guard keeps configmap ";

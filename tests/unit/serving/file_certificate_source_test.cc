@@ -54,7 +54,7 @@ class FileCertificateSourceTest : public ::testing::Test {
     FileCertificateSourceOptions o;
     o.directory = dir_;
     o.poll_period = std::chrono::seconds(10);
-    o.degraded = [this](std::string_view reason) { reasons_.push_back(std::string(reason)); };
+    o.degraded = [this](std::string_view reason) { reasons_.emplace_back(reason); };
     return o;
   }
   std::string fingerprint(const FileCertificateSource& source) {

@@ -32,10 +32,11 @@ enum class ClientCertificateMode {
 class HttpsServer {
  public:
   struct Limits {
-    std::size_t max_header_bytes = 16 * 1024;  // beyond: 431 and the connection is closed
+    std::size_t max_header_bytes =
+        std::size_t{16} * 1024;  // beyond: 431 and the connection is closed
     // Beyond: 413 and the connection is closed. An AdmissionReview carries the object and the old
     // object, each up to etcd's 1.5 MiB.
-    std::size_t max_body_bytes = 4 * 1024 * 1024;
+    std::size_t max_body_bytes = std::size_t{4} * 1024 * 1024;
     std::size_t max_connections = 256;  // beyond: new connections are closed at once
     std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
     // A connection that does not complete a request in this time is closed (an idle keep-alive
@@ -58,7 +59,8 @@ class HttpsServer {
     RequestObserver observer;
     // Told of each degraded path after its warning is logged, with a reason such as
     // "https_handshake_failed", "https_no_certificate", "https_handler_failed",
-    // "https_connection_limit", "https_accept_failed"; e.g. to count it in a metric.
+    // "https_connection_limit", "https_accept_failed"; e.g. to count it in a metric. Called on
+    // the I/O thread or a worker: must be thread-safe.
     std::function<void(std::string_view reason)> degraded;
     std::shared_ptr<const k8s::Clock> clock = std::make_shared<k8s::RealClock>();
   };

@@ -70,6 +70,6 @@ struct CertificateParts {
 // `degraded` is handed to every part (see each part's reasons). `client` must outlive the parts.
 std::expected<CertificateParts, std::string> makeCertificateParts(
     const ServingOptions& options, k8s::KubeClient& client, std::shared_ptr<const k8s::Clock> clock,
-    std::function<void(std::string_view reason)> degraded = {});
+    const std::function<void(std::string_view reason)>& degraded = {});
 
 }  // namespace shardscaler::serving
