@@ -7,6 +7,7 @@
 
 #include "https_server_impl.h"
 #include "https_session.h"
+#include "rfc3339.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -99,7 +100,7 @@ void HttpsServer::Impl::onAccept(tcp::socket socket) {
     const auto certificate = options_.certificates->current();
     spdlog::info("event=https_certificate_loaded address={} subject=\"{}\" not_after={}",
                  options_.address.toString(), certificate->leaf().subjectCommonName(),
-                 std::chrono::system_clock::to_time_t(certificate->leaf().notAfter()));
+                 detail::formatRfc3339(certificate->leaf().notAfter()));
   }
   socket.set_option(tcp::no_delay(true), ignored);
   auto session = std::make_shared<detail::HttpsSession>(*this, std::move(socket), *context);
