@@ -131,7 +131,10 @@ Flags parseFlags(int argc, char** argv) {
         fail(message);
       }
       if (out > max) {
-        fail(arg + " must be at most " + std::to_string(max.count()) + "ms, not " + text);
+        std::string message = arg;
+        message.append(" must be at most ").append(std::to_string(max.count()));
+        message.append("ms, not ").append(text);
+        fail(message);
       }
     };
     if (arg == "--kubeconfig") {

@@ -30,7 +30,7 @@ OperatorCaches::~OperatorCaches() { stop(); }
 
 OperatorCaches::Cache OperatorCaches::makeCache(k8s::KubeClient& client,
                                                 const k8s::Resource& resource,
-                                                k8s::InformerOptions options,
+                                                const k8s::InformerOptions& options,
                                                 const k8s::Clock& clock,
                                                 std::chrono::milliseconds lag) {
   Cache cache;

@@ -53,7 +53,7 @@ class OperatorCaches {
     std::unique_ptr<LaggedView> view;
   };
   static Cache makeCache(k8s::KubeClient& client, const k8s::Resource& resource,
-                         k8s::InformerOptions options, const k8s::Clock& clock,
+                         const k8s::InformerOptions& options, const k8s::Clock& clock,
                          std::chrono::milliseconds lag);
   const LaggedView* viewFor(const std::vector<Cache>& caches, const std::string& ns) const;
 

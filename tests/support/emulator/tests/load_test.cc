@@ -3,6 +3,7 @@
 // before spec.shards is lowered is deleted, as the real operator does when its StatefulSet
 // informer trails the API server (issue 9); with --sync-latency, a sync that read the target
 // before a pause deletes after it. Timings are chosen so that neither result can come by luck.
+// A delete an admission webhook refused is recorded with the webhook's name.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@
 #include "shardscaler/k8s_client/rest_client.h"
 #include "shardscaler/testenv/child_process.h"
 #include "shardscaler/testenv/control_plane.h"
+#include "shardscaler/testenv/loopback_ports.h"
 #include "shardscaler/testenv/operator_emulator.h"
 
 namespace shardscaler::testenv {
@@ -271,6 +273,61 @@ TEST_F(EmulatorLoadTest, ASyncThatReadTheTargetBeforeAPauseDeletesAfterIt) {
   auto target = get(kPrometheuses, "main");
   ASSERT_TRUE(target);
   EXPECT_TRUE((*target)["spec"].value("paused", false));
+}
+
+TEST_F(EmulatorLoadTest, ADeleteAnAdmissionWebhookRefusedIsRecordedWithTheWebhooksName) {
+  startEmulator({});
+  ASSERT_NO_FATAL_FAILURE(settleThreeShards());
+  // A webhook that cannot be called, under failurePolicy Fail, on this namespace only: the
+  // API server refuses every StatefulSet delete here with "failed calling webhook".
+  RefusingPort down;
+  const std::string webhook = "guard.emulator.test";
+  std::string err;
+  ASSERT_EQ(sharedControlPlane().kubectl("label namespace " + ns_ + " emulator-test=" + ns_,
+                                         nullptr, &err),
+            0)
+      << err;
+  const std::string config_name = "emulator-test-" + ns_;
+  const std::string manifest = R"(apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: )" + config_name +
+                               R"(}
+webhooks:
+- name: )" + webhook + R"(
+  admissionReviewVersions: ["v1"]
+  sideEffects: None
+  failurePolicy: Fail
+  timeoutSeconds: 2
+  clientConfig: {url: ")" + down.url("https") +
+                               R"(/validate"}
+  namespaceSelector: {matchLabels: {emulator-test: )" +
+                               ns_ + R"(}}
+  rules:
+  - {apiGroups: ["apps"], apiVersions: ["v1"], operations: ["DELETE"], resources: ["statefulsets"]}
+)";
+  ASSERT_EQ(sharedControlPlane().kubectl("apply -f -", nullptr, &err, manifest), 0) << err;
+  struct Cleanup {
+    std::string name;
+    ~Cleanup() {
+      sharedControlPlane().kubectl("delete validatingwebhookconfiguration " + name, nullptr,
+                                   nullptr);
+    }
+  } cleanup{config_name};
+
+  patch(kPrometheuses, "main", {{"spec", {{"shards", 2}}}});
+  ASSERT_TRUE(emulator_->waitForAction(kTimeout, [&](const EmulatorAction& a) {
+    return a.verb == "delete" && a.name == kDetached && !a.ok();
+  }));
+  std::vector<EmulatorAction> refused;
+  for (const auto& a : writesTo(kDetached)) {
+    if (a.verb == "delete") refused.push_back(a);
+  }
+  ASSERT_FALSE(refused.empty());
+  EXPECT_EQ(refused.front().webhook_failed, webhook);
+  EXPECT_TRUE(refused.front().denied_by.empty());  // not a denial: the call itself failed
+  EXPECT_THAT(refused.front().outcome, HasSubstr("failed calling webhook \"" + webhook + "\""));
+  EXPECT_EQ(refused.front().raw["webhook_failed"], webhook);
+  EXPECT_TRUE(get(k8s::resources::statefulSets(), kDetached));
 }
 
 TEST(EmulatorFlagsTest, LagBeyondTwoSecondsIsRefusedWithTheFlagNamed) {

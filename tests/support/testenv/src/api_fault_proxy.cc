@@ -86,7 +86,7 @@ std::string_view toString(ApiFault fault) {
 }
 
 struct ApiFaultProxy::Impl {
-  explicit Impl(ApiFaultProxyOptions options)
+  explicit Impl(const ApiFaultProxyOptions& options)
       : work_dir((std::filesystem::create_directories(options.work_dir), options.work_dir)),
         pki(writeServingPki(work_dir, "fault-proxy")),
         state(options.seed, work_dir / "faults.log") {
@@ -150,9 +150,9 @@ struct ApiFaultProxy::Impl {
   std::atomic<bool> stopped{false};
 };
 
-ApiFaultProxy::ApiFaultProxy(ApiFaultProxyOptions options) {
+ApiFaultProxy::ApiFaultProxy(const ApiFaultProxyOptions& options) {
   try {
-    impl_ = std::make_unique<Impl>(std::move(options));
+    impl_ = std::make_unique<Impl>(options);
   } catch (const boost::system::system_error& e) {
     throw std::runtime_error(std::string("ApiFaultProxy: ") + e.what());
   }

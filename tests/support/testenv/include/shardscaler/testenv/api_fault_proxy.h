@@ -73,7 +73,7 @@ class ApiFaultProxy {
  public:
   // Listens on a free port of 127.0.0.1 at once, faults off. Throws std::runtime_error when the
   // certificate cannot be made or nothing can be bound, std::invalid_argument for a bad upstream.
-  explicit ApiFaultProxy(ApiFaultProxyOptions options);
+  explicit ApiFaultProxy(const ApiFaultProxyOptions& options);
   // In front of `plane`; its files go to <plane work dir>/fault-proxy-<n>.
   explicit ApiFaultProxy(const ControlPlane& plane, std::uint64_t seed = 1);
   // stop().
