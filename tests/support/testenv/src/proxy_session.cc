@@ -154,6 +154,12 @@ void ProxySession::sendRequest() {
 void ProxySession::onResponseHeader(beast::error_code ec) {
   if (closed_) return;
   if (ec) return upstreamFailed("read response", ec);
+  if (info_.isWatch()) {
+    // One watch per connection: it closes when the watch ends (Connection: close tells the
+    // client), so the client's connection can be watched for going away meanwhile.
+    response_->get().keep_alive(false);
+    watchClient();
+  }
   serializer_.emplace(response_->get());
   if (decision_.cut_after) {
     timer_.expires_after(*decision_.cut_after);
@@ -248,6 +254,15 @@ void ProxySession::upstreamFailed(const char* what, beast::error_code ec) {
       {"reason", "ServiceUnavailable"},
       {"code", 502}};
   respond(502, status.dump(), std::nullopt, /*keep_alive=*/false);
+}
+
+void ProxySession::watchClient() {
+  client_.async_read_some(asio::buffer(client_probe_),
+                          [self = shared_from_this()](beast::error_code, std::size_t) {
+                            // Gone, or talking on a watch's connection (no HTTP/1.1 client
+                            // does): either way the exchange is over.
+                            self->close();
+                          });
 }
 
 void ProxySession::cutWatch() {

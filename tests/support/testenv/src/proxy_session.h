@@ -47,6 +47,9 @@ class ProxySession : public std::enable_shared_from_this<ProxySession> {
   // A reused upstream connection the API server had closed gets one fresh try; else 502.
   void upstreamFailed(const char* what, boost::beast::error_code ec);
   void cutWatch();
+  // During a watch: a read on the client's connection that ends only when the client goes
+  // away, so that its watch at the API server ends too instead of lingering to its timeout.
+  void watchClient();
 
   FaultProxyState& state_;
   TlsStream client_;
@@ -64,6 +67,7 @@ class ProxySession : public std::enable_shared_from_this<ProxySession> {
       serializer_;
   std::shared_ptr<boost::beast::http::response<boost::beast::http::string_body>> answer_;
   std::array<char, 16384> body_buffer_{};
+  std::array<char, 512> client_probe_{};
   boost::asio::steady_timer timer_;  // the latency hold, then a watch's cut
   bool closed_ = false;
 };

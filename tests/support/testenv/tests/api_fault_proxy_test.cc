@@ -2,7 +2,7 @@
 // kubectl and shardscaler's RestClient work through it (get, list, watch, create, patch, delete)
 // and a watch streams event by event; each injected fault reaches the client as the API server's
 // own error would, and a refused write did not happen; a cut watch ends and an informer resumes;
-// stop() ends open watches and returns promptly.
+// a client that goes away ends its watch at the API server; stop() ends open watches promptly.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -252,6 +252,37 @@ TEST_F(ApiFaultProxyTest, ACutWatchEndsAndAnInformerResumesWithNothingMissed) {
   informer.stop();
   EXPECT_GE(stats.watches, 2U);
   EXPECT_GE(stats.watch_errors, 1U);
+}
+
+// apiserver_registered_watchers for ConfigMaps, from the API server's own /metrics.
+int configMapWatchers(k8s::RestClient& client) {
+  auto metrics = client.getPath("/metrics");
+  if (!metrics || !metrics->is_string()) return -1;
+  const std::string text = metrics->get<std::string>();
+  const std::string series =
+      "apiserver_registered_watchers{group=\"\",kind=\"ConfigMap\",version=\"v1\"} ";
+  const auto at = text.find(series);
+  if (at == std::string::npos) return 0;
+  return std::stoi(text.substr(at + series.size()));
+}
+
+TEST_F(ApiFaultProxyTest, AClientThatGoesAwayEndsItsWatchAtTheApiServer) {
+  const int before = configMapWatchers(*direct_);
+  ASSERT_GE(before, 0);
+  std::atomic<bool> stop{false};
+  k8s::Result<void> watched;
+  std::thread watcher([&] {
+    watched = proxied_->watch(
+        kConfigMaps, ns_, k8s::WatchOptions{.timeout_seconds = 300},
+        [](k8s::WatchEvent&&) { return true; }, &stop);
+  });
+  EXPECT_TRUE(waitFor(30s, [&] { return configMapWatchers(*direct_) == before + 1; }))
+      << configMapWatchers(*direct_) << " watchers, " << before << " before";
+  stop = true;  // the client closes its connection
+  watcher.join();
+  // Without the proxy noticing, the API server would keep the watch for its 300 s.
+  EXPECT_TRUE(waitFor(30s, [&] { return configMapWatchers(*direct_) == before; }))
+      << configMapWatchers(*direct_) << " watchers, " << before << " before";
 }
 
 TEST_F(ApiFaultProxyTest, StopEndsAnOpenWatchAndReturnsPromptly) {
