@@ -49,6 +49,8 @@ void ActionLog::record(const Action& action) {
                       {"outcome", action.outcome}};
   if (!action.subresource.empty()) line["subresource"] = action.subresource;
   if (action.generation) line["generation"] = *action.generation;
+  if (!action.denied_by.empty()) line["denied_by"] = action.denied_by;
+  if (!action.webhook_failed.empty()) line["webhook_failed"] = action.webhook_failed;
   std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   std::lock_guard lock(mutex_);
   const char* data = text.data();

@@ -23,6 +23,10 @@ struct Action {
   std::string reason;                   // why the emulator did it
   std::string outcome;                  // "ok", "paused", or "error: <what the server said>"
   std::optional<long long> generation;  // the target's metadata.generation (sync records)
+  // A write an admission webhook refused: the webhook that denied it, or that could not be
+  // called (failurePolicy Fail). Empty otherwise.
+  std::string denied_by;
+  std::string webhook_failed;
 };
 
 class ActionLog {

@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -44,6 +45,13 @@ Secret, the governing Service and status. Runs until SIGTERM or SIGINT, then exi
   --status-poll-period D     refresh the status of not-yet-available targets (default 1m)
   --sync-timeout D           give up (exit 1) if the caches do not sync in D (default 60s)
   --controller-id ID         only manage objects whose operator.prometheus.io/controller-id is ID
+  --statefulset-lag D        the StatefulSet cache trails the API server by D, as an informer
+                             under load: every event is seen D after it arrived (0..2s; default 0)
+  --target-lag D             the same for the Prometheus/PrometheusAgent cache (0..2s; default 0)
+  --sync-latency D           a busy operator: each sync holds D after reading the target and
+                             before acting on it (0..60s; default 0)
+  --sync-latency-jitter D    plus a uniform random 0..D per sync (0..60s; default 0)
+  --seed N                   seed of the jitter's random numbers (default 1)
   --log-level LEVEL          debug | info | warn | error (default info)
 Durations: 250ms, 2s, 5m, 1h, or 0.
 )";
@@ -57,8 +65,16 @@ struct Flags {
   std::chrono::milliseconds status_poll_period = 1min;
   std::chrono::milliseconds sync_timeout = 60s;
   std::string controller_id;
+  std::chrono::milliseconds statefulset_lag = 0ms;
+  std::chrono::milliseconds target_lag = 0ms;
+  std::chrono::milliseconds sync_latency = 0ms;
+  std::chrono::milliseconds sync_latency_jitter = 0ms;
+  std::uint64_t seed = 1;
   std::string log_level = "info";
 };
+
+constexpr auto kMaxLag = 2s;
+constexpr auto kMaxSyncLatency = 60s;
 
 bool parseDuration(const std::string& text, std::chrono::milliseconds& out) {
   long long value = 0;
@@ -106,11 +122,18 @@ Flags parseFlags(int argc, char** argv) {
       if (i + 1 >= argc) fail(arg + " needs a value");
       return argv[++i];
     };
-    auto duration = [&](std::chrono::milliseconds& out) {
+    auto duration = [&](std::chrono::milliseconds& out,
+                        std::chrono::milliseconds max = std::chrono::milliseconds::max()) {
       std::string text = next();
       if (!parseDuration(text, out)) {
         std::string message = "bad duration for ";
         message.append(arg).append(": ").append(text);
+        fail(message);
+      }
+      if (out > max) {
+        std::string message = arg;
+        message.append(" must be at most ").append(std::to_string(max.count()));
+        message.append("ms, not ").append(text);
         fail(message);
       }
     };
@@ -134,6 +157,20 @@ Flags parseFlags(int argc, char** argv) {
       duration(flags.sync_timeout);
     } else if (arg == "--controller-id") {
       flags.controller_id = next();
+    } else if (arg == "--statefulset-lag") {
+      duration(flags.statefulset_lag, kMaxLag);
+    } else if (arg == "--target-lag") {
+      duration(flags.target_lag, kMaxLag);
+    } else if (arg == "--sync-latency") {
+      duration(flags.sync_latency, kMaxSyncLatency);
+    } else if (arg == "--sync-latency-jitter") {
+      duration(flags.sync_latency_jitter, kMaxSyncLatency);
+    } else if (arg == "--seed") {
+      std::string text = next();
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), flags.seed);
+      if (ec != std::errc() || end != text.data() + text.size()) {
+        fail("--seed must be a non-negative integer, not " + text);
+      }
     } else if (arg == "--log-level") {
       flags.log_level = next();
     } else {
@@ -217,11 +254,16 @@ int main(int argc, char** argv) {
 
   shardscaler::k8s::RealClock clock;
   shardscaler::k8s::RestClient client(*config);
-  ControllerOptions options{.namespaces = flags.namespaces,
-                            .workers = flags.workers,
-                            .resync_period = flags.resync_period,
-                            .status_poll_period = flags.status_poll_period,
-                            .controller_id = flags.controller_id};
+  ControllerOptions options{
+      .namespaces = flags.namespaces,
+      .workers = flags.workers,
+      .resync_period = flags.resync_period,
+      .status_poll_period = flags.status_poll_period,
+      .controller_id = flags.controller_id,
+      .lag = {.statefulsets = flags.statefulset_lag, .targets = flags.target_lag},
+      .sync_latency = flags.sync_latency,
+      .sync_latency_jitter = flags.sync_latency_jitter,
+      .seed = flags.seed};
   std::vector<std::unique_ptr<TargetController>> controllers;
   for (const auto* kind :
        {&shardscaler::emulator::prometheusKind(), &shardscaler::emulator::prometheusAgentKind()}) {
@@ -229,9 +271,12 @@ int main(int argc, char** argv) {
         std::make_unique<TargetController>(*kind, client, clock, *action_log, options));
   }
   spdlog::info(
-      "event=starting server={} namespaces={} workers={}", config->server,
+      "event=starting server={} namespaces={} workers={} statefulset_lag_ms={} target_lag_ms={} "
+      "sync_latency_ms={} sync_latency_jitter_ms={} seed={}",
+      config->server,
       flags.namespaces.empty() ? std::string("all") : std::to_string(flags.namespaces.size()),
-      flags.workers);
+      flags.workers, flags.statefulset_lag.count(), flags.target_lag.count(),
+      flags.sync_latency.count(), flags.sync_latency_jitter.count(), flags.seed);
   for (auto& controller : controllers) controller->startInformers();
 
   // Wait for the caches (bounded), as the operator does before handling events.

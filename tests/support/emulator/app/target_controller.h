@@ -1,29 +1,34 @@
-// The emulated operator's controller for one kind (Prometheus or PrometheusAgent): informers on
-// the targets and on the StatefulSets its label selector sees, a reconcile queue and a status
-// queue, and the sync that creates, updates and deletes the shards' StatefulSets as the real
-// operator does. It writes only StatefulSets, the config Secret, the governing Service and the
-// targets' status, and never acts on a paused target's resources.
+// The emulated operator's controller for one kind (Prometheus or PrometheusAgent): caches of
+// the targets and of the StatefulSets its label selector sees (optionally lagging the API
+// server), a reconcile queue and a status queue, and the sync that creates, updates and deletes
+// the shards' StatefulSets as the real operator does. It writes only StatefulSets, the config
+// Secret, the governing Service and the targets' status, and never acts on a target that was
+// paused when its sync read it.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "action_log.h"
+#include "operator_caches.h"
 #include "shard_naming.h"
 #include "shardscaler/k8s_client/clock.h"
-#include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/work_queue.h"
 #include "status_report.h"
+#include "target_assets.h"
 #include "target_kind.h"
+#include "write_recorder.h"
 
 namespace shardscaler::emulator {
 
@@ -37,6 +42,13 @@ struct ControllerOptions {
   // operator.StatusPoller: targets not fully available get a status refresh this often.
   std::chrono::milliseconds status_poll_period{std::chrono::minutes(1)};
   std::string controller_id;  // operator.prometheus.io/controller-id to own ("" = unannotated)
+  // How far the caches trail the API server (an informer under load).
+  CacheLag lag;
+  // A busy operator: each sync holds sync_latency plus up to sync_latency_jitter (uniform, from
+  // an RNG seeded with `seed`) after it read the target, before it acts on it.
+  std::chrono::milliseconds sync_latency{0};
+  std::chrono::milliseconds sync_latency_jitter{0};
+  std::uint64_t seed = 1;
 };
 
 class TargetController {
@@ -48,6 +60,7 @@ class TargetController {
   TargetController& operator=(const TargetController&) = delete;
 
   void startInformers();
+  // The caches have listed, and their (lagged) views show the lists.
   bool hasSynced() const;
   // Registers the event handlers (every cached target is queued) and starts the workers.
   void run();
@@ -70,9 +83,8 @@ class TargetController {
   void periodicLoop(std::chrono::milliseconds period, bool status_only);
 
   k8s::Result<void> sync(const Key& key);
-  k8s::Result<void> syncConfigSecret(const Json& target);
-  k8s::Result<std::string> loadAdditionalScrapeConfigs(const Json& target);
-  k8s::Result<void> syncGoverningService(const Json& target);
+  // The --sync-latency hold; false when the controller stops meanwhile.
+  bool holdSync(const Key& key);
   k8s::Result<void> syncStatefulSets(const Json& target);
   k8s::Result<void> createStatefulSetOrPatchLabels(const Json& target, int shard,
                                                    const Json& desired);
@@ -80,31 +92,23 @@ class TargetController {
   k8s::Result<void> deleteExcessStatefulSets(const Json& target);
   k8s::Result<void> updateStatus(const Key& key);
 
-  k8s::ObjectPtr cachedTarget(const std::string& ns, const std::string& name) const;
-  k8s::ObjectPtr cachedStatefulSet(const std::string& ns, const std::string& name) const;
-  std::vector<k8s::ObjectPtr> cachedStatefulSets(const std::string& ns) const;
-  std::vector<k8s::ObjectPtr> allTargets() const;
-  const k8s::Informer* informerFor(const std::vector<std::unique_ptr<k8s::Informer>>& informers,
-                                   const std::string& ns) const;
-
-  // One action-log line for a write to the cluster on behalf of `target`.
-  void recordWrite(const std::string& verb, const std::string& kind, const Json& target,
-                   const std::string& name, std::optional<int> shard, const std::string& reason,
-                   const k8s::Result<Json>& result, const std::string& subresource = {});
-
   const TargetKind& kind_;
   k8s::KubeClient& client_;
   const k8s::Clock& clock_;
-  ActionLog& log_;
   ControllerOptions options_;
+  ActionLog& log_;
+  WriteRecorder recorder_;
+  TargetAssets assets_;
 
-  std::vector<std::unique_ptr<k8s::Informer>> target_informers_;
-  std::vector<std::unique_ptr<k8s::Informer>> statefulset_informers_;
+  OperatorCaches caches_;
   k8s::WorkQueue reconcile_queue_;
   k8s::WorkQueue status_queue_;
 
   mutable std::mutex outcomes_mutex_;
   std::map<Key, ReconcileOutcome> outcomes_;  // ReconciliationTracker
+
+  std::mutex rng_mutex_;
+  std::mt19937_64 rng_;  // sync latency jitter
 
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;

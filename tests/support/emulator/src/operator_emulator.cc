@@ -88,6 +88,8 @@ std::vector<EmulatorAction> readActionLog(const std::filesystem::path& path) {
     if (auto it = line.find("generation"); it != line.end() && it->is_number_integer()) {
       action.generation = it->get<long long>();
     }
+    action.denied_by = line.value("denied_by", "");
+    action.webhook_failed = line.value("webhook_failed", "");
     if (action.verb.empty()) {
       throw std::runtime_error("action log " + path.string() + ": no verb: " + line_text);
     }
@@ -124,6 +126,19 @@ OperatorEmulator::OperatorEmulator(OperatorEmulatorOptions options) {
   if (options.resync_period) {
     args.emplace_back("--resync-period");
     args.push_back(std::to_string(options.resync_period->count()) + "ms");
+  }
+  auto duration = [&args](const char* flag, std::chrono::milliseconds value) {
+    if (value.count() == 0) return;
+    args.emplace_back(flag);
+    args.push_back(std::to_string(value.count()) + "ms");
+  };
+  duration("--statefulset-lag", options.statefulset_lag);
+  duration("--target-lag", options.target_lag);
+  duration("--sync-latency", options.sync_latency);
+  duration("--sync-latency-jitter", options.sync_latency_jitter);
+  if (options.sync_latency_jitter.count() > 0) {
+    args.emplace_back("--seed");
+    args.push_back(std::to_string(options.seed));
   }
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
   std::vector<char*> argv;

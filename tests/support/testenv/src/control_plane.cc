@@ -13,6 +13,7 @@
 
 #include "http_probe.h"
 #include "kube_binaries.h"
+#include "kubeconfig_file.h"
 #include "pki.h"
 #include "shardscaler/testenv/child_process.h"
 #include "shardscaler/testenv/loopback_ports.h"
@@ -74,19 +75,10 @@ std::string logTail(const std::filesystem::path& log, int max_lines = 40) {
   return text.substr(pos == 0 ? 0 : pos + 1);
 }
 
-// JSON strings are YAML scalars too, with every escape a path or token could need.
-std::string yamlString(const std::string& s) { return nlohmann::json(s).dump(); }
-
 std::string shellQuote(const std::string& s) {
   std::string quoted = "'";
   for (char c : s) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
   return quoted + "'";
-}
-
-void writePrivateFile(const std::filesystem::path& path, const std::string& content) {
-  writeFileAtomically(path, content);
-  std::filesystem::permissions(
-      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
 }
 
 }  // namespace
@@ -303,22 +295,10 @@ void ControlPlane::State::stopServers(std::chrono::milliseconds grace) {
 std::filesystem::path ControlPlane::State::writeKubeconfig(const std::string& name,
                                                            const std::string& token,
                                                            const std::string& ns) const {
-  if (name.empty() || name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                             "0123456789._-") != std::string::npos) {
-    throw std::invalid_argument("testenv: kubeconfig name must be [A-Za-z0-9._-]+: " + name);
-  }
-  auto path = work_dir.path() / (name + ".kubeconfig");
-  std::string yaml = "apiVersion: v1\nkind: Config\nclusters:\n- name: testenv\n  cluster:\n";
-  yaml += "    server: " + yamlString(server) + "\n";
-  yaml += "    certificate-authority: " + yamlString(pki.ca_cert.string()) + "\n";
-  yaml += "users:\n- name: " + yamlString(name) + "\n";
-  yaml += "  user:\n    token: " + yamlString(token) + "\n";
-  yaml += "contexts:\n- name: " + yamlString(name) + "\n";
-  yaml += "  context:\n    cluster: testenv\n    user: " + yamlString(name) + "\n";
-  if (!ns.empty()) yaml += "    namespace: " + yamlString(ns) + "\n";
-  yaml += "current-context: " + yamlString(name) + "\n";
-  writePrivateFile(path, yaml);
-  return path;
+  return writeKubeconfigFile(
+      work_dir.path(),
+      KubeconfigSpec{
+          .server = server, .ca_file = pki.ca_cert, .user = name, .token = token, .ns = ns});
 }
 
 ControlPlane::ControlPlane(ControlPlaneOptions options) {

@@ -158,4 +158,17 @@ PkiFiles writePki(const std::filesystem::path& dir) {
   return files;
 }
 
+ServingPki writeServingPki(const std::filesystem::path& dir, const std::string& name) {
+  ServingPki files{dir / (name + "-ca.crt"), dir / (name + ".crt"), dir / (name + ".key")};
+  auto ca_key = generateRsaKey();
+  auto ca = makeCertificate({name + "-ca", true, ""}, ca_key.get(), nullptr, nullptr);
+  auto serving_key = generateRsaKey();
+  auto serving = makeCertificate({name, false, "IP:127.0.0.1,DNS:localhost"}, serving_key.get(),
+                                 ca.get(), ca_key.get());
+  writeCert(files.ca_cert, ca.get());
+  writeCert(files.serving_cert, serving.get());
+  writePrivateKey(files.serving_key, serving_key.get());
+  return files;
+}
+
 }  // namespace shardscaler::testenv::control_plane_detail

@@ -59,6 +59,12 @@ void writeFileAtomically(const std::filesystem::path& path, const std::string& c
   std::filesystem::rename(tmp, path);
 }
 
+void writePrivateFile(const std::filesystem::path& path, const std::string& content) {
+  writeFileAtomically(path, content);
+  std::filesystem::permissions(
+      path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+}
+
 WorkDir::WorkDir(const std::filesystem::path& requested) {
   if (requested.empty()) {
     const auto root = testenvRoot();

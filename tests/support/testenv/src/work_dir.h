@@ -40,5 +40,7 @@ std::filesystem::path testenvRoot();
 
 // Writes `content` to `path` through a temporary file and rename, so readers never see half.
 void writeFileAtomically(const std::filesystem::path& path, const std::string& content);
+// The same, then mode 0600 (tokens, keys, kubeconfigs).
+void writePrivateFile(const std::filesystem::path& path, const std::string& content);
 
 }  // namespace shardscaler::testenv::control_plane_detail

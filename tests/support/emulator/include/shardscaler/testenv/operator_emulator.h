@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -31,12 +32,17 @@ struct EmulatorAction {
   std::string reason;
   std::string outcome;  // "ok" or "error: ..." for writes
   std::optional<long long> generation;
+  // A write an admission webhook refused: the webhook that denied it ("admission webhook ...
+  // denied the request"), or that could not be called. Empty otherwise.
+  std::string denied_by;
+  std::string webhook_failed;
   nlohmann::json raw;
 
   bool isWrite() const {
     return verb == "create" || verb == "update" || verb == "patch" || verb == "delete";
   }
   bool ok() const { return outcome == "ok"; }
+  bool deniedByWebhook() const { return !denied_by.empty(); }
 };
 
 // Parses every complete line (a line still being written is skipped). Missing file: empty.
@@ -52,6 +58,14 @@ struct OperatorEmulatorOptions {
   int workers = 1;
   // --resync-period; the emulator's default (5m) when unset.
   std::optional<std::chrono::milliseconds> resync_period;
+  // --statefulset-lag / --target-lag (0..2 s): the emulator's caches trail the API server.
+  std::chrono::milliseconds statefulset_lag{0};
+  std::chrono::milliseconds target_lag{0};
+  // --sync-latency / --sync-latency-jitter / --seed: each sync holds this long (plus a seeded
+  // random 0..jitter) between reading the target and acting on it.
+  std::chrono::milliseconds sync_latency{0};
+  std::chrono::milliseconds sync_latency_jitter{0};
+  std::uint64_t seed = 1;
   std::vector<std::string> extra_args;
   std::chrono::seconds start_timeout{60};  // until the "ready" record
 };

@@ -1,0 +1,129 @@
+#include "target_assets.h"
+
+#include "metadata_merge.h"
+#include "prometheus_config.h"
+#include "shard_naming.h"
+#include "sync_step.h"
+
+namespace shardscaler::emulator {
+
+namespace {
+
+k8s::Resource services() {
+  return k8s::Resource{.group = "", .version = "v1", .resource = "services"};
+}
+
+}  // namespace
+
+k8s::Result<std::string> TargetAssets::loadAdditionalScrapeConfigs(const Json& target) {
+  auto ref = additionalScrapeConfigsRef(target);
+  if (!ref) return std::string();
+  auto secret = client_.get(k8s::resources::secrets(), namespaceOf(target), ref->name);
+  if (!secret) {
+    if (secret.error().is(k8s::ErrorKind::NotFound) && ref->optional) return std::string();
+    return failedStep("loading additional scrape configs from Secret failed", secret.error());
+  }
+  const Json data = secret->value("data", Json::object());
+  auto value = data.find(ref->key);
+  if (value == data.end() || !value->is_string()) {
+    if (ref->optional) return std::string();
+    return k8s::makeError(k8s::ErrorKind::NotFound,
+                          "loading additional scrape configs from Secret failed: key " + ref->key +
+                              " could not be found in secret " + ref->name);
+  }
+  return base64Decode(value->get<std::string>());
+}
+
+k8s::Result<void> TargetAssets::syncConfigSecret(const Json& target) {
+  const std::string ns = namespaceOf(target);
+  const std::string secret_name = configSecretName(kind_, nameOf(target));
+  if (unmanagedConfiguration(kind_, target)) {
+    // The user manages the configuration: create an empty Secret once, never touch it after.
+    auto existing = client_.get(k8s::resources::secrets(), ns, secret_name);
+    if (existing) return {};
+    if (!existing.error().is(k8s::ErrorKind::NotFound)) {
+      return failedStep("creating config failed", existing.error());
+    }
+    auto created = client_.create(k8s::resources::secrets(), ns,
+                                  makeConfigSecret(kind_, target, std::string()));
+    recorder_.record("create", "Secret", target, secret_name, std::nullopt,
+                     "empty configuration (unmanaged)", created);
+    if (!created && !created.error().is(k8s::ErrorKind::AlreadyExists)) {
+      return failedStep("creating config failed", created.error());
+    }
+    return {};
+  }
+
+  auto additional = loadAdditionalScrapeConfigs(target);
+  if (!additional) return failedStep("creating config failed", additional.error());
+  auto config = generateConfiguration(kind_, target, *additional);
+  if (!config) return failedStep("creating config failed", config.error());
+  const Json desired = makeConfigSecret(kind_, target, *config);
+
+  // CreateOrUpdateSecret: the merged object never equals the server's (uid, timestamps), so
+  // the operator writes it on every sync; so does the emulator.
+  for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
+    auto existing = client_.get(k8s::resources::secrets(), ns, secret_name);
+    if (!existing) {
+      if (!existing.error().is(k8s::ErrorKind::NotFound)) {
+        return failedStep("creating config failed", existing.error());
+      }
+      auto created = client_.create(k8s::resources::secrets(), ns, desired);
+      recorder_.record("create", "Secret", target, secret_name, std::nullopt, "configuration",
+                       created);
+      if (created) return {};
+      if (created.error().is(k8s::ErrorKind::AlreadyExists)) continue;
+      return failedStep("creating config failed", created.error());
+    }
+    Json update = desired;
+    mergeMetadata(update, *existing);
+    auto updated = client_.update(k8s::resources::secrets(), ns, update);
+    recorder_.record("update", "Secret", target, secret_name, std::nullopt, "configuration",
+                     updated);
+    if (updated) return {};
+    if (!updated.error().is(k8s::ErrorKind::Conflict)) {
+      return failedStep("creating config failed", updated.error());
+    }
+  }
+  return k8s::makeError(k8s::ErrorKind::Conflict,
+                        "creating config failed: conflicts on Secret " + secret_name);
+}
+
+k8s::Result<void> TargetAssets::syncGoverningService(const Json& target) {
+  const std::string ns = namespaceOf(target);
+  Json desired = makeGoverningService(kind_, target);
+  for (int attempt = 0; attempt < kConflictRetries; ++attempt) {
+    auto existing = client_.get(services(), ns, kind_.governing_service);
+    if (!existing) {
+      if (!existing.error().is(k8s::ErrorKind::NotFound)) {
+        return failedStep("synchronizing default governing service failed", existing.error());
+      }
+      auto created = client_.create(services(), ns, desired);
+      recorder_.record("create", "Service", target, kind_.governing_service, std::nullopt,
+                       "governing service", created);
+      if (created) return {};
+      if (created.error().is(k8s::ErrorKind::AlreadyExists)) continue;
+      return failedStep("synchronizing default governing service failed", created.error());
+    }
+    Json update = desired;
+    const Json old_spec = objectField(*existing, "spec");
+    for (const char* immutable : {"ipFamilies", "ipFamilyPolicy", "clusterIP", "clusterIPs"}) {
+      if (auto v = old_spec.find(immutable); v != old_spec.end()) update["spec"][immutable] = *v;
+    }
+    update["metadata"]["ownerReferences"] = mergeOwnerReferences(
+        objectField(*existing, "metadata").value("ownerReferences", Json::array()),
+        desired["metadata"]["ownerReferences"]);
+    mergeMetadata(update, *existing);
+    auto updated = client_.update(services(), ns, update);
+    recorder_.record("update", "Service", target, kind_.governing_service, std::nullopt,
+                     "governing service", updated);
+    if (updated) return {};
+    if (!updated.error().is(k8s::ErrorKind::Conflict)) {
+      return failedStep("synchronizing default governing service failed", updated.error());
+    }
+  }
+  return k8s::makeError(k8s::ErrorKind::Conflict,
+                        "synchronizing default governing service failed: conflicts");
+}
+
+}  // namespace shardscaler::emulator
