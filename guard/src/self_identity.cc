@@ -41,21 +41,32 @@ std::string entryText(X509_NAME_ENTRY* entry) {
   return out;
 }
 
-std::expected<SelfIdentity, std::string> tokenReview(k8s::KubeClient& client,
-                                                     const std::string& token) {
+std::unexpected<IdentityError> failure(std::string message, bool retryable = false) {
+  return std::unexpected(IdentityError{std::move(message), retryable});
+}
+
+bool retryable(const k8s::Error& error) {
+  using k8s::ErrorKind;
+  return error.is(ErrorKind::Transport) || error.is(ErrorKind::Timeout) ||
+         error.is(ErrorKind::ServerError) || error.is(ErrorKind::TooManyRequests);
+}
+
+std::expected<SelfIdentity, IdentityError> tokenReview(k8s::KubeClient& client,
+                                                       const std::string& token) {
   const k8s::Json review = {{"apiVersion", "authentication.k8s.io/v1"},
                             {"kind", "TokenReview"},
                             {"spec", {{"token", token}}}};
   auto answer = client.create(detail::tokenReviews(), "", review);
   if (!answer) {
-    return std::unexpected("the TokenReview of shardscaler's own token failed (" +
-                           answer.error().describe() + ")" + std::string(kFix));
+    return failure("the TokenReview of shardscaler's own token failed (" +
+                       answer.error().describe() + ")" + std::string(kFix),
+                   retryable(answer.error()));
   }
   const k8s::Json& status = answer->value("status", k8s::Json::object());
   if (!status.is_object() || !status.value("authenticated", false)) {
     const std::string error = status.is_object() ? status.value("error", "") : "";
-    return std::unexpected("the API server says shardscaler's own token is not authenticated" +
-                           (error.empty() ? "" : " (" + error + ")") + std::string(kFix));
+    return failure("the API server says shardscaler's own token is not authenticated" +
+                   (error.empty() ? "" : " (" + error + ")") + std::string(kFix));
   }
   const k8s::Json& user = status.value("user", k8s::Json::object());
   SelfIdentity identity{.source = "TokenReview"};
@@ -70,8 +81,7 @@ std::expected<SelfIdentity, std::string> tokenReview(k8s::KubeClient& client,
     }
   }
   if (identity.username.empty()) {
-    return std::unexpected("the TokenReview of shardscaler's own token named no user" +
-                           std::string(kFix));
+    return failure("the TokenReview of shardscaler's own token named no user" + std::string(kFix));
   }
   return identity;
 }
@@ -102,32 +112,34 @@ std::expected<SelfIdentity, std::string> identityFromCertificatePem(const std::s
   return identity;
 }
 
-std::expected<SelfIdentity, std::string> discoverSelfIdentity(k8s::KubeClient& client,
-                                                              const k8s::KubeConfig& config) {
+std::expected<SelfIdentity, IdentityError> discoverSelfIdentity(k8s::KubeClient& client,
+                                                                const k8s::KubeConfig& config) {
   // The API server tries the client certificate before any token.
   if (!config.client_cert_data.empty() || !config.client_cert_file.empty()) {
     std::string pem = config.client_cert_data;
     if (pem.empty()) {
       auto file = readFile(config.client_cert_file, "client certificate");
-      if (!file) return std::unexpected(file.error());
+      if (!file) return failure(file.error());
       pem = std::move(*file);
     }
-    return identityFromCertificatePem(pem);
+    auto identity = identityFromCertificatePem(pem);
+    if (!identity) return failure(identity.error());
+    return *identity;
   }
   if (!config.token.empty() || !config.token_file.empty()) {
     std::string token = config.token;
     if (token.empty()) {
       auto file = readFile(config.token_file, "token");
-      if (!file) return std::unexpected(file.error());
+      if (!file) return failure(file.error());
       token = trimmed(std::move(*file));
     }
-    if (token.empty()) return std::unexpected("the token file " + config.token_file + " is empty");
+    if (token.empty()) return failure("the token file " + config.token_file + " is empty");
     return tokenReview(client, token);
   }
   if (!config.username.empty()) {
     return SelfIdentity{.username = config.username, .source = "basic auth"};
   }
-  return std::unexpected(
+  return failure(
       "shardscaler's credentials (" + config.origin +
       ") have no client certificate, token or user name to learn its identity from; name its "
       "user with --guard-self-user");

@@ -52,7 +52,7 @@ TEST(SelfIdentity, ClientCertificateSubjectIsUserAndGroups) {
       certificatePem({{"O", "system:masters"}, {"O", "shardscaler"}, {"CN", "shardscaler-admin"}});
   config.token = "ignored: the API server tries the certificate first";
   auto identity = discoverSelfIdentity(client, config);
-  ASSERT_TRUE(identity) << identity.error();
+  ASSERT_TRUE(identity) << identity.error().message;
   EXPECT_EQ(identity->username, "shardscaler-admin");
   EXPECT_EQ(identity->groups, (std::vector<std::string>{"system:masters", "shardscaler"}));
   EXPECT_EQ(identity->source, "client certificate");
@@ -68,11 +68,11 @@ TEST(SelfIdentity, CertificateFileIsRead) {
   config.client_cert_file = path.string();
   auto identity = discoverSelfIdentity(client, config);
   std::filesystem::remove(path);
-  ASSERT_TRUE(identity) << identity.error();
+  ASSERT_TRUE(identity) << identity.error().message;
   EXPECT_EQ(identity->username, "from-file");
 
   config.client_cert_file = "/nonexistent/cert.pem";
-  EXPECT_EQ(discoverSelfIdentity(client, config).error(),
+  EXPECT_EQ(discoverSelfIdentity(client, config).error().message,
             "cannot read the client certificate file /nonexistent/cert.pem");
 }
 
@@ -93,7 +93,7 @@ TEST(SelfIdentity, TokenIsReviewedByTheApiServer) {
   k8s::KubeConfig config;
   config.token = "secret-token";
   auto identity = discoverSelfIdentity(client, config);
-  ASSERT_TRUE(identity) << identity.error();
+  ASSERT_TRUE(identity) << identity.error().message;
   EXPECT_EQ(identity->username, "system:serviceaccount:monitoring:shardscaler");
   EXPECT_EQ(identity->groups.size(), 3u);
   EXPECT_EQ(identity->source, "TokenReview");
@@ -113,7 +113,7 @@ TEST(SelfIdentity, TokenFileIsTrimmedAndReviewed) {
   config.token_file = path.string();
   auto identity = discoverSelfIdentity(client, config);
   std::filesystem::remove(path);
-  ASSERT_TRUE(identity) << identity.error();
+  ASSERT_TRUE(identity) << identity.error().message;
   EXPECT_EQ(client.created.at(0)["spec"]["token"], "file-token");
 }
 
@@ -126,16 +126,31 @@ TEST(SelfIdentity, RefusedOrUnauthenticatedReviewSaysWhatToDo) {
                                                     .message = "cannot create tokenreviews"});
   auto identity = discoverSelfIdentity(client, config);
   ASSERT_FALSE(identity);
-  EXPECT_THAT(identity.error(), HasSubstr("the TokenReview of shardscaler's own token failed "
-                                          "(Forbidden (403): cannot create tokenreviews)"));
-  EXPECT_THAT(identity.error(), HasSubstr("--guard-self-user"));
+  EXPECT_THAT(identity.error().message,
+              HasSubstr("the TokenReview of shardscaler's own token failed "
+                        "(Forbidden (403): cannot create tokenreviews)"));
+  EXPECT_THAT(identity.error().message, HasSubstr("--guard-self-user"));
+  EXPECT_FALSE(identity.error().retryable);
 
   client.create_answer =
       Json::parse(R"({"status":{"authenticated":false,"error":"token expired"}})");
-  EXPECT_THAT(discoverSelfIdentity(client, config).error(),
+  EXPECT_THAT(discoverSelfIdentity(client, config).error().message,
               HasSubstr("is not authenticated (token expired)"));
   client.create_answer = Json::parse(R"({"status":{"authenticated":true,"user":{}}})");
-  EXPECT_THAT(discoverSelfIdentity(client, config).error(), HasSubstr("named no user"));
+  EXPECT_THAT(discoverSelfIdentity(client, config).error().message, HasSubstr("named no user"));
+}
+
+TEST(SelfIdentity, NoAnswerFromTheApiServerMayBeRetried) {
+  FakeKubeClient client;
+  k8s::KubeConfig config;
+  config.token = "t";
+  for (auto kind : {k8s::ErrorKind::Transport, k8s::ErrorKind::Timeout, k8s::ErrorKind::ServerError,
+                    k8s::ErrorKind::TooManyRequests}) {
+    client.create_answer = std::unexpected(k8s::Error{.kind = kind, .message = "later"});
+    auto identity = discoverSelfIdentity(client, config);
+    ASSERT_FALSE(identity);
+    EXPECT_TRUE(identity.error().retryable) << k8s::toString(kind);
+  }
 }
 
 TEST(SelfIdentity, BasicAuthUserOrNothing) {
@@ -147,7 +162,7 @@ TEST(SelfIdentity, BasicAuthUserOrNothing) {
   ASSERT_TRUE(identity);
   EXPECT_EQ(identity->username, "bob");
   config.username = "";
-  EXPECT_EQ(discoverSelfIdentity(client, config).error(),
+  EXPECT_EQ(discoverSelfIdentity(client, config).error().message,
             "shardscaler's credentials (kubeconfig \"/k\" context \"c\") have no client "
             "certificate, token or user name to learn its identity from; name its user with "
             "--guard-self-user");
