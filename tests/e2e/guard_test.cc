@@ -455,14 +455,26 @@ TEST_F(GuardCleanupTest, DeletingTheNamespaceIsNotBlocked) {
   const std::string ns = createNamespace("guard-doomed");
   prepareNamespace(ns);
   buildByHand(ns, 2);
+  // The ShardSet outlives its shards, as shardscaler's release finalizer makes it (no controller
+  // watches this namespace to remove it): the shards are deleted while their ShardSet exists.
+  auto held = kubectl("patch shardset main -n " + ns +
+                      " --type=merge -p '{\"metadata\":{\"finalizers\":[\"shardscaler.io/"
+                      "release-target\"]}}'");
+  ASSERT_EQ(held.exit_code, 0) << held.err;
   Json active = shardStatefulSet(ns, 1);
-  active["metadata"].erase("ownerReferences");  // only the namespace's deletion can remove it
+  active["metadata"].erase("ownerReferences");  // only the namespace's deletion removes it
   ASSERT_TRUE(adminClient().create(k8s::resources::statefulSets(), ns, active));
   createRetainedShard(ns, 3, "0001-01-01T00:00:00Z");
   ASSERT_NE(kubectl("delete statefulset " + shardName(1) + " -n " + ns).exit_code, 0);
 
   auto deleted = kubectl("delete namespace " + ns + " --wait=false");
   ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  for (int i : {1, 3}) EXPECT_TRUE(waitGone(ns, shardName(i), 120s));
+  EXPECT_TRUE(getOrNull(kShardSets, ns, "main").is_object())
+      << "the ShardSet went first: the shards were released, not cleaned up";
+  auto released = kubectl("patch shardset main -n " + ns +
+                          " --type=merge -p '{\"metadata\":{\"finalizers\":null}}'");
+  ASSERT_EQ(released.exit_code, 0) << released.err;
   EXPECT_TRUE(waitFor(
       "namespace " + ns + " gone",
       [&](std::string* seen) {
@@ -470,7 +482,7 @@ TEST_F(GuardCleanupTest, DeletingTheNamespaceIsNotBlocked) {
         *seen = n.is_null() ? "gone" : n.value("status", Json()).dump();
         return n.is_null();
       },
-      180s));
+      120s));
 }
 
 }  // namespace
