@@ -12,8 +12,10 @@
 // (system:masters, no --use-service-account-credentials).
 #include <gmock/gmock.h>
 
+#include <sys/wait.h>
+
 #include <chrono>
-#include <regex>
+#include <cstdio>
 #include <thread>
 
 #include "shardscaler/e2e/deploy_rbac.h"
@@ -75,13 +77,166 @@ std::string userRoles(const std::string& ns) {
          "subjects: [{kind: User, name: user-2, apiGroup: rbac.authorization.k8s.io}]\n";
 }
 
+// The target, ShardSet and shard StatefulSets of the other namespace, made as the operator and
+// shardscaler would have them: Prometheus main with `shards`, ShardSet main asking for as many.
+void buildByHand(const std::string& ns, int shards) {
+  apply(
+      "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: main, "
+      "namespace: " +
+      ns + "}\nspec: {replicas: 1, shards: " + std::to_string(shards) + "}\n");
+  apply(shardSetYaml(ns, "main",
+                     {.shards = shards, .when_scaled = "Retain", .retention_period = "1h"}));
+}
+Json shardStatefulSet(const std::string& ns, int index) {
+  const Json target = getOrNull(kPrometheuses, ns, "main");
+  const std::string app = "guard-e2e-" + std::to_string(index);
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "StatefulSet"},
+          {"metadata",
+           {{"name", shardName(index)},
+            {"namespace", ns},
+            {"labels",
+             {{"app.kubernetes.io/managed-by", "prometheus-operator"},
+              {"operator.prometheus.io/name", "main"},
+              {"operator.prometheus.io/mode", "server"},
+              {"operator.prometheus.io/shard", std::to_string(index)},
+              {"shardscaler.io/shardset", "main"}}},
+            {"ownerReferences",
+             {{{"apiVersion", "monitoring.coreos.com/v1"},
+               {"kind", "Prometheus"},
+               {"name", "main"},
+               {"uid", target.is_object() ? target["metadata"]["uid"] : Json("")},
+               {"controller", true}}}}}},
+          {"spec",
+           {{"replicas", 0},
+            {"serviceName", ""},
+            {"selector", {{"matchLabels", {{"app", app}}}}},
+            {"template",
+             {{"metadata", {{"labels", {{"app", app}}}}},
+              {"spec", {{"containers", {{{"name", "prometheus"}, {"image", "none"}}}}}}}}}}};
+}
+void createActiveShard(const std::string& ns, int index) {
+  auto r = adminClient().create(k8s::resources::statefulSets(), ns, shardStatefulSet(ns, index));
+  if (!r) throw std::runtime_error("create shard: " + r.error().describe());
+}
+// Detached as shardscaler detaches: no operator.prometheus.io/name, retained, a deadline.
+void createRetainedShard(const std::string& ns, int index, const std::string& deadline) {
+  Json sts = shardStatefulSet(ns, index);
+  sts["metadata"]["labels"].erase("operator.prometheus.io/name");
+  sts["metadata"]["labels"]["shardscaler.io/retained"] = "true";
+  sts["metadata"]["annotations"] = {
+      {"operator.prometheus.io/deletion-timestamp", deadline},
+      {"shardscaler.io/detached-labels", R"({"operator.prometheus.io/name":"main"})"}};
+  auto r = adminClient().create(k8s::resources::statefulSets(), ns, sts);
+  if (!r) throw std::runtime_error("create retained shard: " + r.error().describe());
+}
+
+// The StatefulSet exists and no deletion has started.
+bool intact(const std::string& ns, const std::string& name) {
+  const Json sts = getOrNull(k8s::resources::statefulSets(), ns, name);
+  return sts.is_object() && !sts["metadata"].contains("deletionTimestamp");
+}
+::testing::AssertionResult waitGone(const std::string& ns, const std::string& name,
+                                    std::chrono::seconds timeout = 60s) {
+  std::string last;
+  if (eventually(
+          timeout,
+          [&](std::string* seen) {
+            const Json sts = getOrNull(k8s::resources::statefulSets(), ns, name);
+            *seen = sts.is_null() ? "gone" : sts["metadata"].dump();
+            return sts.is_null();
+          },
+          &last)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "timed out after " << timeout.count() << "s waiting for StatefulSet " << ns << "/"
+         << name << " gone; last seen: " << last;
+}
+
+// Labels the namespace for the test's webhook configuration and grants the users their roles.
+void prepareNamespace(const std::string& ns, const std::string& guarded_by) {
+  auto r =
+      kubectl("label namespace " + ns + " " + kGuardedLabel + "=" + guarded_by + " --overwrite");
+  if (r.exit_code != 0) throw std::runtime_error("label namespace: " + r.err);
+  apply(userRoles(ns));
+}
+
+// deploy/webhook's configuration, calling the guard at https://127.0.0.1:<port>, for the
+// namespaces labelled guarded-by=<guarded_by>. Without a ca_bundle (base64) it waits for
+// shardscaler's injection.
+void installWebhookConfiguration(int port, const std::string& guarded_by,
+                                 const std::string& ca_bundle = {}) {
+  auto rendered = kubectl("kustomize " + (sourceDir() / "deploy/webhook").string());
+  if (rendered.exit_code != 0) throw std::runtime_error("kubectl kustomize: " + rendered.err);
+  Json vwc;
+  for (Json& o : deploy_test::yamlStreamToJson(rendered.out)) {
+    if (o.value("kind", "") == "ValidatingWebhookConfiguration") vwc = std::move(o);
+  }
+  const std::string url =
+      "https://127.0.0.1:" + std::to_string(port) + std::string(guard::kGuardPath);
+  for (Json& hook : vwc["webhooks"]) {
+    hook["clientConfig"] = {{"url", url}};
+    if (!ca_bundle.empty()) hook["clientConfig"]["caBundle"] = ca_bundle;
+    hook["namespaceSelector"] = {{"matchLabels", {{kGuardedLabel, guarded_by}}}};
+  }
+  adminClient().remove(kWebhookConfigurations, "", kWebhookConfiguration);  // a failed run's
+  auto created = adminClient().create(kWebhookConfigurations, "", vwc);
+  if (!created) throw std::runtime_error("create webhook: " + created.error().describe());
+}
+
+// A counter of shardscaler's /metrics, 0 when the series is absent.
+double metricOf(const ShardscalerProcess& p, const std::string& series) {
+  const auto [status, body] = p.httpGet(p.metricsPort(), "/metrics");
+  if (status != 200) throw std::runtime_error("GET /metrics: " + std::to_string(status));
+  const auto at = body.find("\n" + series + " ");
+  if (at == std::string::npos) return 0;
+  return std::stod(body.substr(at + series.size() + 2));
+}
+
+double reviews(const ShardscalerProcess& p) {
+  double sum = 0;
+  for (const char* result : {"allowed", "denied"}) {
+    sum +=
+        metricOf(p, std::string(R"(shardscaler_guard_reviews_total{operation="DELETE",result=")") +
+                        result + "\"}");
+  }
+  return sum;
+}
+
+// Until the API server calls the guard: its webhook informer has the configuration, with a
+// caBundle that verifies. A server-side dry run of deleting a probe StatefulSet (labelled for a
+// ShardSet that does not exist: always allowed) must reach shardscaler.
+::testing::AssertionResult waitUntilCalled(const ShardscalerProcess& p, const std::string& ns) {
+  Json probe = shardStatefulSet(ns, 0);  // the namespace may have no target: no owner
+  probe["metadata"]["name"] = "guard-probe";
+  probe["metadata"]["labels"] = {{"shardscaler.io/shardset", "guard-probe"}};
+  probe["metadata"].erase("ownerReferences");
+  if (getOrNull(k8s::resources::statefulSets(), ns, "guard-probe").is_null()) {
+    auto created = adminClient().create(k8s::resources::statefulSets(), ns, probe);
+    if (!created) return ::testing::AssertionFailure() << created.error().describe();
+  }
+  std::string last;
+  const bool called = eventually(
+      60s,
+      [&](std::string* seen) {
+        const double before = reviews(p);
+        auto r = kubectl("delete statefulset guard-probe -n " + ns + " --dry-run=server");
+        *seen = "kubectl: " + std::to_string(r.exit_code) + " " + r.err;
+        return reviews(p) > before;
+      },
+      &last);
+  if (called) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "the API server never called the guard; last: " << last;
+}
+
 class GuardScenario : public ShardSetScenario {
  protected:
   // The first hook SetUp calls (ns_ exists): the other namespace, the users, the port.
   std::filesystem::path emulatorKubeconfig() override {
     port_ = testenv::pickFreePort();
     other_ns_ = createNamespace("guard-hand");
-    for (const auto& ns : {ns_, other_ns_}) prepareNamespace(ns);
+    for (const auto& ns : {ns_, other_ns_}) prepareNamespace(ns, ns_);
     user_kubeconfig_ = cluster().writeKubeconfig("user-1-" + ns_, cluster().userToken(1));
     operator_kubeconfig_ = cluster().writeKubeconfig("user-2-" + ns_, cluster().userToken(2));
     return operator_kubeconfig_;
@@ -93,7 +248,7 @@ class GuardScenario : public ShardSetScenario {
     apply(yamlStream(renderedRbac(ns_)));
     const auto kubeconfig =
         cluster().writeKubeconfig("shardscaler-" + ns_, serviceAccountToken(ns_, "shardscaler"));
-    installWebhookConfiguration();
+    installWebhookConfiguration(port_, ns_);
     return kubeconfig;
   }
 
@@ -119,6 +274,8 @@ class GuardScenario : public ShardSetScenario {
           *seen = status.reason + "; /readyz " + std::to_string(ready.first) + " " + ready.second;
           return status.enforced && ready.first == 200;
         }));
+    for (const auto& ns : {ns_, other_ns_}) ASSERT_TRUE(waitUntilCalled(*shardscaler_, ns));
+    allowed_deletes_ = metric(kAllowedDeletes);
   }
 
   void TearDown() override {
@@ -127,115 +284,16 @@ class GuardScenario : public ShardSetScenario {
     ShardSetScenario::TearDown();
   }
 
-  void prepareNamespace(const std::string& ns) {
-    auto r = kubectl("label namespace " + ns + " " + kGuardedLabel + "=" + ns_ + " --overwrite");
-    if (r.exit_code != 0) throw std::runtime_error("label namespace: " + r.err);
-    apply(userRoles(ns));
-  }
-
-  void installWebhookConfiguration() {
-    auto rendered = kubectl("kustomize " + (sourceDir() / "deploy/webhook").string());
-    if (rendered.exit_code != 0) throw std::runtime_error("kubectl kustomize: " + rendered.err);
-    Json vwc;
-    for (Json& o : deploy_test::yamlStreamToJson(rendered.out)) {
-      if (o.value("kind", "") == "ValidatingWebhookConfiguration") vwc = std::move(o);
-    }
-    const std::string url =
-        "https://127.0.0.1:" + std::to_string(port_) + std::string(guard::kGuardPath);
-    for (Json& hook : vwc["webhooks"]) {
-      hook["clientConfig"] = {{"url", url}};  // the caBundle is shardscaler's to inject
-      hook["namespaceSelector"] = {{"matchLabels", {{kGuardedLabel, ns_}}}};
-    }
-    adminClient().remove(kWebhookConfigurations, "", kWebhookConfiguration);  // a failed run's
-    auto created = adminClient().create(kWebhookConfigurations, "", vwc);
-    if (!created) throw std::runtime_error("create webhook: " + created.error().describe());
-  }
-
   // kubectl as user-1; {exit code, stderr}.
   KubectlResult asUser(const std::string& args) {
     return kubectl("--kubeconfig=" + user_kubeconfig_.string() + " " + args);
   }
 
-  // The target, ShardSet and shard StatefulSets of the other namespace, made as the operator and
-  // shardscaler would have them: Prometheus main with `shards`, ShardSet main asking for as many.
-  void buildByHand(const std::string& ns, int shards) {
-    apply(
-        "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: main, "
-        "namespace: " +
-        ns + "}\nspec: {replicas: 1, shards: " + std::to_string(shards) + "}\n");
-    apply(shardSetYaml(ns, "main",
-                       {.shards = shards, .when_scaled = "Retain", .retention_period = "1h"}));
-  }
-  Json shardStatefulSet(const std::string& ns, int index) {
-    const Json target = getOrNull(kPrometheuses, ns, "main");
-    const std::string app = "guard-e2e-" + std::to_string(index);
-    return {{"apiVersion", "apps/v1"},
-            {"kind", "StatefulSet"},
-            {"metadata",
-             {{"name", shardName(index)},
-              {"namespace", ns},
-              {"labels",
-               {{"app.kubernetes.io/managed-by", "prometheus-operator"},
-                {"operator.prometheus.io/name", "main"},
-                {"operator.prometheus.io/mode", "server"},
-                {"operator.prometheus.io/shard", std::to_string(index)},
-                {"shardscaler.io/shardset", "main"}}},
-              {"ownerReferences",
-               {{{"apiVersion", "monitoring.coreos.com/v1"},
-                 {"kind", "Prometheus"},
-                 {"name", "main"},
-                 {"uid", target["metadata"]["uid"]},
-                 {"controller", true}}}}}},
-            {"spec",
-             {{"replicas", 0},
-              {"serviceName", ""},
-              {"selector", {{"matchLabels", {{"app", app}}}}},
-              {"template",
-               {{"metadata", {{"labels", {{"app", app}}}}},
-                {"spec", {{"containers", {{{"name", "prometheus"}, {"image", "none"}}}}}}}}}}};
-  }
-  void createActiveShard(const std::string& ns, int index) {
-    auto r = adminClient().create(k8s::resources::statefulSets(), ns, shardStatefulSet(ns, index));
-    if (!r) throw std::runtime_error("create shard: " + r.error().describe());
-  }
-  // Detached as shardscaler detaches: no operator.prometheus.io/name, retained, a deadline.
-  void createRetainedShard(const std::string& ns, int index, const std::string& deadline) {
-    Json sts = shardStatefulSet(ns, index);
-    sts["metadata"]["labels"].erase("operator.prometheus.io/name");
-    sts["metadata"]["labels"]["shardscaler.io/retained"] = "true";
-    sts["metadata"]["annotations"] = {
-        {"operator.prometheus.io/deletion-timestamp", deadline},
-        {"shardscaler.io/detached-labels", R"({"operator.prometheus.io/name":"main"})"}};
-    auto r = adminClient().create(k8s::resources::statefulSets(), ns, sts);
-    if (!r) throw std::runtime_error("create retained shard: " + r.error().describe());
-  }
+  double metric(const std::string& series) const { return metricOf(*shardscaler_, series); }
 
-  // The StatefulSet exists and no deletion has started.
-  bool intact(const std::string& ns, const std::string& name) {
-    const Json sts = getOrNull(k8s::resources::statefulSets(), ns, name);
-    return sts.is_object() && !sts["metadata"].contains("deletionTimestamp");
-  }
-  ::testing::AssertionResult waitGone(const std::string& ns, const std::string& name,
-                                      std::chrono::seconds timeout = 60s) {
-    return waitFor(
-        "StatefulSet " + ns + "/" + name + " gone",
-        [&](std::string* seen) {
-          const Json sts = getOrNull(k8s::resources::statefulSets(), ns, name);
-          *seen = sts.is_null() ? "gone" : sts["metadata"].dump();
-          return sts.is_null();
-        },
-        timeout);
-  }
-
-  // A counter or gauge of shardscaler's /metrics, 0 when the series is absent.
-  double metric(const std::string& series) const {
-    const auto [status, body] = shardscaler_->httpGet(shardscaler_->metricsPort(), "/metrics");
-    if (status != 200) throw std::runtime_error("GET /metrics: " + std::to_string(status));
-    const auto at = body.find("\n" + series + " ");
-    if (at == std::string::npos) return 0;
-    return std::stod(body.substr(at + series.size() + 2));
-  }
-
+  static constexpr const char* kAllowedDeletes =
+      R"(shardscaler_guard_reviews_total{operation="DELETE",result="allowed"})";
+  double allowed_deletes_ = 0;  // after the probes of SetUp
   int port_ = 0;
   std::string other_ns_;
   std::filesystem::path user_kubeconfig_;
@@ -273,7 +331,7 @@ TEST_F(GuardTest, DeletingAnActiveShardIsRefusedAndTheMessageSaysWhy) {
   EXPECT_EQ(excess.exit_code, 0) << excess.err;
 
   EXPECT_EQ(metric(R"(shardscaler_guard_denials_total{rule="ActiveShard"})"), 2);
-  EXPECT_EQ(metric(R"(shardscaler_guard_reviews_total{operation="DELETE",result="allowed"})"), 1);
+  EXPECT_EQ(metric(kAllowedDeletes) - allowed_deletes_, 1);
   const std::string log = shardscaler_->logTail(64 * 1024);
   EXPECT_THAT(log, HasSubstr("shard guard denied a request"));
   EXPECT_THAT(log, HasSubstr("rule=ActiveShard"));
@@ -347,7 +405,7 @@ TEST_F(GuardTest, UnmanagedStatefulSetsAndActiveShardUpdatesNeverReachTheGuard) 
 // exactly that, as plain user-2; the guard refuses the patch.
 TEST_F(GuardTest, TheOperatorCannotRelabelARetainedShard) {
   const std::string ns = createNamespace("guard-emulated");
-  prepareNamespace(ns);
+  prepareNamespace(ns, ns_);
   testenv::OperatorEmulatorOptions options;
   options.kubeconfig = operator_kubeconfig_;
   options.namespaces = {ns};
@@ -453,7 +511,7 @@ TEST_F(GuardCleanupTest, DeletingTheTargetIsNotBlocked) {
 
 TEST_F(GuardCleanupTest, DeletingTheNamespaceIsNotBlocked) {
   const std::string ns = createNamespace("guard-doomed");
-  prepareNamespace(ns);
+  prepareNamespace(ns, ns_);
   buildByHand(ns, 2);
   // The ShardSet outlives its shards, as shardscaler's release finalizer makes it (no controller
   // watches this namespace to remove it): the shards are deleted while their ShardSet exists.
@@ -483,6 +541,156 @@ TEST_F(GuardCleanupTest, DeletingTheNamespaceIsNotBlocked) {
         return n.is_null();
       },
       120s));
+}
+
+// ---- start-up: shardscaler's own identity, and the certificate from files (cert-manager) ----
+
+std::string shellOutput(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot run " + command);
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  if (::pclose(pipe) != 0) throw std::runtime_error(command + " failed: " + out);
+  return out;
+}
+
+class GuardStartupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ns_ = createNamespace("guard-start");
+    // The controller watches another, empty namespace: the objects built by hand in ns_ are the
+    // guard's alone.
+    idle_ns_ = createNamespace("guard-idle");
+    port_ = testenv::pickFreePort();
+  }
+  void TearDown() override {
+    adminClient().remove(kWebhookConfigurations, "", kWebhookConfiguration);
+    if (shardscaler_ && HasFailure()) {
+      std::cerr << "---- shardscaler log (tail) ----\n" << shardscaler_->logTail() << "\n";
+    }
+    shardscaler_.reset();
+  }
+
+  // deploy/base's RBAC in ns_, with `change` applied first; the ServiceAccount's kubeconfig.
+  std::filesystem::path serviceAccount(const std::function<void(std::vector<Json>&)>& change) {
+    auto objects = renderedRbac(ns_);
+    change(objects);
+    apply(yamlStream(objects));
+    return cluster().writeKubeconfig("shardscaler-" + ns_, serviceAccountToken(ns_, "shardscaler"));
+  }
+
+  void start(const std::filesystem::path& kubeconfig, std::vector<std::string> args) {
+    args.push_back("--webhook-bind-address=127.0.0.1:" + std::to_string(port_));
+    args.push_back("--webhook-cert-secret=" + ns_ + "/shardscaler-webhook-cert");
+    args.push_back("--webhook-hosts=127.0.0.1");
+    shardscaler_ = std::make_unique<ShardscalerProcess>(
+        ShardscalerOptions{.kubeconfig = kubeconfig,
+                           .namespaces = {idle_ns_},
+                           .extra_args = std::move(args),
+                           .log_file = testLogDir() / "shardscaler.log"});
+  }
+
+  std::pair<int, std::string> readyz() const {
+    return shardscaler_->httpGet(shardscaler_->probePort(), "/readyz");
+  }
+
+  std::string ns_;
+  std::string idle_ns_;
+  int port_ = 0;
+  std::unique_ptr<ShardscalerProcess> shardscaler_;
+};
+
+TEST_F(GuardStartupTest, RefusesToStartWithoutItsOwnIdentity) {
+  const auto kubeconfig = serviceAccount([&](std::vector<Json>& objects) {
+    for (Json& o : objects) {
+      if (o.value("kind", "") != "ClusterRole" ||
+          o["metadata"].value("name", "") != "shardscaler-guard-" + ns_) {
+        continue;
+      }
+      Json rules = Json::array();
+      for (const Json& rule : o["rules"]) {
+        if (rule["resources"] != Json({"tokenreviews"})) rules.push_back(rule);
+      }
+      ASSERT_EQ(rules.size() + 1, o["rules"].size()) << "no tokenreviews rule to take away";
+      o["rules"] = rules;
+    }
+  });
+  start(kubeconfig, {});
+  ASSERT_TRUE(eventually(30s, [&](std::string*) { return !shardscaler_->running(); }))
+      << "shardscaler kept running without knowing its own identity";
+  const auto status = shardscaler_->terminate(0ms);
+  ASSERT_TRUE(status && WIFEXITED(*status)) << "killed";
+  EXPECT_EQ(WEXITSTATUS(*status), 1);
+  const std::string log = shardscaler_->logTail();
+  EXPECT_THAT(log, HasSubstr("shard guard: cannot tell which user shardscaler acts as: the "
+                             "TokenReview of shardscaler's own token failed (Forbidden (403)"));
+  EXPECT_THAT(log, HasSubstr("--guard-self-user"));
+
+  // Named on the command line, the identity needs no TokenReview.
+  start(kubeconfig, {"--guard-self-user=system:serviceaccount:" + ns_ + ":shardscaler"});
+  std::pair<int, std::string> ready;
+  EXPECT_TRUE(eventually(60s,
+                         [&](std::string*) {
+                           ready = readyz();
+                           return ready.first == 200;
+                         }))
+      << "/readyz " << ready.first << " " << ready.second;
+}
+
+// cert-manager mode: shardscaler serves the files it is given and is not ready until it has them;
+// it injects nothing, so the caBundle here is set as cert-manager's injector would.
+TEST_F(GuardStartupTest, ServesTheCertificateFilesItIsGivenAndIsReadyOnlyWithThem) {
+  const auto dir = testLogDir() / "webhook-certs";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto kubeconfig = serviceAccount([](std::vector<Json>&) {});
+  start(kubeconfig, {"--webhook-cert-dir=" + dir.string(), "--webhook-cert-refresh=1s"});
+
+  std::pair<int, std::string> ready;
+  ASSERT_TRUE(eventually(60s,
+                         [&](std::string*) {
+                           ready = readyz();
+                           return ready.second.find(
+                                      "the shard guard has no serving certificate yet (directory " +
+                                      dir.string() + ")") != std::string::npos;
+                         }))
+      << "/readyz " << ready.first << " " << ready.second;
+  EXPECT_EQ(ready.first, 503);
+
+  // Written elsewhere and moved in, as the kubelet swaps a mounted Secret.
+  const auto staging = testLogDir() / "staging";
+  std::filesystem::create_directories(staging);
+  shellOutput(
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+      "-subj /CN=shardscaler-webhook -addext subjectAltName=IP:127.0.0.1 -keyout " +
+      (staging / "tls.key").string() + " -out " + (staging / "tls.crt").string() + " 2>&1");
+  for (const char* file : {"tls.key", "tls.crt"}) {
+    std::filesystem::rename(staging / file, dir / file);
+  }
+  EXPECT_TRUE(eventually(30s,
+                         [&](std::string*) {
+                           ready = readyz();
+                           return ready.first == 200;
+                         }))
+      << "/readyz " << ready.first << " " << ready.second;
+
+  prepareNamespace(ns_, ns_);
+  const std::string bundle = shellOutput("base64 -w0 " + (dir / "tls.crt").string());
+  installWebhookConfiguration(port_, ns_, bundle);
+  ASSERT_TRUE(waitUntilCalled(*shardscaler_, ns_));
+  buildByHand(ns_, 1);
+  createActiveShard(ns_, 0);
+  const auto user = cluster().writeKubeconfig("user-1-" + ns_, cluster().userToken(1));
+  auto refused = kubectl("--kubeconfig=" + user.string() + " delete statefulset " + shardName(0) +
+                         " -n " + ns_);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("denied the request: shardscaler guard: rule ActiveShard"));
+  EXPECT_TRUE(intact(ns_, shardName(0)));
+  // Nothing was written: no Secret, no caBundle but the one set here.
+  EXPECT_TRUE(getOrNull(k8s::resources::secrets(), ns_, "shardscaler-webhook-cert").is_null());
+  const Json vwc = getOrNull(kWebhookConfigurations, "", kWebhookConfiguration);
+  EXPECT_EQ(vwc["webhooks"][0]["clientConfig"].value("caBundle", ""), bundle);
 }
 
 }  // namespace
