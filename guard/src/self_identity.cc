@@ -25,7 +25,7 @@ std::expected<std::string, std::string> readFile(const std::string& path, std::s
   return all.str();
 }
 
-std::string trimmed(std::string s) {
+std::string trimmed(const std::string& s) {
   const auto first = s.find_first_not_of(" \t\r\n");
   if (first == std::string::npos) return {};
   const auto last = s.find_last_not_of(" \t\r\n");
@@ -131,7 +131,7 @@ std::expected<SelfIdentity, IdentityError> discoverSelfIdentity(k8s::KubeClient&
     if (token.empty()) {
       auto file = readFile(config.token_file, "token");
       if (!file) return failure(file.error());
-      token = trimmed(std::move(*file));
+      token = trimmed(*file);
     }
     if (token.empty()) return failure("the token file " + config.token_file + " is empty");
     return tokenReview(client, token);

@@ -155,7 +155,9 @@ GuardStatus checkWebhookConfiguration(const Json& configuration, const Json& nam
                          std::string(expected.name)};
     }
     if (auto why = checkWebhook(*hook, expected, namespace_object); !why.empty()) {
-      return {false, "ValidatingWebhookConfiguration " + name + ": " + why};
+      std::string reason = "ValidatingWebhookConfiguration " + name;
+      reason.append(": ").append(why);
+      return {false, std::move(reason)};
     }
   }
   return {true, "ValidatingWebhookConfiguration " + name + " enforces the guard"};

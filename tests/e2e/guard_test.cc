@@ -246,7 +246,7 @@ class GuardScenario : public ShardSetScenario {
   // before shardscaler starts.
   std::filesystem::path shardscalerKubeconfig() override {
     apply(yamlStream(renderedRbac(ns_)));
-    const auto kubeconfig =
+    auto kubeconfig =
         cluster().writeKubeconfig("shardscaler-" + ns_, serviceAccountToken(ns_, "shardscaler"));
     installWebhookConfiguration(port_, ns_);
     return kubeconfig;
@@ -332,7 +332,7 @@ TEST_F(GuardTest, DeletingAnActiveShardIsRefusedAndTheMessageSaysWhy) {
 
   EXPECT_EQ(metric(R"(shardscaler_guard_denials_total{rule="ActiveShard"})"), 2);
   EXPECT_EQ(metric(kAllowedDeletes) - allowed_deletes_, 1);
-  const std::string log = shardscaler_->logTail(64 * 1024);
+  const std::string log = shardscaler_->logTail(std::size_t{64} * 1024);
   EXPECT_THAT(log, HasSubstr("shard guard denied a request"));
   EXPECT_THAT(log, HasSubstr("rule=ActiveShard"));
   EXPECT_THAT(log, HasSubstr("user=user-1"));
@@ -581,9 +581,9 @@ class GuardStartupTest : public ::testing::Test {
   }
 
   void start(const std::filesystem::path& kubeconfig, std::vector<std::string> args) {
-    args.push_back("--webhook-bind-address=127.0.0.1:" + std::to_string(port_));
-    args.push_back("--webhook-cert-secret=" + ns_ + "/shardscaler-webhook-cert");
-    args.push_back("--webhook-hosts=127.0.0.1");
+    args.emplace_back("--webhook-bind-address=127.0.0.1:" + std::to_string(port_));
+    args.emplace_back("--webhook-cert-secret=" + ns_ + "/shardscaler-webhook-cert");
+    args.emplace_back("--webhook-hosts=127.0.0.1");
     shardscaler_ = std::make_unique<ShardscalerProcess>(
         ShardscalerOptions{.kubeconfig = kubeconfig,
                            .namespaces = {idle_ns_},

@@ -57,7 +57,8 @@ TEST_P(WebhookTest, ServiceReachesTheGuardOfThisPod) {
     // The selector picks this pod.
     const Json& pod_labels = p.deployment["spec"]["template"]["metadata"]["labels"];
     for (const auto& [key, value] : (*service)["spec"]["selector"].items()) {
-      EXPECT_EQ(pod_labels.value(key, ""), value) << "the Service selects " << key << "=" << value;
+      EXPECT_EQ(Json(pod_labels.value(key, "")), value)
+          << "the Service selects " << key << "=" << value;
     }
     // Its port leads to the container port shardscaler serves the guard on.
     bool found = false;
@@ -134,7 +135,7 @@ TEST(WebhookDisruptionTest, StandaloneKeepsOneReplicaThroughADrain) {
   EXPECT_LT(min_available, p.deployment["spec"].value("replicas", 1)) << "a drain could never go";
   const Json& pod_labels = p.deployment["spec"]["template"]["metadata"]["labels"];
   for (const auto& [key, value] : (*pdb)["spec"]["selector"]["matchLabels"].items()) {
-    EXPECT_EQ(pod_labels.value(key, ""), value);
+    EXPECT_EQ(Json(pod_labels.value(key, "")), value);
   }
 }
 

@@ -15,23 +15,23 @@ using ::testing::HasSubstr;
 class GuardDelete : public ::testing::Test {
  protected:
   void SetUp() override {
-    live.shard_set = LiveRead::found(shardSetJson(3));
-    live.target_object = LiveRead::found(targetJson(3));
-    config.self_user = "system:serviceaccount:monitoring:shardscaler";
+    live_.shard_set = LiveRead::found(shardSetJson(3));
+    live_.target_object = LiveRead::found(targetJson(3));
+    config_.self_user = "system:serviceaccount:monitoring:shardscaler";
   }
   Verdict judge(const AdmissionRequest& request, system_clock::time_point now = fixedNow()) {
-    return decide(request, live, now, config);
+    return decide(request, live_, now, config_);
   }
 
-  FakeLiveObjects live;
-  GuardConfig config;
+  FakeLiveObjects live_;
+  GuardConfig config_;
 };
 
 TEST_F(GuardDelete, UnmanagedStatefulSetIsAllowedWithoutAnyRead) {
   const Verdict v = judge(deleteRequest(unmanagedStatefulSet()));
   EXPECT_TRUE(v.allowed);
   EXPECT_EQ(v.reason, kAllowUnmanaged);
-  EXPECT_TRUE(live.reads.empty());
+  EXPECT_TRUE(live_.reads.empty());
 }
 
 TEST_F(GuardDelete, OtherResourcesAndOperationsAreNotJudged) {
@@ -46,7 +46,7 @@ TEST_F(GuardDelete, OtherResourcesAndOperationsAreNotJudged) {
   create.operation = Operation::Create;
   create.object = activeShard(0);
   EXPECT_TRUE(judge(create).allowed);
-  EXPECT_TRUE(live.reads.empty());
+  EXPECT_TRUE(live_.reads.empty());
 }
 
 TEST_F(GuardDelete, ActiveShardIsDeniedWithWhyAndHow) {
@@ -61,24 +61,24 @@ TEST_F(GuardDelete, ActiveShardIsDeniedWithWhyAndHow) {
             "To override, act as a member of group system:masters (--guard-exempt-groups).");
   EXPECT_EQ(v.shard_index, 1);
   EXPECT_EQ(v.shard_set, "main");
-  EXPECT_EQ(live.reads, (std::vector<std::string>{"shardset monitoring/main",
-                                                  "target monitoring/Prometheus/main"}));
+  EXPECT_EQ(live_.reads, (std::vector<std::string>{"shardset monitoring/main",
+                                                   "target monitoring/Prometheus/main"}));
 }
 
 TEST_F(GuardDelete, ShardZeroIsActiveEvenWhenTheTargetOmitsShards) {
-  live.target_object = LiveRead::found(targetJson(std::nullopt));  // the operator runs 1 shard
-  live.shard_set = LiveRead::found(shardSetJson(1));
+  live_.target_object = LiveRead::found(targetJson(std::nullopt));  // the operator runs 1 shard
+  live_.shard_set = LiveRead::found(shardSetJson(1));
   EXPECT_EQ(judge(deleteRequest(activeShard(0))).reason, kRuleActiveShard);
   EXPECT_EQ(judge(deleteRequest(activeShard(1))).reason, kAllowBeyondShardCount);
-  live.target_object = LiveRead::found(targetJson(0));  // 0 also runs one shard
-  live.shard_set = LiveRead::found(shardSetJson(0, {{"minShards", 1}}));
+  live_.target_object = LiveRead::found(targetJson(0));  // 0 also runs one shard
+  live_.shard_set = LiveRead::found(shardSetJson(0, {{"minShards", 1}}));
   EXPECT_EQ(judge(deleteRequest(activeShard(0))).reason, kRuleActiveShard);
 }
 
 TEST_F(GuardDelete, ExcessShardAfterAScaleDownIsTheOperatorsToDelete) {
   // Policy Delete: shardscaler lowered spec.shards to 2; the operator removes shard 2.
-  live.shard_set = LiveRead::found(shardSetJson(2));
-  live.target_object = LiveRead::found(targetJson(2));
+  live_.shard_set = LiveRead::found(shardSetJson(2));
+  live_.target_object = LiveRead::found(targetJson(2));
   const Verdict v = judge(deleteRequest(activeShard(2), operatorUser()));
   EXPECT_TRUE(v.allowed) << v.message;
   EXPECT_EQ(v.reason, kAllowBeyondShardCount);
@@ -87,8 +87,8 @@ TEST_F(GuardDelete, ExcessShardAfterAScaleDownIsTheOperatorsToDelete) {
 
 TEST_F(GuardDelete, ShardAboutToBeReattachedCountsAsActive) {
   // Scale-up 2 -> 4 in flight: shard 3 is re-attached but spec.shards still says 2.
-  live.shard_set = LiveRead::found(shardSetJson(4));
-  live.target_object = LiveRead::found(targetJson(2));
+  live_.shard_set = LiveRead::found(shardSetJson(4));
+  live_.target_object = LiveRead::found(targetJson(2));
   const Verdict v = judge(deleteRequest(activeShard(3), operatorUser()));
   EXPECT_FALSE(v.allowed);
   EXPECT_THAT(v.message, HasSubstr("Prometheus main runs 2 shards, the ShardSet wants 4"));
@@ -96,23 +96,23 @@ TEST_F(GuardDelete, ShardAboutToBeReattachedCountsAsActive) {
 }
 
 TEST_F(GuardDelete, DesiredCountIsClampedAndRoundedAsThePlannerDoes) {
-  live.target_object = LiveRead::found(targetJson(1));
-  live.shard_set = LiveRead::found(shardSetJson(10, {{"maxShards", 3}}));
+  live_.target_object = LiveRead::found(targetJson(1));
+  live_.shard_set = LiveRead::found(shardSetJson(10, {{"maxShards", 3}}));
   EXPECT_FALSE(judge(deleteRequest(activeShard(2))).allowed);
   EXPECT_TRUE(judge(deleteRequest(activeShard(3))).allowed);
 
   // Topology with 3 zones: 4 rounds up to 6.
-  live.target_object = LiveRead::found(targetJson(
+  live_.target_object = LiveRead::found(targetJson(
       3,
       {{"shardingStrategy", {{"mode", "Topology"}, {"topology", {{"values", {"a", "b", "c"}}}}}}}));
-  live.shard_set = LiveRead::found(shardSetJson(4));
+  live_.shard_set = LiveRead::found(shardSetJson(4));
   EXPECT_FALSE(judge(deleteRequest(activeShard(5))).allowed);
   EXPECT_TRUE(judge(deleteRequest(activeShard(6))).allowed);
 }
 
 TEST_F(GuardDelete, InvalidShardSetSpecMakesEveryLabelledShardActive) {
-  live.shard_set = LiveRead::found(shardSetJson(2, {{"minShards", 5}, {"maxShards", 3}}));
-  live.target_object = LiveRead::found(targetJson(2));
+  live_.shard_set = LiveRead::found(shardSetJson(2, {{"minShards", 5}, {"maxShards", 3}}));
+  live_.target_object = LiveRead::found(targetJson(2));
   const Verdict v = judge(deleteRequest(activeShard(7)));
   EXPECT_FALSE(v.allowed);
   EXPECT_EQ(v.reason, kRuleActiveShard);
@@ -120,16 +120,16 @@ TEST_F(GuardDelete, InvalidShardSetSpecMakesEveryLabelledShardActive) {
 
   Json no_shards = shardSetJson(2);
   no_shards["spec"].erase("shards");
-  live.shard_set = LiveRead::found(no_shards);
+  live_.shard_set = LiveRead::found(no_shards);
   EXPECT_THAT(judge(deleteRequest(activeShard(7))).message,
               HasSubstr("spec is invalid (spec.shards: required)"));
 
-  live.shard_set = LiveRead::found(shardSetJson(2, {{"minShards", "two"}}));
+  live_.shard_set = LiveRead::found(shardSetJson(2, {{"minShards", "two"}}));
   EXPECT_FALSE(judge(deleteRequest(activeShard(7))).allowed);
 }
 
 TEST_F(GuardDelete, UnknownTargetKindMakesTheShardActive) {
-  live.shard_set = LiveRead::found(shardSetJson(2, {{"targetRef", {{"kind", "Alertmanager"}}}}));
+  live_.shard_set = LiveRead::found(shardSetJson(2, {{"targetRef", {{"kind", "Alertmanager"}}}}));
   const Verdict v = judge(deleteRequest(activeShard(5)));
   EXPECT_EQ(v.reason, kRuleActiveShard);
   EXPECT_THAT(v.message, HasSubstr("targetRef.kind \"Alertmanager\" is not Prometheus"));
@@ -153,8 +153,8 @@ TEST_F(GuardDelete, MissingOrGarbageShardIndexIsKept) {
 }
 
 TEST_F(GuardDelete, TargetGoneLeavesTheDesiredCount) {
-  live.target_object = LiveRead::absent();
-  live.shard_set = LiveRead::found(shardSetJson(2));
+  live_.target_object = LiveRead::absent();
+  live_.shard_set = LiveRead::found(shardSetJson(2));
   const Verdict v = judge(deleteRequest(activeShard(1)));
   EXPECT_FALSE(v.allowed);
   EXPECT_THAT(v.message, HasSubstr("Prometheus main was not found, the ShardSet wants 2"));
@@ -162,7 +162,7 @@ TEST_F(GuardDelete, TargetGoneLeavesTheDesiredCount) {
 }
 
 TEST_F(GuardDelete, FailedReadsDenyWithTheReason) {
-  live.shard_set = LiveRead::failed("Transport: connection refused");
+  live_.shard_set = LiveRead::failed("Transport: connection refused");
   Verdict v = judge(deleteRequest(activeShard(9)));
   EXPECT_FALSE(v.allowed);
   EXPECT_EQ(v.reason, kRuleReadFailed);
@@ -170,27 +170,27 @@ TEST_F(GuardDelete, FailedReadsDenyWithTheReason) {
                                    "refused), so the DELETE of StatefulSet "
                                    "monitoring/prometheus-main-shard-9 (shard 9)"));
 
-  live.shard_set = LiveRead::found(shardSetJson(2));
-  live.target_object = LiveRead::failed("Forbidden (403): no");
+  live_.shard_set = LiveRead::found(shardSetJson(2));
+  live_.target_object = LiveRead::failed("Forbidden (403): no");
   v = judge(deleteRequest(activeShard(9)));
   EXPECT_EQ(v.reason, kRuleReadFailed);
   EXPECT_THAT(v.message, HasSubstr("cannot read Prometheus main (Forbidden (403): no)"));
 
-  live.target_object = LiveRead::found(Json::array());
+  live_.target_object = LiveRead::found(Json::array());
   EXPECT_EQ(judge(deleteRequest(activeShard(9))).reason, kRuleReadFailed);
 
-  live.shard_set = LiveRead::found(Json{{"metadata", {{"namespace", "monitoring"}}}});
+  live_.shard_set = LiveRead::found(Json{{"metadata", {{"namespace", "monitoring"}}}});
   v = judge(deleteRequest(activeShard(9)));
   EXPECT_EQ(v.reason, kRuleReadFailed);
   EXPECT_THAT(v.message, HasSubstr("metadata.name: required"));
 }
 
 TEST_F(GuardDelete, ShardSetGoneReleasesTheShard) {
-  live.shard_set = LiveRead::absent();
+  live_.shard_set = LiveRead::absent();
   const Verdict v = judge(deleteRequest(retainedShard(3, "9999-01-01T00:00:00Z")));
   EXPECT_TRUE(v.allowed);
   EXPECT_EQ(v.reason, kAllowShardSetGone);
-  EXPECT_EQ(live.reads, std::vector<std::string>{"shardset monitoring/main"});
+  EXPECT_EQ(live_.reads, std::vector<std::string>{"shardset monitoring/main"});
 }
 
 TEST_F(GuardDelete, RetainedShardBeforeItsDeadlineIsDenied) {
@@ -204,7 +204,7 @@ TEST_F(GuardDelete, RetainedShardBeforeItsDeadlineIsDenied) {
             "To override, act as a member of group system:masters (--guard-exempt-groups).");
   EXPECT_EQ(v.deadline, "2026-11-25T10:00:00Z");
   // The deadline rule needs no target.
-  EXPECT_EQ(live.reads, std::vector<std::string>{"shardset monitoring/main"});
+  EXPECT_EQ(live_.reads, std::vector<std::string>{"shardset monitoring/main"});
 }
 
 TEST_F(GuardDelete, DeadlineIsStrictlyAfter) {
@@ -250,75 +250,75 @@ TEST_F(GuardDelete, RetainedShardThatIsAlsoAttachedMustPassBothRules) {
 TEST_F(GuardDelete, ExemptIdentitiesPassWithoutReads) {
   EXPECT_EQ(judge(deleteRequest(activeShard(0), admin())).reason, kAllowExempt);
   EXPECT_EQ(
-      judge(deleteRequest(activeShard(0), {config.self_user, {"system:serviceaccounts"}})).reason,
+      judge(deleteRequest(activeShard(0), {config_.self_user, {"system:serviceaccounts"}})).reason,
       kAllowExempt);
-  EXPECT_TRUE(live.reads.empty());
+  EXPECT_TRUE(live_.reads.empty());
 
-  config.exempt_groups = {};
-  config.exempt_users = {"alice"};
+  config_.exempt_groups = {};
+  config_.exempt_users = {"alice"};
   EXPECT_FALSE(judge(deleteRequest(activeShard(0), admin())).allowed);
   EXPECT_TRUE(judge(deleteRequest(activeShard(0), {"alice", {}})).allowed);
   EXPECT_THAT(judge(deleteRequest(activeShard(0))).message,
               HasSubstr("To override, act as user alice (--guard-exempt-users)."));
-  config.exempt_users = {};
+  config_.exempt_users = {};
   EXPECT_THAT(judge(deleteRequest(activeShard(0))).message,
               HasSubstr("No identity but shardscaler's is exempt"));
-  config.exempt_groups = {"platform-admins", "sre"};
+  config_.exempt_groups = {"platform-admins", "sre"};
   EXPECT_TRUE(judge(deleteRequest(activeShard(0), {"bob", {"sre"}})).allowed);
   EXPECT_THAT(judge(deleteRequest(activeShard(0))).message,
               HasSubstr("act as a member of group platform-admins or sre"));
 }
 
 TEST_F(GuardDelete, AnEmptySelfUserExemptsNobody) {
-  config.self_user = "";
+  config_.self_user = "";
   EXPECT_FALSE(judge(deleteRequest(activeShard(0), {"", {}})).allowed);
 }
 
 TEST_F(GuardDelete, GarbageCollectorMayCleanUpAfterTheTarget) {
   const Json shard = retainedShard(3, "2026-11-25T10:00:00Z");
-  live.target_object = LiveRead::absent();
+  live_.target_object = LiveRead::absent();
   Verdict v = judge(deleteRequest(shard, garbageCollector()));
   EXPECT_TRUE(v.allowed) << v.message;
   EXPECT_EQ(v.reason, kAllowCleanup);
 
   Json deleting = targetJson(3);
   deleting["metadata"]["deletionTimestamp"] = "2026-11-22T09:59:00Z";
-  live.target_object = LiveRead::found(deleting);
+  live_.target_object = LiveRead::found(deleting);
   EXPECT_EQ(judge(deleteRequest(activeShard(0), garbageCollector())).reason, kAllowCleanup);
 
   // The same identity gets no pass while the target lives.
-  live.target_object = LiveRead::found(targetJson(3));
+  live_.target_object = LiveRead::found(targetJson(3));
   v = judge(deleteRequest(activeShard(0), garbageCollector()));
   EXPECT_EQ(v.reason, kRuleActiveShard);
   EXPECT_EQ(judge(deleteRequest(shard, garbageCollector())).reason, kRuleRetainedBeforeDeadline);
   // Nor does anyone else when the target is gone.
-  live.target_object = LiveRead::absent();
+  live_.target_object = LiveRead::absent();
   EXPECT_EQ(judge(deleteRequest(shard, operatorUser())).reason, kRuleRetainedBeforeDeadline);
 }
 
 TEST_F(GuardDelete, NamespaceControllerMayCleanUpATerminatingNamespace) {
   const UserInfo ns_controller{"system:serviceaccount:kube-system:namespace-controller", {}};
-  live.namespace_object = LiveRead::found(namespaceJson(true));
+  live_.namespace_object = LiveRead::found(namespaceJson(true));
   EXPECT_EQ(judge(deleteRequest(activeShard(0), ns_controller)).reason, kAllowCleanup);
   Json phase_only = namespaceJson(false);
   phase_only["status"]["phase"] = "Terminating";
-  live.namespace_object = LiveRead::found(phase_only);
+  live_.namespace_object = LiveRead::found(phase_only);
   EXPECT_EQ(judge(deleteRequest(activeShard(0), ns_controller)).reason, kAllowCleanup);
   EXPECT_EQ(judge(deleteRequest(activeShard(0), {"system:kube-controller-manager", {}})).reason,
             kAllowCleanup);
   // Someone else in a terminating namespace is judged by the rules.
   EXPECT_EQ(judge(deleteRequest(activeShard(0), operatorUser())).reason, kRuleActiveShard);
 
-  live.namespace_object = LiveRead::failed("Timeout: no answer");
+  live_.namespace_object = LiveRead::failed("Timeout: no answer");
   const Verdict v = judge(deleteRequest(activeShard(0), ns_controller));
   EXPECT_EQ(v.reason, kRuleReadFailed);
   EXPECT_THAT(v.message, HasSubstr("cannot read namespace monitoring (Timeout: no answer)"));
 }
 
 TEST_F(GuardDelete, CleanupIdentitiesAreConfigurable) {
-  config.cleanup_users = {"admin"};  // the test control plane's controller-manager
-  config.exempt_groups = {};
-  live.target_object = LiveRead::absent();
+  config_.cleanup_users = {"admin"};  // the test control plane's controller-manager
+  config_.exempt_groups = {};
+  live_.target_object = LiveRead::absent();
   EXPECT_EQ(judge(deleteRequest(activeShard(0), {"admin", {"system:masters"}})).reason,
             kAllowCleanup);
   EXPECT_EQ(judge(deleteRequest(activeShard(0), garbageCollector())).reason, kRuleActiveShard);

@@ -1,5 +1,5 @@
 // The UPDATE rule of the shard guard: only shardscaler puts operator.prometheus.io/name back on a
-// retained shard.
+// retained_ shard.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,31 +15,32 @@ using ::testing::HasSubstr;
 class GuardUpdate : public ::testing::Test {
  protected:
   void SetUp() override {
-    live.shard_set = LiveRead::found(shardSetJson(2));
-    live.target_object = LiveRead::found(targetJson(2));
-    config.self_user = "system:serviceaccount:monitoring:shardscaler";
+    live_.shard_set = LiveRead::found(shardSetJson(2));
+    live_.target_object = LiveRead::found(targetJson(2));
+    config_.self_user = "system:serviceaccount:monitoring:shardscaler";
   }
   Verdict judge(const AdmissionRequest& request) {
-    return decide(request, live, fixedNow(), config);
+    return decide(request, live_, fixedNow(), config_);
   }
 
-  FakeLiveObjects live;
-  GuardConfig config;
-  const Json retained = retainedShard(3, "2026-11-25T10:00:00Z");
+  FakeLiveObjects live_;
+  GuardConfig config_;
+  const Json retained_ = retainedShard(3, "2026-11-25T10:00:00Z");
 };
 
 TEST_F(GuardUpdate, OperatorRelabellingARetainedShardIsDenied) {
-  const Verdict v = judge(updateRequest(retained, relabelled(retained)));
+  const Verdict v = judge(updateRequest(retained_, relabelled(retained_)));
   EXPECT_FALSE(v.allowed);
   EXPECT_EQ(v.reason, kRuleReattach);
-  EXPECT_EQ(v.message,
-            "shardscaler guard: rule Reattach: this UPDATE puts operator.prometheus.io/name back "
-            "on StatefulSet monitoring/prometheus-main-shard-3 (shard 3 of Prometheus main), which "
-            "is retained by ShardSet main until 2026-11-25T10:00:00Z; only shardscaler re-attaches "
-            "retained shards (scale ShardSet main up instead). To override, act as a member of "
-            "group system:masters (--guard-exempt-groups).");
+  EXPECT_EQ(
+      v.message,
+      "shardscaler guard: rule Reattach: this UPDATE puts operator.prometheus.io/name back "
+      "on StatefulSet monitoring/prometheus-main-shard-3 (shard 3 of Prometheus main), which "
+      "is retained_ by ShardSet main until 2026-11-25T10:00:00Z; only shardscaler re-attaches "
+      "retained shards (scale ShardSet main up instead). To override, act as a member of "
+      "group system:masters (--guard-exempt-groups).");
   // No target read: re-attaching is refused whatever the shard count.
-  EXPECT_EQ(live.reads, std::vector<std::string>{"shardset monitoring/main"});
+  EXPECT_EQ(live_.reads, std::vector<std::string>{"shardset monitoring/main"});
 }
 
 TEST_F(GuardUpdate, ReattachAfterTheDeadlineIsStillShardscalersJob) {
@@ -51,51 +52,51 @@ TEST_F(GuardUpdate, ReattachAfterTheDeadlineIsStillShardscalersJob) {
 }
 
 TEST_F(GuardUpdate, UpdatesThatReattachNothingPassWithoutReads) {
-  Json annotated = retained;
+  Json annotated = retained_;
   annotated["metadata"]["annotations"]["note"] = "kept for the audit";
-  EXPECT_EQ(judge(updateRequest(retained, annotated)).reason, kAllowNotReattach);
-  Json finalizing = retained;  // the garbage collector finishing a foreground deletion
+  EXPECT_EQ(judge(updateRequest(retained_, annotated)).reason, kAllowNotReattach);
+  Json finalizing = retained_;  // the garbage collector finishing a foreground deletion
   finalizing["metadata"]["finalizers"] = Json::array();
-  EXPECT_EQ(judge(updateRequest(retained, finalizing)).reason, kAllowNotReattach);
+  EXPECT_EQ(judge(updateRequest(retained_, finalizing)).reason, kAllowNotReattach);
   // An active shard's ordinary update (it already has the name label).
   Json active = activeShard(1);
   Json rolled = active;
   rolled["spec"]["replicas"] = 3;
   EXPECT_EQ(judge(updateRequest(active, rolled)).reason, kAllowNotReattach);
   // shardscaler's detach: the label goes away, nothing comes back.
-  EXPECT_EQ(judge(updateRequest(activeShard(3), retained)).reason, kAllowNotReattach);
+  EXPECT_EQ(judge(updateRequest(activeShard(3), retained_)).reason, kAllowNotReattach);
   // Unmanaged.
   EXPECT_EQ(judge(updateRequest(unmanagedStatefulSet(), unmanagedStatefulSet())).reason,
             kAllowUnmanaged);
-  EXPECT_TRUE(live.reads.empty());
+  EXPECT_TRUE(live_.reads.empty());
 }
 
 TEST_F(GuardUpdate, ShardscalerAndExemptUsersMayReattach) {
-  EXPECT_EQ(judge(updateRequest(retained, relabelled(retained), {config.self_user, {}})).reason,
+  EXPECT_EQ(judge(updateRequest(retained_, relabelled(retained_), {config_.self_user, {}})).reason,
             kAllowExempt);
-  EXPECT_EQ(judge(updateRequest(retained, relabelled(retained), admin())).reason, kAllowExempt);
+  EXPECT_EQ(judge(updateRequest(retained_, relabelled(retained_), admin())).reason, kAllowExempt);
 }
 
 TEST_F(GuardUpdate, ReleasedShardMayBeReattachedByAnyone) {
-  live.shard_set = LiveRead::absent();
-  EXPECT_EQ(judge(updateRequest(retained, relabelled(retained))).reason, kAllowShardSetGone);
+  live_.shard_set = LiveRead::absent();
+  EXPECT_EQ(judge(updateRequest(retained_, relabelled(retained_))).reason, kAllowShardSetGone);
 }
 
 TEST_F(GuardUpdate, FailedShardSetReadDenies) {
-  live.shard_set = LiveRead::failed("ServerError (500): etcd");
-  const Verdict v = judge(updateRequest(retained, relabelled(retained)));
+  live_.shard_set = LiveRead::failed("ServerError (500): etcd");
+  const Verdict v = judge(updateRequest(retained_, relabelled(retained_)));
   EXPECT_EQ(v.reason, kRuleReadFailed);
   EXPECT_THAT(v.message, HasSubstr("so the UPDATE of StatefulSet"));
 }
 
 TEST_F(GuardUpdate, CleanupAfterTheTargetIsNotBlocked) {
-  live.target_object = LiveRead::absent();
-  EXPECT_EQ(judge(updateRequest(retained, relabelled(retained), garbageCollector())).reason,
+  live_.target_object = LiveRead::absent();
+  EXPECT_EQ(judge(updateRequest(retained_, relabelled(retained_), garbageCollector())).reason,
             kAllowCleanup);
 }
 
 TEST_F(GuardUpdate, ReviewWithoutTheNewObjectIsDenied) {
-  AdmissionRequest r = updateRequest(retained, relabelled(retained));
+  AdmissionRequest r = updateRequest(retained_, relabelled(retained_));
   r.object = nullptr;
   const Verdict v = judge(r);
   EXPECT_EQ(v.reason, kRuleIncompleteReview);

@@ -30,22 +30,22 @@ std::string reviewBody(const AdmissionRequest& r) {
 class ShardGuardTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    clock.setSystemTime(fixedNow());
-    live.shard_set = LiveRead::found(shardSetJson(3));
-    live.target_object = LiveRead::found(targetJson(3));
+    clock_.setSystemTime(fixedNow());
+    live_.shard_set = LiveRead::found(shardSetJson(3));
+    live_.target_object = LiveRead::found(targetJson(3));
   }
 
-  k8s::ManualClock clock;
-  FakeLiveObjects live;
-  std::vector<std::string> observed;
-  ShardGuard guard{
-      live, clock, GuardConfig{}, [this](const ReviewRecord& r) {
-        observed.push_back(r.verdict ? r.verdict->reason : "error: " + std::string(r.error));
+  k8s::ManualClock clock_;
+  FakeLiveObjects live_;
+  std::vector<std::string> observed_;
+  ShardGuard guard_{
+      live_, clock_, GuardConfig{}, [this](const ReviewRecord& r) {
+        observed_.push_back(r.verdict ? r.verdict->reason : "error: " + std::string(r.error));
       }};
 };
 
 TEST_F(ShardGuardTest, DenialIsAnAdmissionResponse) {
-  const HttpAnswer answer = guard.review(reviewBody(deleteRequest(activeShard(1))));
+  const HttpAnswer answer = guard_.review(reviewBody(deleteRequest(activeShard(1))));
   EXPECT_EQ(answer.status, 200);
   EXPECT_EQ(answer.content_type, "application/json");
   const Json body = Json::parse(answer.body);
@@ -54,24 +54,24 @@ TEST_F(ShardGuardTest, DenialIsAnAdmissionResponse) {
   EXPECT_EQ(body["response"]["status"]["code"], 403);
   EXPECT_THAT(body["response"]["status"]["message"].get<std::string>(),
               HasSubstr("rule ActiveShard: StatefulSet monitoring/prometheus-main-shard-1"));
-  EXPECT_EQ(observed, std::vector<std::string>{"ActiveShard"});
+  EXPECT_EQ(observed_, std::vector<std::string>{"ActiveShard"});
 }
 
 TEST_F(ShardGuardTest, DeadlineIsJudgedAtTheClocksTime) {
   const std::string body = reviewBody(deleteRequest(retainedShard(3, "2026-11-22T10:00:05Z")));
-  EXPECT_EQ(Json::parse(guard.review(body).body)["response"]["allowed"], false);
-  clock.advance(std::chrono::seconds(6));
-  EXPECT_EQ(Json::parse(guard.review(body).body)["response"]["allowed"], true);
-  EXPECT_EQ(observed, (std::vector<std::string>{"RetainedBeforeDeadline", "DeadlinePassed"}));
+  EXPECT_EQ(Json::parse(guard_.review(body).body)["response"]["allowed"], false);
+  clock_.advance(std::chrono::seconds(6));
+  EXPECT_EQ(Json::parse(guard_.review(body).body)["response"]["allowed"], true);
+  EXPECT_EQ(observed_, (std::vector<std::string>{"RetainedBeforeDeadline", "DeadlinePassed"}));
 }
 
 TEST_F(ShardGuardTest, BadBodyIs400WithTheReason) {
-  const HttpAnswer answer = guard.review("{not json");
+  const HttpAnswer answer = guard_.review("{not json");
   EXPECT_EQ(answer.status, 400);
   EXPECT_EQ(answer.content_type, "text/plain; charset=utf-8");
   EXPECT_EQ(answer.body, "AdmissionReview: body is not valid JSON\n");
-  EXPECT_EQ(observed, std::vector<std::string>{"error: AdmissionReview: body is not valid JSON"});
-  EXPECT_TRUE(live.reads.empty());
+  EXPECT_EQ(observed_, std::vector<std::string>{"error: AdmissionReview: body is not valid JSON"});
+  EXPECT_TRUE(live_.reads.empty());
 }
 
 }  // namespace
