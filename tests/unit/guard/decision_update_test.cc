@@ -36,7 +36,7 @@ TEST_F(GuardUpdate, OperatorRelabellingARetainedShardIsDenied) {
       v.message,
       "shardscaler guard: rule Reattach: this UPDATE puts operator.prometheus.io/name back "
       "on StatefulSet monitoring/prometheus-main-shard-3 (shard 3 of Prometheus main), which "
-      "is retained_ by ShardSet main until 2026-11-25T10:00:00Z; only shardscaler re-attaches "
+      "is retained by ShardSet main until 2026-11-25T10:00:00Z; only shardscaler re-attaches "
       "retained shards (scale ShardSet main up instead). To override, act as a member of "
       "group system:masters (--guard-exempt-groups).");
   // No target read: re-attaching is refused whatever the shard count.
