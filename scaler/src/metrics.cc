@@ -165,6 +165,23 @@ Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus
                    .Name("shardscaler_degraded_events_total")
                    .Help("Degraded paths taken (each also logged at warn or above), by reason.")
                    .Register(r);
+  guard_reviews_ = &prometheus::BuildCounter()
+                        .Name("shardscaler_guard_reviews_total")
+                        .Help(
+                            "Admission reviews the shard guard answered, by operation and result "
+                            "(allowed, denied, bad_request).")
+                        .Register(r);
+  guard_denials_ = &prometheus::BuildCounter()
+                        .Name("shardscaler_guard_denials_total")
+                        .Help("Requests the shard guard refused, by rule.")
+                        .Register(r);
+  guard_review_duration_ = &prometheus::BuildHistogram()
+                                .Name("shardscaler_guard_review_duration_seconds")
+                                .Help(
+                                    "Time the shard guard took to answer a review, its live "
+                                    "reads included.")
+                                .Register(r)
+                                .Add({}, reconcileBuckets());
 }
 
 Metrics::~Metrics() = default;
@@ -296,6 +313,14 @@ void Metrics::incWorkQueueRetries(std::string_view queue) {
 }
 
 void Metrics::setLeader(bool is_leader) { leader_->Set(is_leader ? 1 : 0); }
+
+void Metrics::observeGuardReview(std::string_view operation, std::string_view result,
+                                 std::string_view rule, double seconds) {
+  guard_reviews_->Add({{"operation", std::string(operation)}, {"result", std::string(result)}})
+      .Increment();
+  if (!rule.empty()) guard_denials_->Add({{"rule", std::string(rule)}}).Increment();
+  guard_review_duration_->Observe(seconds);
+}
 
 void Metrics::incDegraded(std::string_view reason) {
   degraded_->Add({{"reason", std::string(reason)}}).Increment();

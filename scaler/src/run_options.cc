@@ -16,6 +16,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "option_spec.h"
+
 #ifndef SHARDSCALER_VERSION
 #define SHARDSCALER_VERSION "0.0.0"
 #endif
@@ -24,9 +26,7 @@
 #endif
 
 namespace shardscaler::scaler {
-namespace {
-
-using Applied = std::expected<void, std::string>;
+namespace detail {
 
 std::string inQuotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
@@ -107,27 +107,17 @@ std::expected<std::optional<BindAddress>, std::string> parseListenerFlag(std::st
 }
 
 // ---- the option tables: one row per flag, shared by the parser, the config file and --help ----
+// (OptionSpec is in option_spec.h; the webhook and guard rows in webhook_options.cc.)
 
-enum class Kind { String, List, Bool, Int, Duration };
+}  // namespace detail
+namespace {
 
-template <typename Options>
-struct OptionSpec {
-  std::string_view flag;      // without the leading "--"
-  std::string_view yaml_key;  // "" when the option has no config-file key
-  Kind kind;
-  std::string_view value_name;  // for --help
-  std::string_view default_text;
-  std::string_view help;
-  Applied (*apply)(Options&, std::string_view);
-};
-
-using RunSpec = OptionSpec<RunOptions>;
-using PlanSpec = OptionSpec<PlanOptions>;
+using namespace detail;
 
 constexpr std::string_view kConfigFlag = "config";
 
 const std::vector<RunSpec>& runSpecs() {
-  static const std::vector<RunSpec> specs = {
+  static const std::vector<RunSpec> base = {
       {"config", "", Kind::String, "PATH", "none",
        "YAML file with these options, keys in camelCase (flags win over the file)",
        [](RunOptions& o, std::string_view v) -> Applied {
@@ -155,7 +145,8 @@ const std::vector<RunSpec>& runSpecs() {
            start = comma + 1;
          }
          return {};
-       }},
+       },
+       [](RunOptions& o) { o.namespaces.clear(); }},
       {"metrics-bind-address", "metricsBindAddress", Kind::String, "ADDRESS", ":8080",
        "host:port serving /metrics; \"0\" disables it",
        [](RunOptions& o, std::string_view v) -> Applied {
@@ -257,6 +248,12 @@ const std::vector<RunSpec>& runSpecs() {
          return {};
        }},
   };
+  static const std::vector<RunSpec> specs = [] {
+    std::vector<RunSpec> all = base;
+    const auto& webhook = webhookRunSpecs();
+    all.insert(all.end(), webhook.begin(), webhook.end());
+    return all;
+  }();
   return specs;
 }
 
@@ -402,10 +399,9 @@ template <typename Options>
 Applied applyFlags(Options& options, const std::vector<FlagValue<Options>>& values) {
   std::set<std::string_view> lists_replaced;
   for (const auto& [spec, value] : values) {
-    // A list given on the command line replaces the config file's list rather than extending it.
-    if (spec->kind == Kind::List && lists_replaced.insert(spec->flag).second) {
-      if constexpr (std::is_same_v<Options, RunOptions>) options.namespaces.clear();
-    }
+    // A list given on the command line replaces the config file's list (or the default) rather
+    // than extending it.
+    if (spec->reset != nullptr && lists_replaced.insert(spec->flag).second) spec->reset(options);
     if (auto ok = spec->apply(options, value); !ok) {
       return fail("--" + std::string(spec->flag) + ": " + ok.error());
     }
@@ -504,6 +500,7 @@ Applied applyConfigFile(RunOptions& options, const std::string& path) {
       if (!value.IsSequence()) {
         return fail(where + "expected a list, got " + nodeDescription(value));
       }
+      if (spec->reset != nullptr) spec->reset(options);  // the file's list replaces the default
       for (const auto& item : value) {
         std::string item_where = prefix;
         item_where += lineOf(item) + ": ";
@@ -561,6 +558,19 @@ std::expected<Command, std::string> parseRun(std::span<const std::string_view> a
     options.leader_election_namespace = env.pod_namespace.value_or("default");
   }
   if (options.identity.empty()) options.identity = env.default_identity;
+  const std::string pod_namespace = env.pod_namespace.value_or("default");
+  if (options.webhook_cert_secret_namespace.empty()) {
+    options.webhook_cert_secret_namespace = pod_namespace;
+  }
+  if (options.webhook_hosts.empty()) {
+    const std::string service = std::string(kWebhookServiceName) + "." + pod_namespace + ".svc";
+    options.webhook_hosts = {service, service + ".cluster.local"};
+  }
+  if (options.webhook_cert_validity > options.webhook_ca_validity) {
+    return fail("--webhook-cert-validity (" + formatGoDuration(options.webhook_cert_validity) +
+                ") must not exceed --webhook-ca-validity (" +
+                formatGoDuration(options.webhook_ca_validity) + ")");
+  }
   if (options.leader_elect) {
     if (auto ok = checkLeaderElection(options); !ok) return std::unexpected(ok.error());
   }
@@ -838,13 +848,16 @@ std::string mainHelp() {
 std::string runHelp() {
   return helpText(
       "shardscaler run [flags]",
-      "Runs the ShardSet controller and serves /metrics, /healthz and /readyz.\n"
+      "Runs the ShardSet controller and serves /metrics, /healthz and /readyz, and on every\n"
+      "replica the shard guard, an admission webhook that refuses deleting active shards and\n"
+      "retained ones before their deadline (POST /guard/statefulsets over HTTPS).\n"
       "SIGTERM or SIGINT: stop taking work, finish the reconciles in flight, release the Lease.",
       runSpecs(),
       "Flags take --flag=value or --flag value; booleans --flag or --flag=false.\n"
       "Durations use Go syntax (10s, 1m30s). The --config file uses the flag names in camelCase\n"
       "(metricsBindAddress, leaderElect, leaderElectionId, ...), with namespaces: [a, b] for\n"
-      "--namespace; flags given on the command line win over the file.");
+      "--namespace (lists also for the other repeatable flags); flags given on the command line\n"
+      "win over the file.");
 }
 
 std::string planHelp() {

@@ -23,6 +23,8 @@
 #include "shardscaler/scaler/shardset_controller.h"
 #include "shardscaler/scaler/signals.h"
 
+#include "guard_server.h"
+
 namespace shardscaler::scaler {
 namespace {
 
@@ -108,11 +110,25 @@ class Service {
             .metrics = [this] { return metrics_.serialize(); },
             .readiness = [this] { return readiness(); },
             .degraded = [this](std::string_view reason) { metrics_.incDegraded(reason); },
-        }) {}
+        }) {
+    if (options.webhook_bind_address) {
+      guard_ = std::make_unique<GuardServer>(options, client_, clock_, metrics_);
+    }
+  }
 
   int run() {
     if (!listen()) return 1;
     http_.start();
+    // Before the informers and the election: every replica serves the guard, and the controller
+    // must know its own identity before it writes anything the guard judges.
+    if (guard_) {
+      if (auto ok = guard_->start([this] { return stop_.stopRequested(); }); !ok) {
+        spdlog::error("{}", ok.error());
+        guard_->stop();
+        http_.stop();
+        return 1;
+      }
+    }
     controller_.startInformers();
     ingestion_.start();
     if (options_.leader_elect) {
@@ -162,6 +178,9 @@ class Service {
   }
 
   std::expected<void, std::string> readiness() const {
+    if (guard_) {
+      if (auto ok = guard_->readiness(); !ok) return ok;
+    }
     std::string why;
     if (!controller_.hasSynced(&why)) {
       std::lock_guard lock(cache_failures_mutex_);
@@ -227,6 +246,8 @@ class Service {
     }
     ingestion_.stop();
     if (elector_) elector_->stop();  // releases the Lease when held
+    // Last: the API server may route reviews here until the endpoints drop this pod.
+    if (guard_) guard_->stop();
     http_.stop();
     spdlog::info("stopped");
     return lost_lease_ ? 1 : 0;
@@ -244,6 +265,7 @@ class Service {
   IngestionMonitor ingestion_;  // before the controller, which holds a pointer to it
   ShardSetController controller_;
   HttpServer http_;
+  std::unique_ptr<GuardServer> guard_;  // when --webhook-bind-address is not "0"
   StopSignal stop_;
   std::unique_ptr<k8s::LeaderElector> elector_;
   std::atomic<bool> election_started_{false};

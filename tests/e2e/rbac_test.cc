@@ -6,7 +6,7 @@
 #include <set>
 #include <sstream>
 
-#include "../unit/deploy/yaml_json.h"
+#include "shardscaler/e2e/deploy_rbac.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/retention/deadline.h"
@@ -15,35 +15,6 @@ namespace shardscaler::e2e {
 namespace {
 
 using namespace std::chrono_literals;
-
-const std::set<std::string> kRbacKinds = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-                                          "Role", "RoleBinding"};
-
-// The RBAC objects of deploy/base, with their namespace and their subjects' moved to `ns`, and
-// "-<ns>" added to the names of the cluster-scoped ones so that tests do not share them.
-std::vector<Json> renderedRbac(const std::string& ns) {
-  auto rendered = kubectl("kustomize " + (sourceDir() / "deploy/base").string());
-  if (rendered.exit_code != 0) throw std::runtime_error("kubectl kustomize: " + rendered.err);
-  std::vector<Json> out;
-  for (Json& object : deploy_test::yamlStreamToJson(rendered.out)) {
-    const std::string kind = object.value("kind", "");
-    if (!kRbacKinds.contains(kind)) continue;
-    Json& metadata = object["metadata"];
-    if (kind.starts_with("Cluster")) {
-      metadata["name"] = metadata.value("name", "") + "-" + ns;
-    } else {
-      metadata["namespace"] = ns;
-    }
-    if (kind.ends_with("Binding")) {
-      for (Json& subject : object["subjects"]) subject["namespace"] = ns;
-      if (object["roleRef"].value("kind", "") == "ClusterRole") {
-        object["roleRef"]["name"] = object["roleRef"].value("name", "") + "-" + ns;
-      }
-    }
-    out.push_back(std::move(object));
-  }
-  return out;
-}
 
 // Removes `verb` on group/resource from the ClusterRole `role`; true if it was there.
 bool removeVerb(std::vector<Json>& objects, const std::string& role, const std::string& group,
@@ -74,63 +45,13 @@ bool removeVerb(std::vector<Json>& objects, const std::string& role, const std::
   return removed;
 }
 
-std::string base64Decode(const std::string& in) {
-  static const std::string kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (char c : in) {
-    const auto pos = kAlphabet.find(c);
-    if (pos == std::string::npos) continue;  // '=' padding, line breaks
-    buffer = (buffer << 6) | static_cast<uint32_t>(pos);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buffer >> bits) & 0xFF);
-    }
-  }
-  return out;
-}
-
-// The token the token controller minted for the ServiceAccount (Kubernetes 1.20: a Secret
-// listed in the ServiceAccount's `secrets`).
-std::string serviceAccountToken(const std::string& ns, const std::string& name) {
-  std::string token;
-  const bool found = eventually(60s, [&](std::string* seen) {
-    Json sa = getOrNull(k8s::resources::serviceAccounts(), ns, name);
-    if (!sa.is_object() || sa.value("secrets", Json::array()).empty()) {
-      *seen = "ServiceAccount " + name + " has no token Secret yet";
-      return false;
-    }
-    for (const Json& ref : sa["secrets"]) {
-      Json secret = getOrNull(k8s::resources::secrets(), ns, ref.value("name", ""));
-      if (secret.is_object() && secret.value("type", "") == "kubernetes.io/service-account-token" &&
-          secret.contains("data") && secret["data"].contains("token")) {
-        token = base64Decode(secret["data"]["token"].get<std::string>());
-        return true;
-      }
-    }
-    *seen = "no token in the Secrets of " + name;
-    return false;
-  });
-  if (!found) throw std::runtime_error("no token for ServiceAccount " + ns + "/" + name);
-  return token;
-}
-
-std::string joinedAsYamlStream(const std::vector<Json>& objects) {
-  std::string out;
-  for (const Json& o : objects) out += "---\n" + o.dump() + "\n";
-  return out;
-}
-
 class RenderedRbacScenario : public ShardSetScenario {
  protected:
   // Before shardscaler starts: the RBAC objects, then a kubeconfig with only their token.
   std::filesystem::path shardscalerKubeconfig() override {
     auto objects = renderedRbac(ns_);
     restrict(objects);
-    apply(joinedAsYamlStream(objects));
+    apply(yamlStream(objects));
     // deploy/base's ServiceAccount, the one its Deployment runs as.
     const std::string token = serviceAccountToken(ns_, "shardscaler");
     kubeconfig_ = cluster().writeKubeconfig("shardscaler-" + ns_, token);
@@ -317,6 +238,12 @@ TEST(DeployManifestsTest, ApiServerAcceptsEveryRendering) {
     SCOPED_TRACE(std::string("deploy/") + dir);
     auto rendered = kubectl("kustomize " + (sourceDir() / "deploy" / dir).string());
     ASSERT_EQ(rendered.exit_code, 0) << rendered.err;
+    // deploy/ writes PodDisruptionBudgets as policy/v1 (Kubernetes >= 1.21, the only version from
+    // 1.25 on); the test control plane (1.20) has the same object as policy/v1beta1 only.
+    const std::string v1 = "apiVersion: policy/v1\nkind: PodDisruptionBudget";
+    for (auto at = rendered.out.find(v1); at != std::string::npos; at = rendered.out.find(v1)) {
+      rendered.out.replace(at, v1.size(), "apiVersion: policy/v1beta1\nkind: PodDisruptionBudget");
+    }
     auto applied = kubectl("apply --dry-run=server -f -", rendered.out);
     EXPECT_EQ(applied.exit_code, 0) << applied.err << applied.out;
   }

@@ -54,6 +54,28 @@ std::set<Grant> expectedGrants(const scaler::RunOptions& options) {
       for (const char* verb : call.verbs) out.insert({scope, call.group, call.resource, verb, ""});
     }
   }
+  if (options.webhook_bind_address) {
+    // guard/src: the namespace of a StatefulSet the garbage collector or the namespace
+    // controller deletes (ShardSets and targets are read with the controller's get).
+    for (const auto& scope : scopes) out.insert({scope, "", "namespaces", "get", ""});
+    // guard/src/self_identity.cc: a TokenReview of its own token, unless the user is given.
+    if (options.guard_self_user.empty()) {
+      out.insert({"", "authentication.k8s.io", "tokenreviews", "create", ""});
+    }
+    const auto& webhook = options.webhook_configuration;
+    out.insert(
+        {"", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "get", webhook});
+    if (options.webhook_cert_dir.empty()) {
+      // serving/: the caBundle injected with a JSON patch; the certificate Secret created once,
+      // read and updated by name.
+      out.insert({"", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "patch",
+                  webhook});
+      const auto& ns = options.webhook_cert_secret_namespace;
+      out.insert({ns, "", "secrets", "get", options.webhook_cert_secret});
+      out.insert({ns, "", "secrets", "update", options.webhook_cert_secret});
+      out.insert({ns, "", "secrets", "create", ""});
+    }
+  }
   if (options.leader_elect) {
     // k8s-client/src/leader_elector.cc: get and update by name, create without one.
     const auto& ns = options.leader_election_namespace;

@@ -53,8 +53,9 @@ TEST(RenderSetTest, CoversTheExpectedKustomizations) {
   // A folder that silently stopped being a kustomization would drop out of the tests above.
   const auto found = kustomizationDirs();
   const std::set<std::string> dirs(found.begin(), found.end());
-  for (const char* expected : {"base", "crds", "examples", "overlays/namespaced",
-                               "overlays/prometheus-operator-sidecar"}) {
+  for (const char* expected :
+       {"base", "crds", "examples", "overlays/cert-manager", "overlays/namespaced",
+        "overlays/prometheus-operator-sidecar", "webhook"}) {
     EXPECT_TRUE(dirs.contains(expected)) << "deploy/" << expected;
   }
 }
@@ -75,8 +76,8 @@ TEST(CrdTest, EveryRenderingCarriesTheCrdOfDeployCrdsUnchanged) {
   const auto files = yamlDocuments(readFile(deployDir() / "crds/shardscaler.io_shardsets.yaml"));
   ASSERT_EQ(files.size(), 1u);
   const Json& crd = files[0];
-  for (const std::string dir :
-       {"base", "crds", "overlays/namespaced", "overlays/prometheus-operator-sidecar"}) {
+  for (const std::string dir : {"base", "crds", "overlays/cert-manager", "overlays/namespaced",
+                                "overlays/prometheus-operator-sidecar"}) {
     SCOPED_TRACE("deploy/" + dir);
     auto rendered =
         find(render(dir).objects, "CustomResourceDefinition", "shardsets.shardscaler.io");

@@ -10,6 +10,7 @@ const std::vector<ShardscalerInstall>& shardscalerInstalls() {
       {"base", "shardscaler"},
       {"overlays/namespaced", "shardscaler"},
       {"overlays/prometheus-operator-sidecar", "prometheus-operator"},
+      {"overlays/cert-manager", "shardscaler"},
   };
   return installs;
 }

@@ -21,7 +21,8 @@ struct ShardscalerInstall {
 inline std::ostream& operator<<(std::ostream& os, const ShardscalerInstall& install) {
   return os << "deploy/" << install.dir;
 }
-// deploy/base, deploy/overlays/namespaced, deploy/overlays/prometheus-operator-sidecar.
+// deploy/base, deploy/overlays/namespaced, deploy/overlays/prometheus-operator-sidecar,
+// deploy/overlays/cert-manager.
 const std::vector<ShardscalerInstall>& shardscalerInstalls();
 
 struct ShardscalerPod {

@@ -41,6 +41,9 @@ void populateEveryFamily(Metrics& m) {
   m.incWorkQueueRetries("shardsets");
   m.setLeader(true);
   m.incDegraded("ingestion_query_failed");
+  m.observeGuardReview("DELETE", "denied", "ActiveShard", 0.004);
+  m.observeGuardReview("UPDATE", "allowed", "", 0.001);
+  m.observeGuardReview("unknown", "bad_request", "", 0.0001);
 }
 
 std::optional<std::string> findPromtool() {
@@ -87,6 +90,11 @@ TEST(MetricsExpositionTest, EveryFamilyIsExported) {
           R"(shardscaler_leader 1)",
           R"(shardscaler_build_info{commit="abcdef",version="1.2.3"} 1)",
           R"(shardscaler_degraded_events_total{reason="ingestion_query_failed"} 1)",
+          R"(shardscaler_guard_reviews_total{operation="DELETE",result="denied"} 1)",
+          R"(shardscaler_guard_reviews_total{operation="UPDATE",result="allowed"} 1)",
+          R"(shardscaler_guard_reviews_total{operation="unknown",result="bad_request"} 1)",
+          R"(shardscaler_guard_denials_total{rule="ActiveShard"} 1)",
+          R"(shardscaler_guard_review_duration_seconds_count 3)",
       }) {
     EXPECT_THAT(text, HasSubstr(std::string(line) + "\n"));
   }

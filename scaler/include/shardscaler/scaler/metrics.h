@@ -59,6 +59,12 @@ class Metrics {
   void incWorkQueueAdds(std::string_view queue);
   void incWorkQueueRetries(std::string_view queue);
   void setLeader(bool is_leader);
+  // ---- shard guard ----
+  // One admission review: operation "DELETE"/"UPDATE"/... ("unknown" when undecodable), result "allowed",
+  // "denied" or "bad_request", rule the denying rule ("" unless denied).
+  void observeGuardReview(std::string_view operation, std::string_view result,
+                          std::string_view rule, double seconds);
+
   // Every degraded path calls this next to its warning log.
   void incDegraded(std::string_view reason);
 
@@ -93,6 +99,9 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* workqueue_retries_;
   prometheus::Gauge* leader_;
   prometheus::Family<prometheus::Counter>* degraded_;
+  prometheus::Family<prometheus::Counter>* guard_reviews_;
+  prometheus::Family<prometheus::Counter>* guard_denials_;
+  prometheus::Histogram* guard_review_duration_;
 
   // The per-ShardSet series that exist, so removeShardSet can drop them all. Guarded by mutex_,
   // which also keeps a set racing a remove from leaving half a ShardSet behind.

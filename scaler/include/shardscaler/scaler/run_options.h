@@ -12,6 +12,8 @@
 #include <variant>
 #include <vector>
 
+#include "shardscaler/guard/guard_config.h"
+#include "shardscaler/guard/webhook_configuration.h"
 #include "shardscaler/scaler/logging.h"
 
 namespace shardscaler::scaler {
@@ -62,7 +64,36 @@ struct RunOptions {
   LogFormat log_format = LogFormat::Text;
   std::string identity;  // Lease holder identity; default "<hostname>_<random uuid>"
   std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds(10);
+
+  // The shard guard: a validating admission webhook every replica serves over HTTPS (docs/design.md
+  // §10). nullopt when --webhook-bind-address is "0": no guard server.
+  std::optional<BindAddress> webhook_bind_address = BindAddress{"", 9443};
+  // The Secret holding the CA and serving certificate. Namespace default: the pod's, else
+  // "default"; --webhook-cert-secret takes NAME or NAMESPACE/NAME.
+  std::string webhook_cert_secret_namespace;
+  std::string webhook_cert_secret = "shardscaler-webhook-cert";
+  // cert-manager mode when set: tls.crt/tls.key/ca.crt are loaded from here and shardscaler
+  // writes neither the Secret nor the caBundle.
+  std::string webhook_cert_dir;
+  // The ValidatingWebhookConfiguration whose caBundle shardscaler keeps current.
+  std::string webhook_configuration = std::string(guard::kDefaultWebhookConfigurationName);
+  // SANs of the serving certificate (DNS names or IP addresses). Default: the Service's names,
+  // shardscaler-webhook.<namespace>.svc and .svc.cluster.local.
+  std::vector<std::string> webhook_hosts;
+  std::chrono::nanoseconds webhook_cert_validity = std::chrono::hours(24 * 365);
+  std::chrono::nanoseconds webhook_ca_validity = std::chrono::hours(24 * 365 * 10);
+  // How often every replica re-reads the certificate Secret (rotation by another replica).
+  std::chrono::nanoseconds webhook_cert_refresh = std::chrono::seconds(30);
+  std::vector<std::string> guard_exempt_users;
+  std::vector<std::string> guard_exempt_groups = {"system:masters"};
+  std::vector<std::string> guard_cleanup_users = guard::defaultCleanupUsers();
+  // shardscaler's own user as the API server sees it; "" finds it (client certificate or
+  // TokenReview) at start-up.
+  std::string guard_self_user;
 };
+
+// The Service the deploy manifests put in front of the guard.
+inline constexpr std::string_view kWebhookServiceName = "shardscaler-webhook";
 
 // `shardscaler plan --shardset NS/NAME --shards N`.
 struct PlanOptions {

@@ -26,6 +26,25 @@ void installCrds(testenv::ControlPlane& cp) {
   }
 }
 
+std::string base64Decode(const std::string& in) {
+  static const std::string kAlphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t buffer = 0;
+  int bits = 0;
+  for (char c : in) {
+    const auto pos = kAlphabet.find(c);
+    if (pos == std::string::npos) continue;  // '=' padding, line breaks
+    buffer = (buffer << 6) | static_cast<uint32_t>(pos);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((buffer >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::filesystem::path sourceDir() { return SHARDSCALER_SOURCE_DIR; }
@@ -101,6 +120,29 @@ std::filesystem::path testLogDir() {
   auto dir = cluster().workDir() / "e2e" / name;
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+std::string serviceAccountToken(const std::string& ns, const std::string& name) {
+  std::string token;
+  const bool found = eventually(std::chrono::seconds(60), [&](std::string* seen) {
+    Json sa = getOrNull(k8s::resources::serviceAccounts(), ns, name);
+    if (!sa.is_object() || sa.value("secrets", Json::array()).empty()) {
+      *seen = "ServiceAccount " + name + " has no token Secret yet";
+      return false;
+    }
+    for (const Json& ref : sa["secrets"]) {
+      Json secret = getOrNull(k8s::resources::secrets(), ns, ref.value("name", ""));
+      if (secret.is_object() && secret.value("type", "") == "kubernetes.io/service-account-token" &&
+          secret.contains("data") && secret["data"].contains("token")) {
+        token = base64Decode(secret["data"]["token"].get<std::string>());
+        return true;
+      }
+    }
+    *seen = "no token in the Secrets of " + name;
+    return false;
+  });
+  if (!found) throw std::runtime_error("no token for ServiceAccount " + ns + "/" + name);
+  return token;
 }
 
 }  // namespace shardscaler::e2e

@@ -37,7 +37,7 @@ void ShardSetScenario::SetUp() {
   ns_ = createNamespace("e2e");
   const auto logs = testLogDir();
   testenv::OperatorEmulatorOptions emulator_options;
-  emulator_options.kubeconfig = cluster().kubeconfigPath();
+  emulator_options.kubeconfig = emulatorKubeconfig();
   emulator_options.namespaces = {ns_};
   emulator_options.work_dir = logs / "emulator";
   std::filesystem::create_directories(emulator_options.work_dir);

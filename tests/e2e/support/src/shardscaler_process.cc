@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -51,6 +52,12 @@ void ShardscalerProcess::start(const std::vector<std::string>& extra_env) {
     argv.push_back("--leader-election-namespace=" + options_.leader_election_namespace);
   }
   if (!options_.identity.empty()) argv.push_back("--identity=" + options_.identity);
+  // The shard guard listens on :9443 by default; a test that wants it says where (and the flags
+  // that go with it), all others run without it.
+  const bool guard_asked = std::ranges::any_of(options_.extra_args, [](const std::string& a) {
+    return a.starts_with("--webhook-bind-address");
+  });
+  if (!guard_asked) argv.emplace_back("--webhook-bind-address=0");
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp"};
   env.insert(env.end(), options_.extra_env.begin(), options_.extra_env.end());

@@ -41,6 +41,10 @@ bool eventually(std::chrono::milliseconds timeout, const std::function<bool(std:
 // The object, or null JSON when it does not exist (other errors throw).
 Json getOrNull(const k8s::Resource& resource, const std::string& ns, const std::string& name);
 
+// The token the token controller minted for the ServiceAccount (Kubernetes 1.20: a Secret listed
+// in the ServiceAccount's `secrets`); waits up to a minute, then throws std::runtime_error.
+std::string serviceAccountToken(const std::string& ns, const std::string& name);
+
 // Directory for this test's logs (kept under the control plane's work directory).
 std::filesystem::path testLogDir();
 

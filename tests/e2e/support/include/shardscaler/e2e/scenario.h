@@ -50,6 +50,9 @@ class ShardSetScenario : public ::testing::Test {
   // The kubeconfig shardscaler runs with; called in SetUp once ns_ exists and before shardscaler
   // starts. Default: the admin kubeconfig. Override to run it as another identity.
   virtual std::filesystem::path shardscalerKubeconfig() { return cluster().kubeconfigPath(); }
+  // The kubeconfig the operator emulator runs with; called in SetUp once ns_ exists, before the
+  // emulator starts. Default: the admin kubeconfig.
+  virtual std::filesystem::path emulatorKubeconfig() { return cluster().kubeconfigPath(); }
 
   void createPrometheus(int shards, const std::string& extra_spec_yaml = {});
   void applyShardSet(const ShardSetSpec& spec);

@@ -24,9 +24,11 @@ struct ShardscalerOptions {
   bool leader_elect = false;
   std::string leader_election_namespace;  // when leader_elect
   std::string identity;                   // --identity when set
-  std::vector<std::string> extra_args;    // appended to `shardscaler run`
-  std::vector<std::string> extra_env;     // "NAME=value", beside PATH and HOME
-  std::filesystem::path log_file;         // every start appends to it
+  // Appended to `shardscaler run`. Without a --webhook-bind-address among them the shard guard
+  // is off (--webhook-bind-address=0).
+  std::vector<std::string> extra_args;
+  std::vector<std::string> extra_env;  // "NAME=value", beside PATH and HOME
+  std::filesystem::path log_file;      // every start appends to it
 };
 
 class ShardscalerProcess {

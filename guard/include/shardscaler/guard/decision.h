@@ -1,0 +1,54 @@
+// The shard guard's decision: from one admission request, the live ShardSet/target/namespace and
+// `now`, allow or deny with a message that names the rule, the shard and its deadline. Pure but for
+// the reads it asks of LiveObjects; it never writes, and on doubt (a failed read, an unreadable
+// deadline or shard index, an invalid ShardSet) it denies.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "shardscaler/guard/admission_review.h"
+#include "shardscaler/guard/guard_config.h"
+#include "shardscaler/guard/live_objects.h"
+
+namespace shardscaler::guard {
+
+// The rules that deny (names as in the denial message and the denials metric).
+inline constexpr std::string_view kRuleActiveShard = "ActiveShard";
+inline constexpr std::string_view kRuleRetainedBeforeDeadline = "RetainedBeforeDeadline";
+inline constexpr std::string_view kRuleReattach = "Reattach";
+inline constexpr std::string_view kRuleUnknownShardIndex = "UnknownShardIndex";
+inline constexpr std::string_view kRuleReadFailed = "ReadFailed";
+inline constexpr std::string_view kRuleIncompleteReview = "IncompleteReview";
+
+// Why a request was allowed.
+inline constexpr std::string_view kAllowNotGuarded =
+    "NotGuarded";                                                 // not a StatefulSet DELETE/UPDATE
+inline constexpr std::string_view kAllowUnmanaged = "Unmanaged";  // no shardscaler.io/shardset
+inline constexpr std::string_view kAllowNotReattach =
+    "NotReattach";  // an UPDATE that re-attaches nothing
+inline constexpr std::string_view kAllowExempt = "Exempt";
+inline constexpr std::string_view kAllowShardSetGone = "ShardSetGone";  // released or orphaned
+inline constexpr std::string_view kAllowCleanup = "Cleanup";            // GC / namespace controller
+inline constexpr std::string_view kAllowDeadlinePassed = "DeadlinePassed";
+inline constexpr std::string_view kAllowBeyondShardCount = "BeyondShardCount";
+
+struct Verdict {
+  bool allowed = true;
+  std::string reason;   // one of the kRule*/kAllow* names
+  std::string message;  // the denial message; for an allowed request a short note
+
+  // What the guard learnt of the shard, for the log line (empty/nullopt when not read).
+  std::string shard_set;
+  std::string target;  // "Prometheus main"
+  std::optional<int32_t> shard_index;
+  std::string deadline;  // the annotation as written
+};
+
+Verdict decide(const AdmissionRequest& request, LiveObjects& live,
+               std::chrono::system_clock::time_point now, const GuardConfig& config);
+
+}  // namespace shardscaler::guard

@@ -1,0 +1,40 @@
+// Who the shard guard lets through without looking further: shardscaler itself, configured exempt
+// users and groups, and the cluster's cleanup controllers. It must never exempt anyone by default
+// beyond group system:masters and shardscaler's own identity.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardscaler/guard/admission_review.h"
+
+namespace shardscaler::guard {
+
+// The identities the garbage collector and the namespace controller run as: their service
+// accounts with --use-service-account-credentials (kubeadm and most distributions), else the
+// controller-manager's own user.
+inline const std::vector<std::string>& defaultCleanupUsers() {
+  static const std::vector<std::string> users = {
+      "system:serviceaccount:kube-system:generic-garbage-collector",
+      "system:serviceaccount:kube-system:namespace-controller",
+      "system:kube-controller-manager",
+  };
+  return users;
+}
+
+struct GuardConfig {
+  // The user shardscaler's own requests arrive as (see self_identity.h); always exempt.
+  std::string self_user;
+  std::vector<std::string> exempt_users;
+  std::vector<std::string> exempt_groups = {"system:masters"};
+  // Allowed to delete a guarded shard once its target is gone or being deleted, or its namespace
+  // is being deleted (garbage collection and namespace clean-up must not hang on the guard).
+  std::vector<std::string> cleanup_users = defaultCleanupUsers();
+
+  // True for shardscaler itself, an exempt user, or a member of an exempt group.
+  bool exempt(const UserInfo& user) const;
+  bool cleanupUser(std::string_view username) const;
+};
+
+}  // namespace shardscaler::guard

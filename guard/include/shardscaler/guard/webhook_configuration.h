@@ -1,0 +1,44 @@
+// The shard guard's ValidatingWebhookConfiguration: the one shape that deploy/ installs and tests
+// create, and the check of a live one against it. Pure JSON: nothing here talks to a server.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace shardscaler::guard {
+
+inline constexpr std::string_view kDefaultWebhookConfigurationName = "shardscaler-guard";
+// DELETE of any StatefulSet a ShardSet manages.
+inline constexpr std::string_view kDeleteWebhookName = "delete.guard.shardscaler.io";
+// UPDATE of a retained StatefulSet (the operator re-labelling one it does not see as detached).
+inline constexpr std::string_view kReattachWebhookName = "reattach.guard.shardscaler.io";
+// Short: a denied or failed DELETE only delays, and every request pays it when shardscaler hangs.
+inline constexpr int kWebhookTimeoutSeconds = 5;
+
+// Where the API server calls the guard: a Service (in a cluster) or a URL (tests).
+struct WebhookClientConfig {
+  std::string url;  // "https://127.0.0.1:9443/guard/statefulsets"; else the service fields
+  std::string service_namespace;
+  std::string service_name;
+  int service_port = 443;
+  std::string ca_bundle;  // base64 of the PEM bundle; "" leaves it for the injector
+};
+
+// Both webhooks, failurePolicy Fail, sideEffects None, admissionReviewVersions [v1], with the
+// objectSelectors that keep the operator's ordinary updates of active shards away from the guard.
+nlohmann::json webhookConfiguration(std::string_view name, const WebhookClientConfig& client);
+
+struct GuardStatus {
+  bool enforced = false;
+  std::string reason;  // why not (or, when enforced, a short confirmation)
+};
+
+// Whether `configuration` (as read from the API server) makes the API server enforce the guard
+// for objects in the namespace whose object is `namespace_object` (JSON null: unknown, which only
+// matters when a webhook has a namespaceSelector).
+GuardStatus checkWebhookConfiguration(const nlohmann::json& configuration,
+                                      const nlohmann::json& namespace_object);
+
+}  // namespace shardscaler::guard

@@ -1,0 +1,697 @@
+// The shard guard against the real API server: shardscaler (as the ServiceAccount deploy/base's
+// RBAC binds, its identity learnt with a TokenReview) serves the webhook on a loopback port, and a
+// ValidatingWebhookConfiguration as deploy/webhook renders it, pointed at that port, makes the API
+// server ask it. shardscaler creates its certificate Secret and injects the caBundle itself.
+//
+// Most cases use a second namespace that no shardscaler controller watches: its ShardSet, target
+// and shard StatefulSets are built by hand, labelled as shardscaler and the operator label them, so
+// nothing but the guard acts there. (Active shards carry shardscaler.io/shardset once the
+// controller labels them; until then only this setup does.) Users: user-1 (plain, may delete and
+// patch StatefulSets), user-2 (the operator emulator, a plain user with the operator's rights).
+// The test control plane's garbage collector and namespace controller run as "admin"
+// (system:masters, no --use-service-account-credentials).
+#include <gmock/gmock.h>
+
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "shardscaler/e2e/deploy_rbac.h"
+#include "shardscaler/e2e/scenario.h"
+#include "shardscaler/guard/guard_status.h"
+#include "shardscaler/guard/shard_guard.h"
+#include "shardscaler/retention/deadline.h"
+#include "shardscaler/testenv/loopback_ports.h"
+
+namespace shardscaler::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+using ::testing::HasSubstr;
+
+const k8s::Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
+const k8s::Resource kPrometheuses{"monitoring.coreos.com", "v1", "prometheuses", true};
+const k8s::Resource kWebhookConfigurations{"admissionregistration.k8s.io", "v1",
+                                           "validatingwebhookconfigurations", false};
+// deploy/rbac's ClusterRole names the default webhook configuration.
+constexpr const char* kWebhookConfiguration = "shardscaler-guard";
+constexpr const char* kGuardedLabel = "e2e.shardscaler.io/guarded-by";
+
+std::string shardName(int index) {
+  return index == 0 ? "prometheus-main" : "prometheus-main-shard-" + std::to_string(index);
+}
+
+std::string rfc3339(std::chrono::system_clock::time_point t) {
+  return retention::formatRfc3339Utc(
+      retention::Timestamp::fromTimePoint(std::chrono::floor<std::chrono::seconds>(t)));
+}
+
+// Rights of a plain user on StatefulSets, and of the operator (emulator) on what it manages.
+std::string userRoles(const std::string& ns) {
+  return "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: guard-e2e-user, "
+         "namespace: " +
+         ns +
+         "}\nrules:\n- {apiGroups: [apps], resources: [statefulsets], verbs: [get, list, "
+         "delete, patch, update]}\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: "
+         "RoleBinding\nmetadata: {name: guard-e2e-user, namespace: " +
+         ns +
+         "}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: guard-e2e-user}\n"
+         "subjects: [{kind: User, name: user-1, apiGroup: rbac.authorization.k8s.io}]\n---\n"
+         "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: "
+         "guard-e2e-operator, "
+         "namespace: " +
+         ns +
+         "}\nrules:\n- {apiGroups: [monitoring.coreos.com], resources: [prometheuses, "
+         "prometheusagents, prometheuses/status, prometheusagents/status], verbs: [get, list, "
+         "watch, update, patch]}\n- {apiGroups: [apps], resources: [statefulsets], verbs: [get, "
+         "list, watch, create, update, patch, delete]}\n- {apiGroups: [\"\"], resources: [secrets, "
+         "services, configmaps], verbs: [get, list, watch, create, update, patch, delete]}\n- "
+         "{apiGroups: [\"\"], resources: [pods], verbs: [get, list, watch]}\n- {apiGroups: [\"\"], "
+         "resources: [events], verbs: [create, patch]}\n---\napiVersion: "
+         "rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: guard-e2e-operator, "
+         "namespace: " +
+         ns +
+         "}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: guard-e2e-operator}\n"
+         "subjects: [{kind: User, name: user-2, apiGroup: rbac.authorization.k8s.io}]\n";
+}
+
+// The target, ShardSet and shard StatefulSets of the other namespace, made as the operator and
+// shardscaler would have them: Prometheus main with `shards`, ShardSet main asking for as many.
+void buildByHand(const std::string& ns, int shards) {
+  apply(
+      "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: main, "
+      "namespace: " +
+      ns + "}\nspec: {replicas: 1, shards: " + std::to_string(shards) + "}\n");
+  apply(shardSetYaml(ns, "main",
+                     {.shards = shards, .when_scaled = "Retain", .retention_period = "1h"}));
+}
+Json shardStatefulSet(const std::string& ns, int index) {
+  const Json target = getOrNull(kPrometheuses, ns, "main");
+  const std::string app = "guard-e2e-" + std::to_string(index);
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "StatefulSet"},
+          {"metadata",
+           {{"name", shardName(index)},
+            {"namespace", ns},
+            {"labels",
+             {{"app.kubernetes.io/managed-by", "prometheus-operator"},
+              {"operator.prometheus.io/name", "main"},
+              {"operator.prometheus.io/mode", "server"},
+              {"operator.prometheus.io/shard", std::to_string(index)},
+              {"shardscaler.io/shardset", "main"}}},
+            {"ownerReferences",
+             {{{"apiVersion", "monitoring.coreos.com/v1"},
+               {"kind", "Prometheus"},
+               {"name", "main"},
+               {"uid", target.is_object() ? target["metadata"]["uid"] : Json("")},
+               {"controller", true}}}}}},
+          {"spec",
+           {{"replicas", 0},
+            {"serviceName", ""},
+            {"selector", {{"matchLabels", {{"app", app}}}}},
+            {"template",
+             {{"metadata", {{"labels", {{"app", app}}}}},
+              {"spec", {{"containers", {{{"name", "prometheus"}, {"image", "none"}}}}}}}}}}};
+}
+void createActiveShard(const std::string& ns, int index) {
+  auto r = adminClient().create(k8s::resources::statefulSets(), ns, shardStatefulSet(ns, index));
+  if (!r) throw std::runtime_error("create shard: " + r.error().describe());
+}
+// Detached as shardscaler detaches: no operator.prometheus.io/name, retained, a deadline.
+void createRetainedShard(const std::string& ns, int index, const std::string& deadline) {
+  Json sts = shardStatefulSet(ns, index);
+  sts["metadata"]["labels"].erase("operator.prometheus.io/name");
+  sts["metadata"]["labels"]["shardscaler.io/retained"] = "true";
+  sts["metadata"]["annotations"] = {
+      {"operator.prometheus.io/deletion-timestamp", deadline},
+      {"shardscaler.io/detached-labels", R"({"operator.prometheus.io/name":"main"})"}};
+  auto r = adminClient().create(k8s::resources::statefulSets(), ns, sts);
+  if (!r) throw std::runtime_error("create retained shard: " + r.error().describe());
+}
+
+// The StatefulSet exists and no deletion has started.
+bool intact(const std::string& ns, const std::string& name) {
+  const Json sts = getOrNull(k8s::resources::statefulSets(), ns, name);
+  return sts.is_object() && !sts["metadata"].contains("deletionTimestamp");
+}
+::testing::AssertionResult waitGone(const std::string& ns, const std::string& name,
+                                    std::chrono::seconds timeout = 60s) {
+  std::string last;
+  if (eventually(
+          timeout,
+          [&](std::string* seen) {
+            const Json sts = getOrNull(k8s::resources::statefulSets(), ns, name);
+            *seen = sts.is_null() ? "gone" : sts["metadata"].dump();
+            return sts.is_null();
+          },
+          &last)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "timed out after " << timeout.count() << "s waiting for StatefulSet " << ns << "/"
+         << name << " gone; last seen: " << last;
+}
+
+// Labels the namespace for the test's webhook configuration and grants the users their roles.
+void prepareNamespace(const std::string& ns, const std::string& guarded_by) {
+  auto r =
+      kubectl("label namespace " + ns + " " + kGuardedLabel + "=" + guarded_by + " --overwrite");
+  if (r.exit_code != 0) throw std::runtime_error("label namespace: " + r.err);
+  apply(userRoles(ns));
+}
+
+// deploy/webhook's configuration, calling the guard at https://127.0.0.1:<port>, for the
+// namespaces labelled guarded-by=<guarded_by>. Without a ca_bundle (base64) it waits for
+// shardscaler's injection.
+void installWebhookConfiguration(int port, const std::string& guarded_by,
+                                 const std::string& ca_bundle = {}) {
+  auto rendered = kubectl("kustomize " + (sourceDir() / "deploy/webhook").string());
+  if (rendered.exit_code != 0) throw std::runtime_error("kubectl kustomize: " + rendered.err);
+  Json vwc;
+  for (Json& o : deploy_test::yamlStreamToJson(rendered.out)) {
+    if (o.value("kind", "") == "ValidatingWebhookConfiguration") vwc = std::move(o);
+  }
+  const std::string url =
+      "https://127.0.0.1:" + std::to_string(port) + std::string(guard::kGuardPath);
+  for (Json& hook : vwc["webhooks"]) {
+    hook["clientConfig"] = {{"url", url}};
+    if (!ca_bundle.empty()) hook["clientConfig"]["caBundle"] = ca_bundle;
+    hook["namespaceSelector"] = {{"matchLabels", {{kGuardedLabel, guarded_by}}}};
+  }
+  adminClient().remove(kWebhookConfigurations, "", kWebhookConfiguration);  // a failed run's
+  auto created = adminClient().create(kWebhookConfigurations, "", vwc);
+  if (!created) throw std::runtime_error("create webhook: " + created.error().describe());
+}
+
+// A counter of shardscaler's /metrics, 0 when the series is absent.
+double metricOf(const ShardscalerProcess& p, const std::string& series) {
+  const auto [status, body] = p.httpGet(p.metricsPort(), "/metrics");
+  if (status != 200) throw std::runtime_error("GET /metrics: " + std::to_string(status));
+  const auto at = body.find("\n" + series + " ");
+  if (at == std::string::npos) return 0;
+  return std::stod(body.substr(at + series.size() + 2));
+}
+
+double reviews(const ShardscalerProcess& p) {
+  double sum = 0;
+  for (const char* result : {"allowed", "denied"}) {
+    sum +=
+        metricOf(p, std::string(R"(shardscaler_guard_reviews_total{operation="DELETE",result=")") +
+                        result + "\"}");
+  }
+  return sum;
+}
+
+// Until the API server calls the guard: its webhook informer has the configuration, with a
+// caBundle that verifies. A server-side dry run of deleting a probe StatefulSet (labelled for a
+// ShardSet that does not exist: always allowed) must reach shardscaler.
+::testing::AssertionResult waitUntilCalled(const ShardscalerProcess& p, const std::string& ns) {
+  Json probe = shardStatefulSet(ns, 0);  // the namespace may have no target: no owner
+  probe["metadata"]["name"] = "guard-probe";
+  probe["metadata"]["labels"] = {{"shardscaler.io/shardset", "guard-probe"}};
+  probe["metadata"].erase("ownerReferences");
+  if (getOrNull(k8s::resources::statefulSets(), ns, "guard-probe").is_null()) {
+    auto created = adminClient().create(k8s::resources::statefulSets(), ns, probe);
+    if (!created) return ::testing::AssertionFailure() << created.error().describe();
+  }
+  std::string last;
+  const bool called = eventually(
+      60s,
+      [&](std::string* seen) {
+        const double before = reviews(p);
+        auto r = kubectl("delete statefulset guard-probe -n " + ns + " --dry-run=server");
+        *seen = "kubectl: " + std::to_string(r.exit_code) + " " + r.err;
+        return reviews(p) > before;
+      },
+      &last);
+  if (called) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "the API server never called the guard; last: " << last;
+}
+
+class GuardScenario : public ShardSetScenario {
+ protected:
+  // The first hook SetUp calls (ns_ exists): the other namespace, the users, the port.
+  std::filesystem::path emulatorKubeconfig() override {
+    port_ = testenv::pickFreePort();
+    other_ns_ = createNamespace("guard-hand");
+    for (const auto& ns : {ns_, other_ns_}) prepareNamespace(ns, ns_);
+    user_kubeconfig_ = cluster().writeKubeconfig("user-1-" + ns_, cluster().userToken(1));
+    operator_kubeconfig_ = cluster().writeKubeconfig("user-2-" + ns_, cluster().userToken(2));
+    return operator_kubeconfig_;
+  }
+
+  // deploy/base's RBAC and ServiceAccount, and the webhook configuration (from deploy/webhook),
+  // before shardscaler starts.
+  std::filesystem::path shardscalerKubeconfig() override {
+    apply(yamlStream(renderedRbac(ns_)));
+    auto kubeconfig =
+        cluster().writeKubeconfig("shardscaler-" + ns_, serviceAccountToken(ns_, "shardscaler"));
+    installWebhookConfiguration(port_, ns_);
+    return kubeconfig;
+  }
+
+  std::vector<std::string> shardscalerArgs() const override {
+    std::vector<std::string> args = {
+        "--webhook-bind-address=127.0.0.1:" + std::to_string(port_),
+        "--webhook-cert-secret=" + ns_ + "/shardscaler-webhook-cert",
+        "--webhook-hosts=127.0.0.1",
+    };
+    for (auto& a : guardArgs()) args.push_back(std::move(a));
+    return args;
+  }
+  virtual std::vector<std::string> guardArgs() const { return {}; }
+
+  void SetUp() override {
+    ShardSetScenario::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_TRUE(waitFor(
+        "the guard enforced (caBundle injected) and shardscaler ready", [&](std::string* seen) {
+          const auto status =
+              guard::readGuardStatus(adminClient(), kWebhookConfiguration, other_ns_);
+          const auto ready = shardscaler_->httpGet(shardscaler_->probePort(), "/readyz");
+          *seen = status.reason + "; /readyz " + std::to_string(ready.first) + " " + ready.second;
+          return status.enforced && ready.first == 200;
+        }));
+    for (const auto& ns : {ns_, other_ns_}) ASSERT_TRUE(waitUntilCalled(*shardscaler_, ns));
+    allowed_deletes_ = metric(kAllowedDeletes);
+  }
+
+  void TearDown() override {
+    // First, so that no later deletion in these namespaces waits on a stopped guard.
+    adminClient().remove(kWebhookConfigurations, "", kWebhookConfiguration);
+    ShardSetScenario::TearDown();
+  }
+
+  // kubectl as user-1; {exit code, stderr}.
+  KubectlResult asUser(const std::string& args) {
+    return kubectl("--kubeconfig=" + user_kubeconfig_.string() + " " + args);
+  }
+
+  double metric(const std::string& series) const { return metricOf(*shardscaler_, series); }
+
+  static constexpr const char* kAllowedDeletes =
+      R"(shardscaler_guard_reviews_total{operation="DELETE",result="allowed"})";
+  double allowed_deletes_ = 0;  // after the probes of SetUp
+  int port_ = 0;
+  std::string other_ns_;
+  std::filesystem::path user_kubeconfig_;
+  std::filesystem::path operator_kubeconfig_;
+};
+
+class GuardTest : public GuardScenario {};
+
+TEST_F(GuardTest, DeletingAnActiveShardIsRefusedAndTheMessageSaysWhy) {
+  buildByHand(other_ns_, 2);
+  for (int i : {0, 1, 2}) createActiveShard(other_ns_, i);  // 2 is one beyond the count
+
+  auto refused = asUser("delete statefulset " + shardName(1) + " -n " + other_ns_);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err,
+              HasSubstr("admission webhook \"delete.guard.shardscaler.io\" denied the request: "
+                        "shardscaler guard: rule ActiveShard: StatefulSet " +
+                        other_ns_ +
+                        "/prometheus-main-shard-1 (shard 1 of Prometheus main) is an "
+                        "active shard of ShardSet main (Prometheus main runs 2 shards, the "
+                        "ShardSet wants 2); deleting it would lose the data it holds."));
+  EXPECT_THAT(refused.err, HasSubstr("To override, act as a member of group system:masters"));
+  EXPECT_TRUE(intact(other_ns_, shardName(1)));
+
+  // A dry run is judged the same, and deletes nothing either.
+  auto dry =
+      asUser("delete statefulset " + shardName(0) + " -n " + other_ns_ + " --dry-run=server");
+  EXPECT_NE(dry.exit_code, 0);
+  EXPECT_THAT(dry.err, HasSubstr("rule ActiveShard: StatefulSet " + other_ns_ +
+                                 "/prometheus-main (shard 0 of Prometheus main)"));
+  EXPECT_TRUE(intact(other_ns_, shardName(0)));
+
+  // Beyond the shard count a shard is the operator's (or anyone's) to delete.
+  auto excess = asUser("delete statefulset " + shardName(2) + " -n " + other_ns_);
+  EXPECT_EQ(excess.exit_code, 0) << excess.err;
+
+  EXPECT_EQ(metric(R"(shardscaler_guard_denials_total{rule="ActiveShard"})"), 2);
+  EXPECT_EQ(metric(kAllowedDeletes) - allowed_deletes_, 1);
+  const std::string log = shardscaler_->logTail(std::size_t{64} * 1024);
+  EXPECT_THAT(log, HasSubstr("shard guard denied a request"));
+  EXPECT_THAT(log, HasSubstr("rule=ActiveShard"));
+  EXPECT_THAT(log, HasSubstr("user=user-1"));
+  EXPECT_THAT(log, HasSubstr("acts as user system:serviceaccount:" + ns_ +
+                             ":shardscaler (from its TokenReview)"));
+}
+
+TEST_F(GuardTest, RetainedShardIsRefusedBeforeItsDeadlineAndAllowedAfter) {
+  buildByHand(other_ns_, 2);
+  const auto deadline = std::chrono::system_clock::now() + 8s;
+  createRetainedShard(other_ns_, 3, rfc3339(deadline));
+  createRetainedShard(other_ns_, 4, "0001-01-01T00:00:00Z");
+
+  auto refused = asUser("delete statefulset " + shardName(3) + " -n " + other_ns_);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("rule RetainedBeforeDeadline: StatefulSet " + other_ns_ +
+                                     "/prometheus-main-shard-3 (shard 3 of Prometheus main) is "
+                                     "retained by ShardSet main until " +
+                                     rfc3339(deadline) +
+                                     "; shardscaler deletes it once that "
+                                     "passes."));
+  auto never = asUser("delete statefulset " + shardName(4) + " -n " + other_ns_);
+  EXPECT_THAT(never.err, HasSubstr("with no deadline (0001-01-01T00:00:00Z means never)"));
+  EXPECT_TRUE(intact(other_ns_, shardName(3)));
+
+  // Strictly after the deadline (whole seconds), the same delete goes through.
+  std::this_thread::sleep_until(deadline + 1100ms);
+  auto allowed = asUser("delete statefulset " + shardName(3) + " -n " + other_ns_);
+  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  EXPECT_TRUE(waitGone(other_ns_, shardName(3)));
+  EXPECT_TRUE(intact(other_ns_, shardName(4)));
+}
+
+TEST_F(GuardTest, MembersOfSystemMastersMayDeleteAnyShard) {
+  buildByHand(other_ns_, 2);
+  createActiveShard(other_ns_, 0);
+  createRetainedShard(other_ns_, 3, "0001-01-01T00:00:00Z");
+  for (int i : {0, 3}) {
+    auto r = kubectl("delete statefulset " + shardName(i) + " -n " + other_ns_);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(waitGone(other_ns_, shardName(i)));
+  }
+}
+
+TEST_F(GuardTest, UnmanagedStatefulSetsAndActiveShardUpdatesNeverReachTheGuard) {
+  buildByHand(other_ns_, 2);
+  createActiveShard(other_ns_, 1);
+  Json plain = shardStatefulSet(other_ns_, 7);
+  plain["metadata"]["name"] = "web";
+  plain["metadata"]["labels"] = {{"app", "web"}};
+  plain["metadata"].erase("ownerReferences");
+  ASSERT_TRUE(adminClient().create(k8s::resources::statefulSets(), other_ns_, plain));
+  const double reviews_before =
+      metric(R"(shardscaler_guard_reviews_total{operation="DELETE",result="allowed"})") +
+      metric(R"(shardscaler_guard_reviews_total{operation="UPDATE",result="allowed"})");
+
+  auto relabel = asUser("label statefulset " + shardName(1) + " -n " + other_ns_ + " team=a");
+  EXPECT_EQ(relabel.exit_code, 0) << relabel.err;
+  auto removed = asUser("delete statefulset web -n " + other_ns_);
+  EXPECT_EQ(removed.exit_code, 0) << removed.err;
+  EXPECT_TRUE(waitGone(other_ns_, "web"));
+  EXPECT_EQ(metric(R"(shardscaler_guard_reviews_total{operation="DELETE",result="allowed"})") +
+                metric(R"(shardscaler_guard_reviews_total{operation="UPDATE",result="allowed"})"),
+            reviews_before)
+      << "the objectSelectors should keep these requests away from the webhook";
+}
+
+// The operator's view lags: it does not see that shard 1 was detached, so it creates it again and,
+// on AlreadyExists, patches its labels back (CreateStatefulSetOrPatchLabels). The emulator does
+// exactly that, as plain user-2; the guard refuses the patch.
+TEST_F(GuardTest, TheOperatorCannotRelabelARetainedShard) {
+  const std::string ns = createNamespace("guard-emulated");
+  prepareNamespace(ns, ns_);
+  testenv::OperatorEmulatorOptions options;
+  options.kubeconfig = operator_kubeconfig_;
+  options.namespaces = {ns};
+  options.work_dir = testLogDir() / "emulator-relabel";
+  std::filesystem::create_directories(options.work_dir);
+  testenv::OperatorEmulator emulator(options);
+
+  buildByHand(ns, 2);
+  ASSERT_TRUE(waitFor("the emulator's two shards", [&](std::string* seen) {
+    const bool both = intact(ns, shardName(0)) && intact(ns, shardName(1));
+    *seen = both ? "both" : "not yet";
+    return both;
+  }));
+  auto labelled = kubectl("label statefulset -n " + ns +
+                          " -l operator.prometheus.io/name=main shardscaler.io/shardset=main");
+  ASSERT_EQ(labelled.exit_code, 0) << labelled.err;
+  // Detach shard 1 as shardscaler does (a merge patch by an exempt user), then lower the count.
+  const std::string deadline = rfc3339(std::chrono::system_clock::now() + 1h);
+  auto detached = kubectl(
+      "patch statefulset " + shardName(1) + " -n " + ns + " --type=merge -p '" +
+      Json{{"metadata",
+            {{"labels",
+              {{"operator.prometheus.io/name", nullptr}, {"shardscaler.io/retained", "true"}}},
+             {"annotations", {{"operator.prometheus.io/deletion-timestamp", deadline}}}}}}
+          .dump() +
+      "'");
+  ASSERT_EQ(detached.exit_code, 0) << detached.err;
+  auto lowered =
+      kubectl("patch prometheus main -n " + ns + " --type=merge -p '{\"spec\":{\"shards\":1}}'");
+  ASSERT_EQ(lowered.exit_code, 0) << lowered.err;
+  std::this_thread::sleep_for(1s);  // the emulator sees 1 shard before it sees 2 again
+  auto raised =
+      kubectl("patch prometheus main -n " + ns + " --type=merge -p '{\"spec\":{\"shards\":2}}'");
+  ASSERT_EQ(raised.exit_code, 0) << raised.err;
+
+  std::string outcome;
+  ASSERT_TRUE(waitFor("the emulator's refused label patch", [&](std::string* seen) {
+    for (const auto& a : testenv::readActionLog(emulator.actionLogPath())) {
+      if (a.kind == "StatefulSet" && a.verb == "patch" && a.name == shardName(1) && !a.ok()) {
+        outcome = a.outcome;
+        return true;
+      }
+    }
+    *seen = "no refused patch of " + shardName(1) + " in " + emulator.actionLogPath().string();
+    return false;
+  }));
+  EXPECT_THAT(outcome, HasSubstr("admission webhook \"reattach.guard.shardscaler.io\" denied the "
+                                 "request: shardscaler guard: rule Reattach: this UPDATE puts "
+                                 "operator.prometheus.io/name back on StatefulSet " +
+                                 ns +
+                                 "/prometheus-main-shard-1 (shard 1 of Prometheus main), "
+                                 "which is retained by ShardSet main until " +
+                                 deadline));
+  const Json shard = getOrNull(k8s::resources::statefulSets(), ns, shardName(1));
+  ASSERT_TRUE(shard.is_object());
+  EXPECT_FALSE(shard["metadata"]["labels"].contains("operator.prometheus.io/name"))
+      << "the retained shard was re-attached: " << shard["metadata"].dump();
+  emulator.stop();
+  EXPECT_GE(metric(R"(shardscaler_guard_denials_total{rule="Reattach"})"), 1);
+}
+
+// The controller's own retained shard (shardscaler.io labels written by shardscaler), refused for
+// the plain user while shardscaler's own writes go through the guard unhindered.
+TEST_F(GuardTest, ShardRetainedByTheControllerIsProtected) {
+  createPrometheus(3);
+  applyShardSet({.shards = 3, .when_scaled = "Retain", .retention_period = "1h"});
+  ASSERT_TRUE(waitForSettled(3, 0));
+  scaleWithKubectl(2);
+  ASSERT_TRUE(waitForSettled(2, 1));
+  auto refused = asUser("delete statefulset " + shardName(2) + " -n " + ns_);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("rule RetainedBeforeDeadline: StatefulSet " + ns_ +
+                                     "/prometheus-main-shard-2 (shard 2 of Prometheus main) is "
+                                     "retained by ShardSet main until "));
+  // Scaling back up re-attaches it: shardscaler is exempt.
+  scaleWithKubectl(3);
+  ASSERT_TRUE(waitForSettled(3, 0));
+}
+
+// Without exempt groups, and with the control plane's controller-manager user ("admin") as the
+// cleanup identity: admin's own deletes are judged like anyone's, but the garbage collector and
+// the namespace controller clean up behind a deleted target or namespace.
+class GuardCleanupTest : public GuardScenario {
+ protected:
+  std::vector<std::string> guardArgs() const override {
+    return {"--guard-exempt-groups=", "--guard-cleanup-users=admin"};
+  }
+};
+
+TEST_F(GuardCleanupTest, DeletingTheTargetIsNotBlocked) {
+  buildByHand(other_ns_, 2);
+  createActiveShard(other_ns_, 0);
+  createActiveShard(other_ns_, 1);
+  createRetainedShard(other_ns_, 3, "0001-01-01T00:00:00Z");
+  auto refused = kubectl("delete statefulset " + shardName(0) + " -n " + other_ns_);
+  EXPECT_NE(refused.exit_code, 0) << "admin is not exempt in this configuration";
+  EXPECT_THAT(refused.err, HasSubstr("rule ActiveShard"));
+
+  auto deleted = kubectl("delete prometheus main -n " + other_ns_ + " --wait=false");
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  for (int i : {0, 1, 3}) EXPECT_TRUE(waitGone(other_ns_, shardName(i), 90s));
+}
+
+TEST_F(GuardCleanupTest, DeletingTheNamespaceIsNotBlocked) {
+  const std::string ns = createNamespace("guard-doomed");
+  prepareNamespace(ns, ns_);
+  buildByHand(ns, 2);
+  // The ShardSet outlives its shards, as shardscaler's release finalizer makes it (no controller
+  // watches this namespace to remove it): the shards are deleted while their ShardSet exists.
+  auto held = kubectl("patch shardset main -n " + ns +
+                      " --type=merge -p '{\"metadata\":{\"finalizers\":[\"shardscaler.io/"
+                      "release-target\"]}}'");
+  ASSERT_EQ(held.exit_code, 0) << held.err;
+  Json active = shardStatefulSet(ns, 1);
+  active["metadata"].erase("ownerReferences");  // only the namespace's deletion removes it
+  ASSERT_TRUE(adminClient().create(k8s::resources::statefulSets(), ns, active));
+  createRetainedShard(ns, 3, "0001-01-01T00:00:00Z");
+  ASSERT_NE(kubectl("delete statefulset " + shardName(1) + " -n " + ns).exit_code, 0);
+
+  auto deleted = kubectl("delete namespace " + ns + " --wait=false");
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  for (int i : {1, 3}) EXPECT_TRUE(waitGone(ns, shardName(i), 120s));
+  EXPECT_TRUE(getOrNull(kShardSets, ns, "main").is_object())
+      << "the ShardSet went first: the shards were released, not cleaned up";
+  auto released = kubectl("patch shardset main -n " + ns +
+                          " --type=merge -p '{\"metadata\":{\"finalizers\":null}}'");
+  ASSERT_EQ(released.exit_code, 0) << released.err;
+  EXPECT_TRUE(waitFor(
+      "namespace " + ns + " gone",
+      [&](std::string* seen) {
+        const Json n = getOrNull(k8s::resources::namespaces(), "", ns);
+        *seen = n.is_null() ? "gone" : n.value("status", Json()).dump();
+        return n.is_null();
+      },
+      120s));
+}
+
+// ---- start-up: shardscaler's own identity, and the certificate from files (cert-manager) ----
+
+std::string shellOutput(const std::string& command) {
+  std::string out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) throw std::runtime_error("cannot run " + command);
+  char buf[4096];
+  while (size_t n = std::fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  if (::pclose(pipe) != 0) throw std::runtime_error(command + " failed: " + out);
+  return out;
+}
+
+class GuardStartupTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ns_ = createNamespace("guard-start");
+    // The controller watches another, empty namespace: the objects built by hand in ns_ are the
+    // guard's alone.
+    idle_ns_ = createNamespace("guard-idle");
+    port_ = testenv::pickFreePort();
+  }
+  void TearDown() override {
+    adminClient().remove(kWebhookConfigurations, "", kWebhookConfiguration);
+    if (shardscaler_ && HasFailure()) {
+      std::cerr << "---- shardscaler log (tail) ----\n" << shardscaler_->logTail() << "\n";
+    }
+    shardscaler_.reset();
+  }
+
+  // deploy/base's RBAC in ns_, with `change` applied first; the ServiceAccount's kubeconfig.
+  std::filesystem::path serviceAccount(const std::function<void(std::vector<Json>&)>& change) {
+    auto objects = renderedRbac(ns_);
+    change(objects);
+    apply(yamlStream(objects));
+    return cluster().writeKubeconfig("shardscaler-" + ns_, serviceAccountToken(ns_, "shardscaler"));
+  }
+
+  void start(const std::filesystem::path& kubeconfig, std::vector<std::string> args) {
+    args.emplace_back("--webhook-bind-address=127.0.0.1:" + std::to_string(port_));
+    args.emplace_back("--webhook-cert-secret=" + ns_ + "/shardscaler-webhook-cert");
+    args.emplace_back("--webhook-hosts=127.0.0.1");
+    shardscaler_ = std::make_unique<ShardscalerProcess>(
+        ShardscalerOptions{.kubeconfig = kubeconfig,
+                           .namespaces = {idle_ns_},
+                           .extra_args = std::move(args),
+                           .log_file = testLogDir() / "shardscaler.log"});
+  }
+
+  std::pair<int, std::string> readyz() const {
+    return shardscaler_->httpGet(shardscaler_->probePort(), "/readyz");
+  }
+
+  std::string ns_;
+  std::string idle_ns_;
+  int port_ = 0;
+  std::unique_ptr<ShardscalerProcess> shardscaler_;
+};
+
+TEST_F(GuardStartupTest, RefusesToStartWithoutItsOwnIdentity) {
+  const auto kubeconfig = serviceAccount([&](std::vector<Json>& objects) {
+    for (Json& o : objects) {
+      if (o.value("kind", "") != "ClusterRole" ||
+          o["metadata"].value("name", "") != "shardscaler-guard-" + ns_) {
+        continue;
+      }
+      Json rules = Json::array();
+      for (const Json& rule : o["rules"]) {
+        if (rule["resources"] != Json({"tokenreviews"})) rules.push_back(rule);
+      }
+      ASSERT_EQ(rules.size() + 1, o["rules"].size()) << "no tokenreviews rule to take away";
+      o["rules"] = rules;
+    }
+  });
+  start(kubeconfig, {});
+  ASSERT_TRUE(eventually(30s, [&](std::string*) { return !shardscaler_->running(); }))
+      << "shardscaler kept running without knowing its own identity";
+  const auto status = shardscaler_->terminate(0ms);
+  ASSERT_TRUE(status && WIFEXITED(*status)) << "killed";
+  EXPECT_EQ(WEXITSTATUS(*status), 1);
+  const std::string log = shardscaler_->logTail();
+  EXPECT_THAT(log, HasSubstr("shard guard: cannot tell which user shardscaler acts as: the "
+                             "TokenReview of shardscaler's own token failed (Forbidden (403)"));
+  EXPECT_THAT(log, HasSubstr("--guard-self-user"));
+
+  // Named on the command line, the identity needs no TokenReview.
+  start(kubeconfig, {"--guard-self-user=system:serviceaccount:" + ns_ + ":shardscaler"});
+  std::pair<int, std::string> ready;
+  EXPECT_TRUE(eventually(60s,
+                         [&](std::string*) {
+                           ready = readyz();
+                           return ready.first == 200;
+                         }))
+      << "/readyz " << ready.first << " " << ready.second;
+}
+
+// cert-manager mode: shardscaler serves the files it is given and is not ready until it has them;
+// it injects nothing, so the caBundle here is set as cert-manager's injector would.
+TEST_F(GuardStartupTest, ServesTheCertificateFilesItIsGivenAndIsReadyOnlyWithThem) {
+  const auto dir = testLogDir() / "webhook-certs";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto kubeconfig = serviceAccount([](std::vector<Json>&) {});
+  start(kubeconfig, {"--webhook-cert-dir=" + dir.string(), "--webhook-cert-refresh=1s"});
+
+  std::pair<int, std::string> ready;
+  ASSERT_TRUE(eventually(60s,
+                         [&](std::string*) {
+                           ready = readyz();
+                           return ready.second.find(
+                                      "the shard guard has no serving certificate yet (directory " +
+                                      dir.string() + ")") != std::string::npos;
+                         }))
+      << "/readyz " << ready.first << " " << ready.second;
+  EXPECT_EQ(ready.first, 503);
+
+  // Written elsewhere and moved in, as the kubelet swaps a mounted Secret.
+  const auto staging = testLogDir() / "staging";
+  std::filesystem::create_directories(staging);
+  shellOutput(
+      "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 "
+      "-subj /CN=shardscaler-webhook -addext subjectAltName=IP:127.0.0.1 -keyout " +
+      (staging / "tls.key").string() + " -out " + (staging / "tls.crt").string() + " 2>&1");
+  for (const char* file : {"tls.key", "tls.crt"}) {
+    std::filesystem::rename(staging / file, dir / file);
+  }
+  EXPECT_TRUE(eventually(30s,
+                         [&](std::string*) {
+                           ready = readyz();
+                           return ready.first == 200;
+                         }))
+      << "/readyz " << ready.first << " " << ready.second;
+
+  prepareNamespace(ns_, ns_);
+  const std::string bundle = shellOutput("base64 -w0 " + (dir / "tls.crt").string());
+  installWebhookConfiguration(port_, ns_, bundle);
+  ASSERT_TRUE(waitUntilCalled(*shardscaler_, ns_));
+  buildByHand(ns_, 1);
+  createActiveShard(ns_, 0);
+  const auto user = cluster().writeKubeconfig("user-1-" + ns_, cluster().userToken(1));
+  auto refused = kubectl("--kubeconfig=" + user.string() + " delete statefulset " + shardName(0) +
+                         " -n " + ns_);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("denied the request: shardscaler guard: rule ActiveShard"));
+  EXPECT_TRUE(intact(ns_, shardName(0)));
+  // Nothing was written: no Secret, no caBundle but the one set here.
+  EXPECT_TRUE(getOrNull(k8s::resources::secrets(), ns_, "shardscaler-webhook-cert").is_null());
+  const Json vwc = getOrNull(kWebhookConfigurations, "", kWebhookConfiguration);
+  EXPECT_EQ(vwc["webhooks"][0]["clientConfig"].value("caBundle", ""), bundle);
+}
+
+}  // namespace
+}  // namespace shardscaler::e2e

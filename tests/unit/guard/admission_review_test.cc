@@ -1,0 +1,176 @@
+// Decoding AdmissionReview v1 (every field the guard reads, every way it can be wrong) and the
+// response the API server expects.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "guard_fixtures.h"
+#include "shardscaler/guard/admission_review.h"
+
+namespace shardscaler::guard {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Json;
+
+// A DELETE review as kube-apiserver 1.20 sends it.
+Json deleteReview() {
+  return Json::parse(R"({
+    "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+    "request": {
+      "uid": "705ab4f5-6393-11e8-b7cc-42010a800002",
+      "kind": {"group": "apps", "version": "v1", "kind": "StatefulSet"},
+      "resource": {"group": "apps", "version": "v1", "resource": "statefulsets"},
+      "requestKind": {"group": "apps", "version": "v1", "kind": "StatefulSet"},
+      "requestResource": {"group": "apps", "version": "v1", "resource": "statefulsets"},
+      "name": "prometheus-main-shard-1", "namespace": "monitoring", "operation": "DELETE",
+      "userInfo": {"username": "user-1", "uid": "uid-user-1",
+                   "groups": ["system:authenticated"]},
+      "object": null,
+      "oldObject": {"metadata": {"name": "prometheus-main-shard-1",
+                                 "labels": {"shardscaler.io/shardset": "main"}}},
+      "dryRun": true,
+      "options": {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1",
+                  "propagationPolicy": "Foreground"}
+    }})");
+}
+
+TEST(AdmissionReviewDecode, ReadsEveryFieldTheGuardUses) {
+  auto r = decodeAdmissionReview(deleteReview().dump());
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->uid, "705ab4f5-6393-11e8-b7cc-42010a800002");
+  EXPECT_EQ(r->group, "apps");
+  EXPECT_EQ(r->version, "v1");
+  EXPECT_EQ(r->resource, "statefulsets");
+  EXPECT_EQ(r->sub_resource, "");
+  EXPECT_EQ(r->ns, "monitoring");
+  EXPECT_EQ(r->name, "prometheus-main-shard-1");
+  EXPECT_EQ(r->operation, Operation::Delete);
+  EXPECT_EQ(r->user.username, "user-1");
+  EXPECT_EQ(r->user.groups, std::vector<std::string>{"system:authenticated"});
+  EXPECT_TRUE(r->dry_run);
+  EXPECT_TRUE(r->object.is_null());
+  EXPECT_EQ(r->old_object["metadata"]["labels"]["shardscaler.io/shardset"], "main");
+}
+
+TEST(AdmissionReviewDecode, OptionalFieldsMayBeAbsent) {
+  Json review = deleteReview();
+  auto& request = review["request"];
+  for (const char* key : {"namespace", "name", "dryRun", "object", "oldObject", "userInfo"}) {
+    request.erase(key);
+  }
+  request["resource"].erase("group");
+  auto r = decodeAdmissionReview(review.dump());
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->group, "");
+  EXPECT_FALSE(r->dry_run);
+  EXPECT_TRUE(r->old_object.is_null());
+  EXPECT_EQ(r->user.username, "");
+}
+
+TEST(AdmissionReviewDecode, EachOperation) {
+  for (const auto& [text, op] :
+       std::vector<std::pair<std::string, Operation>>{{"CREATE", Operation::Create},
+                                                      {"UPDATE", Operation::Update},
+                                                      {"DELETE", Operation::Delete},
+                                                      {"CONNECT", Operation::Connect}}) {
+    Json review = deleteReview();
+    review["request"]["operation"] = text;
+    auto r = decodeAdmissionReview(review.dump());
+    ASSERT_TRUE(r) << r.error();
+    EXPECT_EQ(r->operation, op);
+    EXPECT_EQ(toString(op), text);
+  }
+}
+
+struct BadCase {
+  std::string what;
+  std::function<void(Json&)> change;
+  std::string error;
+};
+
+TEST(AdmissionReviewDecode, NamesWhatIsWrong) {
+  const std::vector<BadCase> cases = {
+      {"v1beta1", [](Json& j) { j["apiVersion"] = "admission.k8s.io/v1beta1"; },
+       R"(AdmissionReview: apiVersion "admission.k8s.io/v1beta1" is not served (the webhook's )"
+       R"(admissionReviewVersions must be [v1]))"},
+      {"no apiVersion", [](Json& j) { j.erase("apiVersion"); },
+       "AdmissionReview: apiVersion: missing"},
+      {"apiVersion number", [](Json& j) { j["apiVersion"] = 1; },
+       "AdmissionReview: apiVersion: expected a string, got number"},
+      {"kind", [](Json& j) { j["kind"] = "Status"; },
+       R"(AdmissionReview: kind "Status" is not AdmissionReview)"},
+      {"no request", [](Json& j) { j.erase("request"); }, "AdmissionReview: request: missing"},
+      {"request array", [](Json& j) { j["request"] = Json::array(); },
+       "AdmissionReview: request: expected an object, got array"},
+      {"no uid", [](Json& j) { j["request"].erase("uid"); },
+       "AdmissionReview: request.uid: missing"},
+      {"empty uid", [](Json& j) { j["request"]["uid"] = ""; },
+       "AdmissionReview: request.uid: missing"},
+      {"no resource", [](Json& j) { j["request"].erase("resource"); },
+       "AdmissionReview: request.resource: missing"},
+      {"resource without plural", [](Json& j) { j["request"]["resource"].erase("resource"); },
+       "AdmissionReview: request.resource.resource: missing"},
+      {"bad operation", [](Json& j) { j["request"]["operation"] = "PATCH"; },
+       R"(AdmissionReview: request.operation: "PATCH" is not CREATE, UPDATE, DELETE or CONNECT)"},
+      {"no operation", [](Json& j) { j["request"].erase("operation"); },
+       "AdmissionReview: request.operation: missing"},
+      {"groups not strings", [](Json& j) { j["request"]["userInfo"]["groups"] = {1}; },
+       "AdmissionReview: request.userInfo.groups: entries must be strings"},
+      {"username number", [](Json& j) { j["request"]["userInfo"]["username"] = 7; },
+       "AdmissionReview: request.userInfo.username: expected a string, got number"},
+      {"dryRun string", [](Json& j) { j["request"]["dryRun"] = "yes"; },
+       "AdmissionReview: request.dryRun: expected a boolean"},
+      {"oldObject string", [](Json& j) { j["request"]["oldObject"] = "x"; },
+       "AdmissionReview: request.oldObject: expected an object, got string"},
+      {"namespace object", [](Json& j) { j["request"]["namespace"] = Json::object(); },
+       "AdmissionReview: request.namespace: expected a string, got object"},
+  };
+  for (const auto& c : cases) {
+    Json review = deleteReview();
+    c.change(review);
+    auto r = decodeAdmissionReview(review.dump());
+    ASSERT_FALSE(r) << c.what;
+    EXPECT_EQ(r.error(), c.error) << c.what;
+  }
+}
+
+TEST(AdmissionReviewDecode, RejectsWhatIsNotAReviewAtAll) {
+  EXPECT_EQ(decodeAdmissionReview("").error(),
+            "AdmissionReview: empty body (expected a JSON AdmissionReview)");
+  EXPECT_EQ(decodeAdmissionReview("{\"apiVersion\":").error(),
+            "AdmissionReview: body is not valid JSON");
+  EXPECT_EQ(decodeAdmissionReview("[1,2]").error(), "AdmissionReview: expected a JSON object");
+  EXPECT_EQ(decodeAdmissionReview("\xff\xfe").error(), "AdmissionReview: body is not valid JSON");
+  EXPECT_EQ(decodeAdmissionReview(std::string(100000, '[')).error(),
+            "AdmissionReview: JSON nested deeper than 128 levels");
+  // Brackets inside strings do not count.
+  Json review = deleteReview();
+  review["request"]["oldObject"]["metadata"]["annotations"] = {{"x", std::string(500, '[')}};
+  EXPECT_TRUE(decodeAdmissionReview(review.dump()));
+  const std::string huge(kMaxReviewBytes + 1, ' ');
+  EXPECT_THAT(decodeAdmissionReview(huge).error(), HasSubstr("exceeds the limit of"));
+}
+
+TEST(AdmissionReviewEncode, DenialCarriesUidCodeReasonAndMessage) {
+  const Json denied = Json::parse(encodeAdmissionResponse(
+      "705ab4f5", AdmissionAnswer{.allowed = false, .message = "shardscaler guard: rule X"}));
+  EXPECT_EQ(denied, Json::parse(R"({
+      "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+      "response": {"uid": "705ab4f5", "allowed": false,
+                   "status": {"code": 403, "reason": "Forbidden",
+                              "message": "shardscaler guard: rule X"}}})"));
+}
+
+TEST(AdmissionReviewEncode, AllowedIsJustThat) {
+  const Json allowed = Json::parse(encodeAdmissionResponse("u", AdmissionAnswer{}));
+  EXPECT_EQ(allowed["response"], Json::parse(R"({"uid": "u", "allowed": true})"));
+}
+
+TEST(AdmissionReviewEncode, InvalidUtf8InTheMessageDoesNotThrow) {
+  const std::string out =
+      encodeAdmissionResponse("u", AdmissionAnswer{.allowed = false, .message = "bad \xff byte"});
+  EXPECT_FALSE(Json::parse(out, nullptr, false).is_discarded());
+}
+
+}  // namespace
+}  // namespace shardscaler::guard

@@ -1,0 +1,343 @@
+// The DELETE rules of the shard guard, rule by rule with their edges.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "guard_fixtures.h"
+#include "shardscaler/guard/decision.h"
+
+namespace shardscaler::guard {
+namespace {
+
+using namespace std::chrono_literals;
+using namespace testing;
+using ::testing::HasSubstr;
+
+class GuardDelete : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    live_.shard_set = LiveRead::found(shardSetJson(3));
+    live_.target_object = LiveRead::found(targetJson(3));
+    config_.self_user = "system:serviceaccount:monitoring:shardscaler";
+  }
+  Verdict judge(const AdmissionRequest& request, system_clock::time_point now = fixedNow()) {
+    return decide(request, live_, now, config_);
+  }
+
+  FakeLiveObjects live_;
+  GuardConfig config_;
+};
+
+TEST_F(GuardDelete, UnmanagedStatefulSetIsAllowedWithoutAnyRead) {
+  const Verdict v = judge(deleteRequest(unmanagedStatefulSet()));
+  EXPECT_TRUE(v.allowed);
+  EXPECT_EQ(v.reason, kAllowUnmanaged);
+  EXPECT_TRUE(live_.reads.empty());
+}
+
+TEST_F(GuardDelete, OtherResourcesAndOperationsAreNotJudged) {
+  AdmissionRequest pods = deleteRequest(activeShard(0));
+  pods.group = "";
+  pods.resource = "pods";
+  EXPECT_EQ(judge(pods).reason, kAllowNotGuarded);
+  AdmissionRequest scale = deleteRequest(activeShard(0));
+  scale.sub_resource = "scale";
+  EXPECT_EQ(judge(scale).reason, kAllowNotGuarded);
+  AdmissionRequest create = deleteRequest(activeShard(0));
+  create.operation = Operation::Create;
+  create.object = activeShard(0);
+  EXPECT_TRUE(judge(create).allowed);
+  EXPECT_TRUE(live_.reads.empty());
+}
+
+TEST_F(GuardDelete, ActiveShardIsDeniedWithWhyAndHow) {
+  const Verdict v = judge(deleteRequest(activeShard(1)));
+  EXPECT_FALSE(v.allowed);
+  EXPECT_EQ(v.reason, kRuleActiveShard);
+  EXPECT_EQ(v.message,
+            "shardscaler guard: rule ActiveShard: StatefulSet monitoring/prometheus-main-shard-1 "
+            "(shard 1 of Prometheus main) is an active shard of ShardSet main (Prometheus main "
+            "runs 3 shards, the ShardSet wants 3); deleting it would lose the data it holds. "
+            "Change the shard count with `kubectl scale shardset/main -n monitoring --replicas=N`. "
+            "To override, act as a member of group system:masters (--guard-exempt-groups).");
+  EXPECT_EQ(v.shard_index, 1);
+  EXPECT_EQ(v.shard_set, "main");
+  EXPECT_EQ(live_.reads, (std::vector<std::string>{"shardset monitoring/main",
+                                                   "target monitoring/Prometheus/main"}));
+}
+
+TEST_F(GuardDelete, ShardZeroIsActiveEvenWhenTheTargetOmitsShards) {
+  live_.target_object = LiveRead::found(targetJson(std::nullopt));  // the operator runs 1 shard
+  live_.shard_set = LiveRead::found(shardSetJson(1));
+  EXPECT_EQ(judge(deleteRequest(activeShard(0))).reason, kRuleActiveShard);
+  EXPECT_EQ(judge(deleteRequest(activeShard(1))).reason, kAllowBeyondShardCount);
+  live_.target_object = LiveRead::found(targetJson(0));  // 0 also runs one shard
+  live_.shard_set = LiveRead::found(shardSetJson(0, {{"minShards", 1}}));
+  EXPECT_EQ(judge(deleteRequest(activeShard(0))).reason, kRuleActiveShard);
+}
+
+TEST_F(GuardDelete, ExcessShardAfterAScaleDownIsTheOperatorsToDelete) {
+  // Policy Delete: shardscaler lowered spec.shards to 2; the operator removes shard 2.
+  live_.shard_set = LiveRead::found(shardSetJson(2));
+  live_.target_object = LiveRead::found(targetJson(2));
+  const Verdict v = judge(deleteRequest(activeShard(2), operatorUser()));
+  EXPECT_TRUE(v.allowed) << v.message;
+  EXPECT_EQ(v.reason, kAllowBeyondShardCount);
+  EXPECT_FALSE(judge(deleteRequest(activeShard(1), operatorUser())).allowed);
+}
+
+TEST_F(GuardDelete, ShardAboutToBeReattachedCountsAsActive) {
+  // Scale-up 2 -> 4 in flight: shard 3 is re-attached but spec.shards still says 2.
+  live_.shard_set = LiveRead::found(shardSetJson(4));
+  live_.target_object = LiveRead::found(targetJson(2));
+  const Verdict v = judge(deleteRequest(activeShard(3), operatorUser()));
+  EXPECT_FALSE(v.allowed);
+  EXPECT_THAT(v.message, HasSubstr("Prometheus main runs 2 shards, the ShardSet wants 4"));
+  EXPECT_TRUE(judge(deleteRequest(activeShard(4), operatorUser())).allowed);
+}
+
+TEST_F(GuardDelete, DesiredCountIsClampedAndRoundedAsThePlannerDoes) {
+  live_.target_object = LiveRead::found(targetJson(1));
+  live_.shard_set = LiveRead::found(shardSetJson(10, {{"maxShards", 3}}));
+  EXPECT_FALSE(judge(deleteRequest(activeShard(2))).allowed);
+  EXPECT_TRUE(judge(deleteRequest(activeShard(3))).allowed);
+
+  // Topology with 3 zones: 4 rounds up to 6.
+  live_.target_object = LiveRead::found(targetJson(
+      3,
+      {{"shardingStrategy", {{"mode", "Topology"}, {"topology", {{"values", {"a", "b", "c"}}}}}}}));
+  live_.shard_set = LiveRead::found(shardSetJson(4));
+  EXPECT_FALSE(judge(deleteRequest(activeShard(5))).allowed);
+  EXPECT_TRUE(judge(deleteRequest(activeShard(6))).allowed);
+}
+
+TEST_F(GuardDelete, InvalidShardSetSpecMakesEveryLabelledShardActive) {
+  live_.shard_set = LiveRead::found(shardSetJson(2, {{"minShards", 5}, {"maxShards", 3}}));
+  live_.target_object = LiveRead::found(targetJson(2));
+  const Verdict v = judge(deleteRequest(activeShard(7)));
+  EXPECT_FALSE(v.allowed);
+  EXPECT_EQ(v.reason, kRuleActiveShard);
+  EXPECT_THAT(v.message, HasSubstr("whose spec is invalid (spec.maxShards: must not be below"));
+
+  Json no_shards = shardSetJson(2);
+  no_shards["spec"].erase("shards");
+  live_.shard_set = LiveRead::found(no_shards);
+  EXPECT_THAT(judge(deleteRequest(activeShard(7))).message,
+              HasSubstr("spec is invalid (spec.shards: required)"));
+
+  live_.shard_set = LiveRead::found(shardSetJson(2, {{"minShards", "two"}}));
+  EXPECT_FALSE(judge(deleteRequest(activeShard(7))).allowed);
+}
+
+TEST_F(GuardDelete, UnknownTargetKindMakesTheShardActive) {
+  live_.shard_set = LiveRead::found(shardSetJson(2, {{"targetRef", {{"kind", "Alertmanager"}}}}));
+  const Verdict v = judge(deleteRequest(activeShard(5)));
+  EXPECT_EQ(v.reason, kRuleActiveShard);
+  EXPECT_THAT(v.message, HasSubstr("targetRef.kind \"Alertmanager\" is not Prometheus"));
+}
+
+TEST_F(GuardDelete, MissingOrGarbageShardIndexIsKept) {
+  Json no_index = activeShard(4);
+  no_index["metadata"]["labels"].erase("operator.prometheus.io/shard");
+  Verdict v = judge(deleteRequest(no_index));
+  EXPECT_EQ(v.reason, kRuleUnknownShardIndex);
+  EXPECT_THAT(v.message, HasSubstr("operator.prometheus.io/shard label is missing"));
+  EXPECT_EQ(v.message.find("(shard "), std::string::npos) << v.message;
+
+  for (const char* garbage : {"", "-1", "04", "x", "99999999999"}) {
+    Json bad = activeShard(4);
+    bad["metadata"]["labels"]["operator.prometheus.io/shard"] = garbage;
+    v = judge(deleteRequest(bad));
+    EXPECT_EQ(v.reason, kRuleUnknownShardIndex) << garbage;
+    EXPECT_THAT(v.message, HasSubstr("\"" + std::string(garbage) + "\", not a shard index"));
+  }
+}
+
+TEST_F(GuardDelete, TargetGoneLeavesTheDesiredCount) {
+  live_.target_object = LiveRead::absent();
+  live_.shard_set = LiveRead::found(shardSetJson(2));
+  const Verdict v = judge(deleteRequest(activeShard(1)));
+  EXPECT_FALSE(v.allowed);
+  EXPECT_THAT(v.message, HasSubstr("Prometheus main was not found, the ShardSet wants 2"));
+  EXPECT_TRUE(judge(deleteRequest(activeShard(2))).allowed);
+}
+
+TEST_F(GuardDelete, FailedReadsDenyWithTheReason) {
+  live_.shard_set = LiveRead::failed("Transport: connection refused");
+  Verdict v = judge(deleteRequest(activeShard(9)));
+  EXPECT_FALSE(v.allowed);
+  EXPECT_EQ(v.reason, kRuleReadFailed);
+  EXPECT_THAT(v.message, HasSubstr("cannot read ShardSet monitoring/main (Transport: connection "
+                                   "refused), so the DELETE of StatefulSet "
+                                   "monitoring/prometheus-main-shard-9 (shard 9)"));
+
+  live_.shard_set = LiveRead::found(shardSetJson(2));
+  live_.target_object = LiveRead::failed("Forbidden (403): no");
+  v = judge(deleteRequest(activeShard(9)));
+  EXPECT_EQ(v.reason, kRuleReadFailed);
+  EXPECT_THAT(v.message, HasSubstr("cannot read Prometheus main (Forbidden (403): no)"));
+
+  live_.target_object = LiveRead::found(Json::array());
+  EXPECT_EQ(judge(deleteRequest(activeShard(9))).reason, kRuleReadFailed);
+
+  live_.shard_set = LiveRead::found(Json{{"metadata", {{"namespace", "monitoring"}}}});
+  v = judge(deleteRequest(activeShard(9)));
+  EXPECT_EQ(v.reason, kRuleReadFailed);
+  EXPECT_THAT(v.message, HasSubstr("metadata.name: required"));
+}
+
+TEST_F(GuardDelete, ShardSetGoneReleasesTheShard) {
+  live_.shard_set = LiveRead::absent();
+  const Verdict v = judge(deleteRequest(retainedShard(3, "9999-01-01T00:00:00Z")));
+  EXPECT_TRUE(v.allowed);
+  EXPECT_EQ(v.reason, kAllowShardSetGone);
+  EXPECT_EQ(live_.reads, std::vector<std::string>{"shardset monitoring/main"});
+}
+
+TEST_F(GuardDelete, RetainedShardBeforeItsDeadlineIsDenied) {
+  const Verdict v = judge(deleteRequest(retainedShard(3, "2026-11-25T10:00:00Z"), operatorUser()));
+  EXPECT_FALSE(v.allowed);
+  EXPECT_EQ(v.reason, kRuleRetainedBeforeDeadline);
+  EXPECT_EQ(v.message,
+            "shardscaler guard: rule RetainedBeforeDeadline: StatefulSet "
+            "monitoring/prometheus-main-shard-3 (shard 3 of Prometheus main) is retained by "
+            "ShardSet main until 2026-11-25T10:00:00Z; shardscaler deletes it once that passes. "
+            "To override, act as a member of group system:masters (--guard-exempt-groups).");
+  EXPECT_EQ(v.deadline, "2026-11-25T10:00:00Z");
+  // The deadline rule needs no target.
+  EXPECT_EQ(live_.reads, std::vector<std::string>{"shardset monitoring/main"});
+}
+
+TEST_F(GuardDelete, DeadlineIsStrictlyAfter) {
+  const Json shard = retainedShard(3, "2026-11-22T10:00:00Z");
+  EXPECT_FALSE(judge(deleteRequest(shard), fixedNow() - 1s).allowed);
+  EXPECT_FALSE(judge(deleteRequest(shard), fixedNow()).allowed);
+  const Verdict after = judge(deleteRequest(shard), fixedNow() + 1ms);
+  EXPECT_TRUE(after.allowed);
+  EXPECT_EQ(after.reason, kAllowDeadlinePassed);
+}
+
+TEST_F(GuardDelete, DeadlineInAnotherZoneIsShownInUtc) {
+  const Verdict v = judge(deleteRequest(retainedShard(3, "2026-11-25T12:30:00+02:30")));
+  EXPECT_THAT(v.message, HasSubstr("until 2026-11-25T10:00:00Z;"));
+}
+
+TEST_F(GuardDelete, NeverMissingAndGarbageDeadlinesKeepTheShard) {
+  Verdict v =
+      judge(deleteRequest(retainedShard(3, "0001-01-01T00:00:00Z")), fixedNow() + 24h * 365 * 100);
+  EXPECT_EQ(v.reason, kRuleRetainedBeforeDeadline);
+  EXPECT_THAT(v.message, HasSubstr("with no deadline (0001-01-01T00:00:00Z means never)"));
+
+  v = judge(deleteRequest(retainedShard(3, std::nullopt)));
+  EXPECT_EQ(v.reason, kRuleRetainedBeforeDeadline);
+  EXPECT_THAT(v.message, HasSubstr("but has no operator.prometheus.io/deletion-timestamp "
+                                   "annotation, so it is kept (never delete on doubt)"));
+
+  v = judge(deleteRequest(retainedShard(3, "tomorrow")));
+  EXPECT_EQ(v.reason, kRuleRetainedBeforeDeadline);
+  EXPECT_THAT(v.message, HasSubstr("is unreadable (\"tomorrow\" is not an RFC3339 time"));
+  EXPECT_EQ(v.deadline, "tomorrow");
+}
+
+TEST_F(GuardDelete, RetainedShardThatIsAlsoAttachedMustPassBothRules) {
+  Json odd = relabelled(retainedShard(1, "2026-11-01T00:00:00Z"));  // expired, but attached
+  Verdict v = judge(deleteRequest(odd));
+  EXPECT_EQ(v.reason, kRuleActiveShard);
+  odd = relabelled(retainedShard(5, "2026-11-01T00:00:00Z"));
+  v = judge(deleteRequest(odd));
+  EXPECT_TRUE(v.allowed) << v.message;
+}
+
+TEST_F(GuardDelete, ExemptIdentitiesPassWithoutReads) {
+  EXPECT_EQ(judge(deleteRequest(activeShard(0), admin())).reason, kAllowExempt);
+  EXPECT_EQ(
+      judge(deleteRequest(activeShard(0), {config_.self_user, {"system:serviceaccounts"}})).reason,
+      kAllowExempt);
+  EXPECT_TRUE(live_.reads.empty());
+
+  config_.exempt_groups = {};
+  config_.exempt_users = {"alice"};
+  EXPECT_FALSE(judge(deleteRequest(activeShard(0), admin())).allowed);
+  EXPECT_TRUE(judge(deleteRequest(activeShard(0), {"alice", {}})).allowed);
+  EXPECT_THAT(judge(deleteRequest(activeShard(0))).message,
+              HasSubstr("To override, act as user alice (--guard-exempt-users)."));
+  config_.exempt_users = {};
+  EXPECT_THAT(judge(deleteRequest(activeShard(0))).message,
+              HasSubstr("No identity but shardscaler's is exempt"));
+  config_.exempt_groups = {"platform-admins", "sre"};
+  EXPECT_TRUE(judge(deleteRequest(activeShard(0), {"bob", {"sre"}})).allowed);
+  EXPECT_THAT(judge(deleteRequest(activeShard(0))).message,
+              HasSubstr("act as a member of group platform-admins or sre"));
+}
+
+TEST_F(GuardDelete, AnEmptySelfUserExemptsNobody) {
+  config_.self_user = "";
+  EXPECT_FALSE(judge(deleteRequest(activeShard(0), {"", {}})).allowed);
+}
+
+TEST_F(GuardDelete, GarbageCollectorMayCleanUpAfterTheTarget) {
+  const Json shard = retainedShard(3, "2026-11-25T10:00:00Z");
+  live_.target_object = LiveRead::absent();
+  Verdict v = judge(deleteRequest(shard, garbageCollector()));
+  EXPECT_TRUE(v.allowed) << v.message;
+  EXPECT_EQ(v.reason, kAllowCleanup);
+
+  Json deleting = targetJson(3);
+  deleting["metadata"]["deletionTimestamp"] = "2026-11-22T09:59:00Z";
+  live_.target_object = LiveRead::found(deleting);
+  EXPECT_EQ(judge(deleteRequest(activeShard(0), garbageCollector())).reason, kAllowCleanup);
+
+  // The same identity gets no pass while the target lives.
+  live_.target_object = LiveRead::found(targetJson(3));
+  v = judge(deleteRequest(activeShard(0), garbageCollector()));
+  EXPECT_EQ(v.reason, kRuleActiveShard);
+  EXPECT_EQ(judge(deleteRequest(shard, garbageCollector())).reason, kRuleRetainedBeforeDeadline);
+  // Nor does anyone else when the target is gone.
+  live_.target_object = LiveRead::absent();
+  EXPECT_EQ(judge(deleteRequest(shard, operatorUser())).reason, kRuleRetainedBeforeDeadline);
+}
+
+TEST_F(GuardDelete, NamespaceControllerMayCleanUpATerminatingNamespace) {
+  const UserInfo ns_controller{"system:serviceaccount:kube-system:namespace-controller", {}};
+  live_.namespace_object = LiveRead::found(namespaceJson(true));
+  EXPECT_EQ(judge(deleteRequest(activeShard(0), ns_controller)).reason, kAllowCleanup);
+  Json phase_only = namespaceJson(false);
+  phase_only["status"]["phase"] = "Terminating";
+  live_.namespace_object = LiveRead::found(phase_only);
+  EXPECT_EQ(judge(deleteRequest(activeShard(0), ns_controller)).reason, kAllowCleanup);
+  EXPECT_EQ(judge(deleteRequest(activeShard(0), {"system:kube-controller-manager", {}})).reason,
+            kAllowCleanup);
+  // Someone else in a terminating namespace is judged by the rules.
+  EXPECT_EQ(judge(deleteRequest(activeShard(0), operatorUser())).reason, kRuleActiveShard);
+
+  live_.namespace_object = LiveRead::failed("Timeout: no answer");
+  const Verdict v = judge(deleteRequest(activeShard(0), ns_controller));
+  EXPECT_EQ(v.reason, kRuleReadFailed);
+  EXPECT_THAT(v.message, HasSubstr("cannot read namespace monitoring (Timeout: no answer)"));
+}
+
+TEST_F(GuardDelete, CleanupIdentitiesAreConfigurable) {
+  config_.cleanup_users = {"admin"};  // the test control plane's controller-manager
+  config_.exempt_groups = {};
+  live_.target_object = LiveRead::absent();
+  EXPECT_EQ(judge(deleteRequest(activeShard(0), {"admin", {"system:masters"}})).reason,
+            kAllowCleanup);
+  EXPECT_EQ(judge(deleteRequest(activeShard(0), garbageCollector())).reason, kRuleActiveShard);
+}
+
+TEST_F(GuardDelete, DryRunIsJudgedTheSame) {
+  AdmissionRequest dry = deleteRequest(activeShard(1));
+  dry.dry_run = true;
+  EXPECT_EQ(judge(dry).message, judge(deleteRequest(activeShard(1))).message);
+}
+
+TEST_F(GuardDelete, ReviewWithoutTheOldObjectIsDenied) {
+  AdmissionRequest r = deleteRequest(activeShard(1));
+  r.old_object = nullptr;
+  const Verdict v = judge(r);
+  EXPECT_EQ(v.reason, kRuleIncompleteReview);
+  EXPECT_THAT(v.message, HasSubstr("the DELETE review of StatefulSet "
+                                   "monitoring/prometheus-main-shard-1 carries no oldObject"));
+}
+
+}  // namespace
+}  // namespace shardscaler::guard

@@ -1,0 +1,214 @@
+// Builders of admission requests and shard StatefulSets, and fakes of the guard's live reads and
+// of the KubeClient, for the guard's unit tests. Test-only; no I/O, no clock.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscaler/guard/admission_review.h"
+#include "shardscaler/guard/live_objects.h"
+#include "shardscaler/k8s_client/kube_client.h"
+
+namespace shardscaler::guard::testing {
+
+using Json = nlohmann::json;
+using std::chrono::system_clock;
+
+inline constexpr const char* kNamespace = "monitoring";
+
+// 2026-11-22T10:00:00Z
+inline system_clock::time_point fixedNow() {
+  using namespace std::chrono;
+  return sys_days{year{2026} / November / 22} + hours{10};
+}
+
+inline std::string shardName(int index) {
+  return index == 0 ? "prometheus-main" : "prometheus-main-shard-" + std::to_string(index);
+}
+
+// An active shard of Prometheus main managed by ShardSet main, as the operator and shardscaler
+// label it.
+inline Json activeShard(int index) {
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "StatefulSet"},
+          {"metadata",
+           {{"name", shardName(index)},
+            {"namespace", kNamespace},
+            {"labels",
+             {{"operator.prometheus.io/name", "main"},
+              {"operator.prometheus.io/mode", "server"},
+              {"operator.prometheus.io/shard", std::to_string(index)},
+              {"shardscaler.io/shardset", "main"}}}}},
+          {"spec", {{"replicas", 2}}}};
+}
+
+// A retained (detached) shard with the given deadline annotation (nullopt: none).
+inline Json retainedShard(int index, std::optional<std::string> deadline) {
+  Json s = activeShard(index);
+  auto& labels = s["metadata"]["labels"];
+  labels.erase("operator.prometheus.io/name");
+  labels["shardscaler.io/retained"] = "true";
+  s["metadata"]["annotations"] = {
+      {"shardscaler.io/detached-at", "2026-11-21T10:00:00Z"},
+      {"shardscaler.io/detached-labels", R"({"operator.prometheus.io/name":"main"})"}};
+  if (deadline) {
+    s["metadata"]["annotations"]["operator.prometheus.io/deletion-timestamp"] = *deadline;
+  }
+  return s;
+}
+
+inline Json unmanagedStatefulSet() {
+  return {{"metadata", {{"name", "web"}, {"namespace", kNamespace}, {"labels", {{"app", "web"}}}}}};
+}
+
+inline UserInfo plainUser() { return {"user-1", {"system:authenticated"}}; }
+inline UserInfo operatorUser() {
+  return {"system:serviceaccount:monitoring:prometheus-operator",
+          {"system:serviceaccounts", "system:authenticated"}};
+}
+inline UserInfo admin() { return {"kubernetes-admin", {"system:masters", "system:authenticated"}}; }
+inline UserInfo garbageCollector() {
+  return {"system:serviceaccount:kube-system:generic-garbage-collector",
+          {"system:serviceaccounts", "system:authenticated"}};
+}
+
+inline AdmissionRequest deleteRequest(const Json& old_object, UserInfo user = plainUser()) {
+  AdmissionRequest r;
+  r.uid = "0c8f5a4e-uid";
+  r.group = "apps";
+  r.version = "v1";
+  r.resource = "statefulsets";
+  r.ns = kNamespace;
+  r.name = old_object.value("/metadata/name"_json_pointer, "");
+  r.operation = Operation::Delete;
+  r.user = std::move(user);
+  r.old_object = old_object;
+  return r;
+}
+
+inline AdmissionRequest updateRequest(const Json& old_object, const Json& object,
+                                      UserInfo user = operatorUser()) {
+  AdmissionRequest r = deleteRequest(old_object, std::move(user));
+  r.operation = Operation::Update;
+  r.object = object;
+  return r;
+}
+
+// What the operator's CreateStatefulSetOrPatchLabels or a stale update does to a retained shard:
+// its labels come back, shardscaler's stay.
+inline Json relabelled(Json shard) {
+  shard["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
+  return shard;
+}
+
+inline Json shardSetJson(int64_t shards, const Json& spec_patch = Json::object()) {
+  Json j{{"apiVersion", "shardscaler.io/v1alpha1"},
+         {"kind", "ShardSet"},
+         {"metadata", {{"name", "main"}, {"namespace", kNamespace}, {"generation", 4}}},
+         {"spec", {{"targetRef", {{"kind", "Prometheus"}, {"name", "main"}}}, {"shards", shards}}}};
+  if (!spec_patch.is_null()) j["spec"].merge_patch(spec_patch);
+  return j;
+}
+
+inline Json targetJson(std::optional<int64_t> shards, const Json& spec_patch = Json::object()) {
+  Json j{{"apiVersion", "monitoring.coreos.com/v1"},
+         {"kind", "Prometheus"},
+         {"metadata", {{"name", "main"}, {"namespace", kNamespace}, {"uid", "uid-prom-main"}}},
+         {"spec", {{"replicas", 2}}}};
+  if (shards) j["spec"]["shards"] = *shards;
+  if (!spec_patch.is_null()) j["spec"].merge_patch(spec_patch);
+  return j;
+}
+
+inline Json namespaceJson(bool terminating) {
+  Json j{{"metadata", {{"name", kNamespace}}}, {"status", {{"phase", "Active"}}}};
+  if (terminating) {
+    j["metadata"]["deletionTimestamp"] = "2026-11-22T09:59:00Z";
+    j["status"]["phase"] = "Terminating";
+  }
+  return j;
+}
+
+// Answers each read from what the test set, and counts the reads.
+class FakeLiveObjects final : public LiveObjects {
+ public:
+  LiveRead shard_set = LiveRead::absent();
+  LiveRead target_object = LiveRead::absent();
+  LiveRead namespace_object = LiveRead::found(namespaceJson(false));
+  std::vector<std::string> reads;  // "shardset monitoring/main", "target Prometheus main", ...
+
+  LiveRead shardSet(const std::string& ns, const std::string& name) override {
+    reads.push_back("shardset " + ns + "/" + name);
+    return shard_set;
+  }
+  LiveRead target(const std::string& ns, retention::TargetKind kind,
+                  const std::string& name) override {
+    reads.push_back("target " + ns + "/" + std::string(retention::toString(kind)) + "/" + name);
+    return target_object;
+  }
+  LiveRead namespaceObject(const std::string& name) override {
+    reads.push_back("namespace " + name);
+    return namespace_object;
+  }
+};
+
+// A KubeClient that answers get() and create() from tables and refuses everything else.
+class FakeKubeClient final : public k8s::KubeClient {
+ public:
+  // Keyed by "<resource>/<ns>/<name>" (ns empty for cluster-scoped).
+  std::map<std::string, k8s::Result<Json>> objects;
+  // create(): the answer, and the objects posted.
+  std::optional<k8s::Result<Json>> create_answer;
+  std::vector<Json> created;
+  std::vector<std::string> gets;
+
+  static std::string key(const k8s::Resource& r, const std::string& ns, const std::string& name) {
+    return r.resource + "/" + ns + "/" + name;
+  }
+
+  k8s::Result<Json> get(const k8s::Resource& r, const std::string& ns, const std::string& name,
+                        const std::string& = {}) override {
+    gets.push_back(key(r, ns, name));
+    const auto it = objects.find(key(r, ns, name));
+    if (it == objects.end()) return k8s::makeError(k8s::ErrorKind::NotFound, "not found");
+    return it->second;
+  }
+  k8s::Result<Json> create(const k8s::Resource&, const std::string&, const Json& obj) override {
+    created.push_back(obj);
+    if (!create_answer) return k8s::makeError(k8s::ErrorKind::Other, "create not expected");
+    return *create_answer;
+  }
+  k8s::Result<Json> list(const k8s::Resource&, const std::string&,
+                         const k8s::ListOptions& = {}) override {
+    return refused();
+  }
+  k8s::Result<Json> update(const k8s::Resource&, const std::string&, const Json&,
+                           const std::string& = {}) override {
+    return refused();
+  }
+  k8s::Result<Json> patch(const k8s::Resource&, const std::string&, const std::string&,
+                          k8s::PatchType, const Json&, const std::string& = {}) override {
+    return refused();
+  }
+  k8s::Result<Json> remove(const k8s::Resource&, const std::string&, const std::string&,
+                           const k8s::DeleteOptions& = {}) override {
+    return refused();
+  }
+  k8s::Result<void> watch(const k8s::Resource&, const std::string&, const k8s::WatchOptions&,
+                          const k8s::WatchHandler&, const std::atomic<bool>* = nullptr) override {
+    return k8s::makeError(k8s::ErrorKind::Other, "the guard never watches");
+  }
+
+ private:
+  static k8s::Result<Json> refused() {
+    return k8s::makeError(k8s::ErrorKind::Other, "the guard never writes");
+  }
+};
+
+}  // namespace shardscaler::guard::testing
