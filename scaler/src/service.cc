@@ -102,7 +102,10 @@ class Service {
         ingestion_(*clock_, &metrics_,
                    [this](const std::string& key) { controller_.enqueue(key); }),
         controller_(client_, *clock_, events_, &metrics_,
-                    ControllerOptions{.namespaces = options.namespaces, .workers = options.workers},
+                    ControllerOptions{.namespaces = options.namespaces,
+                                      .workers = options.workers,
+                                      .settle_time = options.settle_time,
+                                      .pause_ack_timeout = options.pause_ack_timeout},
                     &ingestion_),
         http_(HttpServer::Handlers{
             .metrics = [this] { return metrics_.serialize(); },

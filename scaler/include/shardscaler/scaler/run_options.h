@@ -62,6 +62,9 @@ struct RunOptions {
   LogFormat log_format = LogFormat::Text;
   std::string identity;  // Lease holder identity; default "<hostname>_<random uuid>"
   std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds(10);
+  // Transitions without the admission guard (docs/design.md §10).
+  std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
+  std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
 };
 
 // `shardscaler plan --shardset NS/NAME --shards N`.
