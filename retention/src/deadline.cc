@@ -153,4 +153,19 @@ std::expected<DeletionDeadline, std::string> parseDeletionTimestamp(std::string_
   return DeletionDeadline::at(*t);
 }
 
+std::string formatAnnotationTime(std::chrono::system_clock::time_point t) {
+  Timestamp ts = Timestamp::fromTimePoint(t);
+  ts.nanos -= ts.nanos % 1'000'000;
+  return formatRfc3339Utc(ts);
+}
+
+std::optional<std::chrono::system_clock::time_point> parseAnnotationTime(const std::string* text) {
+  if (text == nullptr) return std::nullopt;
+  auto ts = parseRfc3339(*text);
+  if (!ts) return std::nullopt;
+  return std::chrono::system_clock::time_point(ts->seconds) +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+             std::chrono::nanoseconds(ts->nanos));
+}
+
 }  // namespace shardscaler::retention

@@ -1,7 +1,8 @@
-// What the planner's two halves share: the input, what was observed of it, and the plan being
-// built. Private to retention.
+// What the planner's parts share: the input, what was observed of it, and the plan being built.
+// Private to retention.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -19,7 +20,18 @@ struct PlanContext {
   std::optional<ShardInventory> inventory;  // when the target is found
   // Set by the action half in InvalidSpec mode when the target stays paused.
   std::string kept_paused_because;
+
+  // Come back after `wait` at the latest (keeps the earliest of several).
+  void requeueWithin(std::chrono::nanoseconds wait);
 };
+
+// Move toward `want`: PlanMode::Converge.
+void planConverge(PlanContext& context);
+// Undo an interrupted transition at the target's current shard count, write nothing else:
+// re-attach shards the operator expects, keep (detach) attached shards it would delete if they
+// were re-attached by us, resume a target this ShardSet paused. `release` also drops the claim
+// and the guard labels of active shards.
+void planUndo(PlanContext& context, bool release);
 
 // Status, conditions, Degraded-transition events and requeue time; runs after the actions.
 void fillStatus(PlanContext& context);

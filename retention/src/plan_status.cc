@@ -39,6 +39,7 @@ std::string progressMessage(const std::vector<Action>& actions) {
     while (i + run < actions.size() && actions[i + run].type == a.type) ++run;
     const std::string_view verb = a.type == ActionType::DetachStatefulSet     ? "detach "
                                   : a.type == ActionType::ReattachStatefulSet ? "re-attach "
+                                  : a.type == ActionType::LabelStatefulSet    ? "label "
                                                                               : "delete ";
     parts.push_back(std::string(verb) + count(run, "StatefulSet(s)"));
     i += run;
@@ -53,11 +54,14 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
   const int32_t cur = t.effectiveShards();
   const int32_t want = d.desired->want;
   const std::string target_text = std::string(toString(t.kind)) + " " + t.name;
-  // Deleting expired shards or dropping a stale annotation does not change what is served.
-  const bool scaling = std::ranges::any_of(c.plan.actions, [](const Action& a) {
-    return a.type != ActionType::DeleteStatefulSet &&
-           !(a.type == ActionType::UpdateTarget && !a.merge_patch.contains("spec"));
-  });
+  // Deleting expired shards, guard labels, a claim or dropping a stale annotation do not change
+  // what is served.
+  const bool scaling =
+      !d.waiting_for.empty() || std::ranges::any_of(c.plan.actions, [](const Action& a) {
+        return a.type != ActionType::DeleteStatefulSet && a.type != ActionType::LabelStatefulSet &&
+               a.type != ActionType::ClaimTarget &&
+               !(a.type == ActionType::UpdateTarget && !a.merge_patch.contains("spec"));
+      });
   std::vector<std::string> notes;
   if (!d.desired->clamp_note.empty()) notes.push_back(d.desired->clamp_note);
   if (!d.desired->rounding_note.empty()) notes.push_back(d.desired->rounding_note);
@@ -83,12 +87,20 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
         active_text + ", " + std::to_string(c.inventory->retained.size()) + " retained" + suffix};
   }
 
-  if (!c.plan.actions.empty()) {
+  if (!d.abandoned_because.empty() || d.waiting_for.starts_with("the hold after")) {
+    progressing = {false, std::string(kReasonPauseNotAcknowledged),
+                   "transition given up and undone: " +
+                       (d.abandoned_because.empty() ? d.waiting_for : d.abandoned_because)};
+  } else if (!c.plan.actions.empty() || !d.waiting_for.empty()) {
     const std::string reason = want < cur   ? "ScalingDown"
                                : want > cur ? "ScalingUp"
                                : scaling    ? "Reconciling"
                                             : "DeletingShards";
-    progressing = {true, reason, progressMessage(c.plan.actions)};
+    std::string message = progressMessage(c.plan.actions);
+    if (!d.waiting_for.empty()) {
+      message += std::string(message.empty() ? "" : "; ") + "waiting for " + d.waiting_for;
+    }
+    progressing = {true, reason, message};
   } else if (cur != want || active != want) {
     progressing = {true, "WaitingForOperator", active_text + "; waiting for the operator" + suffix};
   } else {
@@ -162,9 +174,25 @@ void fillStatus(PlanContext& c) {
       ready = {false, "TargetDeleting", target_text + " is being deleted"};
       progressing = {false, "TargetDeleting", "no changes while the target is being deleted"};
       break;
+    case PlanMode::TargetClaimed: {
+      const std::string message = target_text + " is managed by ShardSet " + d.claimed_by +
+                                  " (annotation " + std::string(kClaimedByAnnotation) +
+                                  "); this ShardSet changes nothing";
+      ready = {false, std::string(kReasonTargetClaimed), message};
+      progressing = {false, std::string(kReasonTargetClaimed), "waiting for the claim to go"};
+      degraded = {true, std::string(kReasonTargetClaimed), message};
+      break;
+    }
+    case PlanMode::Release:
+      ready = {false, "Releasing", "letting go of " + target_text};
+      progressing = {!plan.actions.empty(), "Releasing", progressMessage(plan.actions)};
+      break;
     case PlanMode::Converge:
       convergeConditions(c, active, ready, progressing);
       break;
+  }
+  if (degraded.reason == "AsExpected" && !d.abandoned_because.empty()) {
+    degraded = {true, std::string(kReasonPauseNotAcknowledged), d.abandoned_because};
   }
   if (degraded.reason == "AsExpected" && !bad_deadlines.empty()) {
     degraded = {true, std::string(kReasonInvalidDeletionTimestamp),
@@ -193,9 +221,7 @@ void fillStatus(PlanContext& c) {
   if (d.mode == PlanMode::Converge) {
     for (const auto& s : c.inventory->retained) {
       if (s.object->being_deleted || s.index < d.desired->want || !s.deadline) continue;
-      if (auto wait = s.deadline->timeUntilExpiry(now)) {
-        if (!plan.requeue_after || *wait < *plan.requeue_after) plan.requeue_after = *wait;
-      }
+      if (auto wait = s.deadline->timeUntilExpiry(now)) c.requeueWithin(*wait);
     }
   }
 }

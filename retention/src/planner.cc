@@ -4,14 +4,15 @@
 
 #include "shardscaler/retention/duration.h"
 
-#include "patches.h"
+#include "action_builder.h"
 #include "plan_context.h"
 
 namespace shardscaler::retention {
 namespace {
 
-std::string shardText(const ShardStatefulSet& s) {
-  return "shard " + std::to_string(s.index) + " (StatefulSet " + s.object->name + ")";
+bool pausedByUs(const Target& t, const ShardSet& ss) {
+  const std::string* by = t.annotation(kPausedByAnnotation);
+  return t.paused && by != nullptr && *by == ss.name;
 }
 
 void addProblems(std::vector<FieldError>& into, const std::vector<FieldError>& from) {
@@ -20,218 +21,12 @@ void addProblems(std::vector<FieldError>& into, const std::vector<FieldError>& f
   }
 }
 
-// Builds the ordered actions; each helper appends one action with its events.
-class ActionBuilder {
- public:
-  ActionBuilder(PlanContext& c) : c_(c), target_(*c.target), ss_(c.input.shard_set) {}
-
-  void pause() {
-    Action a = targetAction(ActionType::PauseTarget);
-    a.resource_version = target_.resource_version;
-    a.merge_patch = patches::pauseTarget(target_, ss_.name);
-    a.summary = "pause " + targetText();
-    c_.plan.actions.push_back(std::move(a));
-  }
-
-  void detach(const ShardStatefulSet& s, const DeletionDeadline& deadline) {
-    Action a = statefulSetAction(ActionType::DetachStatefulSet, s);
-    a.merge_patch = patches::detach(*s.object, target_, ss_.name, deadline);
-    a.deadline = deadline;
-    const std::string until =
-        deadline.isNever() ? "with no deletion deadline" : "until " + deadline.toAnnotation();
-    a.summary = "detach " + shardText(s) + ", retained " + until;
-    a.events.push_back(
-        {EventType::Normal, std::string(kReasonShardRetained),
-         "Detached " + shardText(s) + " from " + targetText() + "; retained " + until});
-    c_.plan.actions.push_back(std::move(a));
-  }
-
-  void reattach(const ShardStatefulSet& s) {
-    Action a = statefulSetAction(ActionType::ReattachStatefulSet, s);
-    a.merge_patch = patches::reattach(*s.object, target_);
-    a.summary = "re-attach " + shardText(s);
-    a.events.push_back({EventType::Normal, std::string(kReasonShardReattached),
-                        "Re-attached retained " + shardText(s) + " to " + targetText()});
-    c_.plan.actions.push_back(std::move(a));
-  }
-
-  void update(std::optional<int32_t> shards, bool unpause, bool clear_paused_by,
-              std::vector<Event> events) {
-    Action a = targetAction(ActionType::UpdateTarget);
-    a.merge_patch = patches::updateTarget(target_, shards, unpause, clear_paused_by);
-    std::vector<std::string> parts;
-    if (shards) {
-      parts.push_back("set spec.shards " + std::to_string(target_.effectiveShards()) + " -> " +
-                      std::to_string(*shards));
-      events.insert(events.begin(),
-                    Event{EventType::Normal, std::string(kReasonTargetScaled),
-                          "Set " + targetText() + " spec.shards from " +
-                              std::to_string(target_.effectiveShards()) + " to " +
-                              std::to_string(*shards) + (unpause ? " and resumed it" : "")});
-    }
-    if (unpause) parts.emplace_back("resume (spec.paused=false)");
-    if (clear_paused_by && !unpause) parts.emplace_back("drop stale paused-by annotation");
-    for (size_t i = 0; i < parts.size(); ++i) a.summary += (i ? ", " : "") + parts[i];
-    a.summary += " on " + targetText();
-    a.events = std::move(events);
-    c_.plan.actions.push_back(std::move(a));
-  }
-
-  void remove(const ShardStatefulSet& s, std::optional<DeletionDeadline> passed,
-              const std::string& why) {
-    Action a = statefulSetAction(ActionType::DeleteStatefulSet, s);
-    a.resource_version = s.object->resource_version;
-    a.merge_patch = nullptr;
-    a.deadline = passed;
-    a.summary = "delete " + shardText(s) + " (foreground): " + why;
-    a.events.push_back({EventType::Normal, std::string(kReasonShardDeleted),
-                        "Deleted " + shardText(s) + ": " + why});
-    c_.plan.actions.push_back(std::move(a));
-  }
-
-  std::string targetText() const {
-    return std::string(toString(target_.kind)) + " " + target_.name;
-  }
-
- private:
-  Action targetAction(ActionType type) const {
-    Action a;
-    a.type = type;
-    a.object_name = target_.name;
-    a.uid = target_.uid;
-    return a;
-  }
-
-  Action statefulSetAction(ActionType type, const ShardStatefulSet& s) const {
-    Action a;
-    a.type = type;
-    a.object_name = s.object->name;
-    a.shard_index = s.index;
-    a.uid = s.object->uid;
-    return a;
-  }
-
-  PlanContext& c_;
-  const Target& target_;
-  const ShardSet& ss_;
-};
-
-bool pausedByUs(const Target& t, const ShardSet& ss) {
-  auto it = t.annotations.find(kPausedByAnnotation);
-  return t.paused && it != t.annotations.end() && it->second == ss.name;
-}
-
-bool stalePausedBy(const Target& t, const ShardSet& ss) {
-  auto it = t.annotations.find(kPausedByAnnotation);
-  return !t.paused && it != t.annotations.end() && it->second == ss.name;
-}
-
-void planConverge(PlanContext& c) {
-  const Target& target = *c.target;
-  const ShardSet& ss = c.input.shard_set;
-  const Decision& d = c.plan.decision;
-  const ShardInventory& inv = *c.inventory;
-  const int32_t cur = target.effectiveShards();
-  const int32_t want = d.desired->want;
-  const int32_t floor = std::max(cur, want);  // nothing below this is ever deleted
-  const bool retain = d.policy->when_scaled == WhenScaled::Retain;
-  const auto now = c.input.now;
-
-  std::vector<const ShardStatefulSet*> detach, reattach, scaled_away, expired;
-  bool need_pause = false;
-  for (const auto& s : inv.attached) {
-    if (s.object->being_deleted) continue;
-    if (s.index >= want) {
-      if (retain) {
-        detach.push_back(&s);
-      } else if (s.index >= floor) {
-        scaled_away.push_back(&s);
-      }
-    } else {
-      if (s.carries_retention_marks) reattach.push_back(&s);
-      // Visible to the operator but not expected by it yet: it would delete it before the
-      // new spec.shards lands.
-      if (s.index >= cur) need_pause = true;
-    }
-  }
-  for (const auto& s : inv.retained) {
-    if (s.object->being_deleted) continue;
-    if (s.index < want) {
-      reattach.push_back(&s);
-      if (s.index >= cur) need_pause = true;
-    } else if (s.index >= floor && s.deadline && s.deadline->expiredAt(now)) {
-      expired.push_back(&s);
-    }
-  }
-  if (!detach.empty()) need_pause = true;
-  std::ranges::sort(reattach, {}, &ShardStatefulSet::index);
-
-  ActionBuilder b(c);
-  bool ours = pausedByUs(target, ss);
-  if (need_pause && !target.paused) {
-    b.pause();
-    ours = true;
-  }
-  for (const auto* s : detach) {
-    // Detached before and re-labelled by the operator: keep the deadline first given.
-    const DeletionDeadline deadline =
-        s->carries_retention_marks && s->deadline ? *s->deadline : *d.new_deadline;
-    b.detach(*s, deadline);
-  }
-  for (const auto* s : reattach) b.reattach(*s);
-
-  const bool stale = stalePausedBy(target, ss);
-  const std::optional<int32_t> shards = cur != want ? std::optional(want) : std::nullopt;
-  if (shards || ours || stale) {
-    std::vector<Event> events;
-    if (shards && !d.desired->clamp_note.empty()) {
-      events.push_back(
-          {EventType::Normal, std::string(kReasonScaleClamped), d.desired->clamp_note});
-    }
-    if (shards && !d.desired->rounding_note.empty()) {
-      events.push_back(
-          {EventType::Normal, std::string(kReasonRoundedToZoneMultiple), d.desired->rounding_note});
-    }
-    b.update(shards, ours, ours || stale, std::move(events));
-  }
-  for (const auto* s : scaled_away) {
-    b.remove(*s, std::nullopt,
-             "scaled down to " + std::to_string(want) + " shards with whenScaled=Delete");
-  }
-  for (const auto* s : expired) {
-    b.remove(*s, s->deadline, "retention deadline " + s->deadline->toAnnotation() + " passed");
-  }
-}
-
-// InvalidSpec with the target present: undo what an interrupted plan left, write nothing else.
-void planRestore(PlanContext& c) {
-  const Target& target = *c.target;
-  const ShardSet& ss = c.input.shard_set;
-  const int32_t cur = target.effectiveShards();
-  ActionBuilder b(c);
-  std::vector<const ShardStatefulSet*> reattach;
-  std::vector<std::string> exposed;
-  for (const auto& s : c.inventory->attached) {
-    if (s.object->being_deleted) continue;
-    if (s.index < cur && s.carries_retention_marks) reattach.push_back(&s);
-    if (s.index >= cur) exposed.push_back(s.object->name);
-  }
-  for (const auto& s : c.inventory->retained) {
-    if (!s.object->being_deleted && s.index < cur) reattach.push_back(&s);
-  }
-  std::ranges::sort(reattach, {}, &ShardStatefulSet::index);
-  for (const auto* s : reattach) b.reattach(*s);
-
-  const bool ours = pausedByUs(target, ss);
-  if (ours && !exposed.empty()) {
-    c.kept_paused_because = "left paused: resuming it would let the operator delete";
-    for (const auto& n : exposed) c.kept_paused_because += " " + n;
-    return;
-  }
-  if (ours || stalePausedBy(target, ss)) b.update(std::nullopt, ours, true, {});
-}
-
 }  // namespace
+
+void PlanContext::requeueWithin(std::chrono::nanoseconds wait) {
+  wait = std::max<std::chrono::nanoseconds>(wait, std::chrono::milliseconds(1));
+  if (!plan.requeue_after || wait < *plan.requeue_after) plan.requeue_after = wait;
+}
 
 std::string_view toString(PlanMode mode) {
   switch (mode) {
@@ -243,12 +38,20 @@ std::string_view toString(PlanMode mode) {
       return "TargetNotFound";
     case PlanMode::TargetDeleting:
       return "TargetDeleting";
+    case PlanMode::TargetClaimed:
+      return "TargetClaimed";
+    case PlanMode::Release:
+      return "Release";
   }
   return "Unknown";
 }
 
 std::string_view toString(ActionType type) {
   switch (type) {
+    case ActionType::ClaimTarget:
+      return "ClaimTarget";
+    case ActionType::LabelStatefulSet:
+      return "LabelStatefulSet";
     case ActionType::PauseTarget:
       return "PauseTarget";
     case ActionType::UpdateTarget:
@@ -308,13 +111,28 @@ Plan planShardSet(const PlanInput& input) {
     addProblems(d.problems, w.error());
   }
 
-  if (!d.problems.empty()) {
+  const std::string* claim =
+      c.target != nullptr ? c.target->annotation(kClaimedByAnnotation) : nullptr;
+  d.claimed_by = claim != nullptr ? *claim : "";
+  const bool claimed_by_other = !d.claimed_by.empty() && d.claimed_by != ss.name;
+  if (input.purpose == PlanPurpose::Release) {
+    d.mode = PlanMode::Release;
+    // Another ShardSet holds the target now: nothing of it is ours to undo.
+    if (c.target != nullptr && !c.target->being_deleted && !claimed_by_other) planUndo(c, true);
+  } else if (c.target != nullptr && claimed_by_other && input.claim_holder_exists != false) {
+    d.mode = PlanMode::TargetClaimed;
+  } else if (!d.problems.empty()) {
     d.mode = PlanMode::InvalidSpec;
-    if (c.target != nullptr && !c.target->being_deleted) planRestore(c);
+    if (c.target != nullptr && !c.target->being_deleted) planUndo(c, false);
   } else if (c.target == nullptr) {
     d.mode = PlanMode::TargetNotFound;
   } else if (c.target->being_deleted) {
     d.mode = PlanMode::TargetDeleting;
+  } else if (d.claimed_by != ss.name) {
+    // Claimed first, alone: every later write of the transition carries the claim's
+    // resourceVersion, and a second ShardSet racing for the target loses with 409.
+    d.mode = PlanMode::Converge;
+    ActionBuilder(c).claim();
   } else {
     d.mode = PlanMode::Converge;
     planConverge(c);
@@ -345,10 +163,12 @@ std::string describe(const Plan& plan) {
     }
   }
   for (const auto& p : d.problems) out += "problem: " + p.describe() + "\n";
+  if (!d.abandoned_because.empty()) out += "given up: " + d.abandoned_because + "\n";
   if (plan.actions.empty()) out += "no changes\n";
   for (size_t i = 0; i < plan.actions.size(); ++i) {
     out += std::to_string(i + 1) + ". " + plan.actions[i].summary + "\n";
   }
+  if (!d.waiting_for.empty()) out += "waiting for: " + d.waiting_for + "\n";
   return out;
 }
 

@@ -67,7 +67,7 @@ std::expected<RetentionPolicy, std::vector<FieldError>> resolveRetentionPolicy(
     };
     if (shard_set.retention_period) {
       use(*shard_set.retention_period, std::string(kShardSetPeriodField));
-    } else if (target.has_retain) {
+    } else if (target.has_retain && !target.retain_period.empty()) {  // "" means unset
       use(target.retain_period, "target.spec.shardRetentionPolicy.retain.retentionPeriod");
     } else if (!target.retention_size.value_or("").empty() &&
                target.retention.value_or("").empty()) {

@@ -51,8 +51,14 @@ ShardInventory takeInventory(const ShardSet& shard_set, const Target& target,
         inventory.ignored.push_back(&sts);
         continue;
       }
-      shard.carries_retention_marks = ours;
-      if (ours) readDeadline(shard);
+      shard.guard_labelled = ours;
+      // The guard label alone is what every active shard carries; the marks are what a detach
+      // wrote and a re-attach removes.
+      shard.carries_retention_marks =
+          ours && (sts.label(kRetainedLabel) != nullptr ||
+                   sts.annotation(kDeletionTimestampAnnotation) != nullptr ||
+                   sts.annotation(kDetachedLabelsAnnotation) != nullptr);
+      if (shard.carries_retention_marks) readDeadline(shard);
       inventory.attached.push_back(std::move(shard));
       continue;
     }
@@ -61,7 +67,9 @@ ShardInventory takeInventory(const ShardSet& shard_set, const Target& target,
       inventory.ignored.push_back(&sts);
       continue;
     }
+    shard.guard_labelled = true;
     readDeadline(shard);
+    shard.detached_at = parseAnnotationTime(sts.annotation(kDetachedAtAnnotation));
     inventory.retained.push_back(std::move(shard));
   }
   const auto by_index = [](const ShardStatefulSet& a, const ShardStatefulSet& b) {

@@ -15,6 +15,40 @@ std::optional<size_t> Target::topologyZones() const {
   return topology_values.size();
 }
 
+bool Target::pauseAcknowledged() const {
+  return paused && status_paused == true && status_observed_generation.has_value() &&
+         *status_observed_generation >= generation;
+}
+
+const std::string* Target::annotation(std::string_view key) const {
+  auto it = annotations.find(key);
+  return it == annotations.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+// The operator's report, read leniently: a status it wrote in a shape we do not know is no
+// acknowledgement, never an error.
+void readOperatorStatus(const nlohmann::json& object, Target& t) {
+  const auto* status = json_fields::member(object, "status");
+  if (status == nullptr || !status->is_object()) return;
+  if (const auto* paused = json_fields::member(*status, "paused"); paused && paused->is_boolean()) {
+    t.status_paused = paused->get<bool>();
+  }
+  const auto* conditions = json_fields::member(*status, "conditions");
+  if (conditions == nullptr || !conditions->is_array()) return;
+  for (const auto& c : *conditions) {
+    const auto* g = json_fields::member(c, "observedGeneration");
+    if (g == nullptr || !g->is_number_integer()) continue;
+    const auto value = g->get<int64_t>();
+    if (!t.status_observed_generation || value < *t.status_observed_generation) {
+      t.status_observed_generation = value;
+    }
+  }
+}
+
+}  // namespace
+
 std::expected<Target, FieldError> parseTarget(const nlohmann::json& object, TargetKind kind) {
   using json_fields::member;
   if (!object.is_object()) return std::unexpected(FieldError{"", "a target must be an object"});
@@ -34,12 +68,15 @@ std::expected<Target, FieldError> parseTarget(const nlohmann::json& object, Targ
     t.uid = meta.string(*metadata, "uid", "metadata.uid").value_or("");
     t.resource_version =
         meta.string(*metadata, "resourceVersion", "metadata.resourceVersion").value_or("");
+    t.generation = meta.integer(*metadata, "generation", "metadata.generation").value_or(0);
     t.being_deleted = member(*metadata, "deletionTimestamp") != nullptr;
     t.annotations = meta.stringMap(*metadata, "annotations", "metadata.annotations");
   }
   if (!meta_errors.empty()) return std::unexpected(meta_errors.front());
   if (t.name.empty()) return std::unexpected(FieldError{"metadata.name", "required"});
   if (t.uid.empty()) return std::unexpected(FieldError{"metadata.uid", "required"});
+
+  readOperatorStatus(object, t);
 
   json_fields::FieldReader r(t.spec_errors);
   const auto* spec = r.object(object, "spec", "spec");

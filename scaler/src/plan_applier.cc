@@ -29,6 +29,21 @@ void countWriteForFaultInjection() {
 
 using retention::ActionType;
 
+bool ApplyOutcome::needsReplan() const {
+  if (!error) return false;
+  if (error->is(k8s::ErrorKind::Conflict) || error->is(k8s::ErrorKind::NotFound)) return true;
+  // "metadata.uid: Invalid value: ...: field is immutable": the merge patch's uid precondition
+  // met an object recreated under the same name.
+  return error->is(k8s::ErrorKind::Invalid) &&
+         error->message.find("metadata.uid") != std::string::npos;
+}
+
+bool ApplyOutcome::isPermanent() const {
+  if (!error || needsReplan()) return false;
+  return error->is(k8s::ErrorKind::Forbidden) || error->is(k8s::ErrorKind::Invalid) ||
+         error->is(k8s::ErrorKind::BadRequest) || error->is(k8s::ErrorKind::Unauthorized);
+}
+
 ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource& target_resource,
                                 const std::string& ns, const InvolvedObject& shard_set) {
   ApplyOutcome outcome;
@@ -53,6 +68,7 @@ k8s::Result<void> PlanApplier::applyOne(const retention::Action& action,
                                         const k8s::Resource& target_resource,
                                         const std::string& ns) {
   switch (action.type) {
+    case ActionType::ClaimTarget:
     case ActionType::PauseTarget:
     case ActionType::UpdateTarget: {
       auto r = client_.patch(target_resource, ns, action.object_name, k8s::PatchType::Merge,
@@ -60,6 +76,7 @@ k8s::Result<void> PlanApplier::applyOne(const retention::Action& action,
       if (!r) return std::unexpected(r.error());
       return {};
     }
+    case ActionType::LabelStatefulSet:
     case ActionType::DetachStatefulSet:
     case ActionType::ReattachStatefulSet: {
       auto r = client_.patch(k8s::resources::statefulSets(), ns, action.object_name,

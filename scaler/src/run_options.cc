@@ -247,6 +247,25 @@ const std::vector<RunSpec>& runSpecs() {
          o.shutdown_timeout = *d;
          return {};
        }},
+      {"settle-time", "settleTime", Kind::Duration, "DURATION", "10s",
+       "without the admission guard: how long a transition waits after the pause and after the "
+       "last detach, so an operator acting on a view this much older still cannot delete a "
+       "shard",
+       [](RunOptions& o, std::string_view v) -> Applied {
+         auto d = parsePositiveDuration(v);
+         if (!d) return std::unexpected(d.error());
+         o.settle_time = *d;
+         return {};
+       }},
+      {"pause-ack-timeout", "pauseAckTimeout", Kind::Duration, "DURATION", "30s",
+       "without the admission guard: how long to wait for the operator to report a pause before "
+       "undoing the transition",
+       [](RunOptions& o, std::string_view v) -> Applied {
+         auto d = parsePositiveDuration(v);
+         if (!d) return std::unexpected(d.error());
+         o.pause_ack_timeout = *d;
+         return {};
+       }},
   };
   static const std::vector<RunSpec> specs = [] {
     std::vector<RunSpec> all = base;

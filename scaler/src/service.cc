@@ -24,6 +24,7 @@
 #include "shardscaler/scaler/signals.h"
 
 #include "guard_server.h"
+#include "shardscaler/guard/guard_status.h"
 
 namespace shardscaler::scaler {
 namespace {
@@ -104,7 +105,17 @@ class Service {
         ingestion_(*clock_, &metrics_,
                    [this](const std::string& key) { controller_.enqueue(key); }),
         controller_(client_, *clock_, events_, &metrics_,
-                    ControllerOptions{.namespaces = options.namespaces, .workers = options.workers},
+                    ControllerOptions{.namespaces = options.namespaces,
+                                      .workers = options.workers,
+                                      .settle_time = options.settle_time,
+                                      .pause_ack_timeout = options.pause_ack_timeout,
+                                      .guard_enforced =
+                                          [this](const std::string& ns, std::string* why) {
+                                            auto status = guard::readGuardStatus(
+                                                client_, options_.webhook_configuration, ns);
+                                            if (why != nullptr) *why = status.reason;
+                                            return status.enforced;
+                                          }},
                     &ingestion_),
         http_(HttpServer::Handlers{
             .metrics = [this] { return metrics_.serialize(); },
@@ -296,7 +307,15 @@ int runPlan(const PlanOptions& options) {
   k8s::RestClient client(std::move(*config));
   // Nothing is written: the recorder is never handed an Event, the controller never started.
   KubeEventRecorder events(client, clock, {});
-  ShardSetController controller(client, clock, events, nullptr, {});
+  // The plan says what a reconcile would do now, guard or fallback included.
+  ShardSetController controller(
+      client, clock, events, nullptr,
+      ControllerOptions{.guard_enforced = [&client](const std::string& ns, std::string* why) {
+        auto status = guard::readGuardStatus(
+            client, std::string(guard::kDefaultWebhookConfigurationName), ns);
+        if (why != nullptr) *why = status.reason;
+        return status.enforced;
+      }});
   auto plan = controller.dryRun(options.shardset_namespace, options.shardset_name, options.shards);
   if (!plan) {
     std::fprintf(stderr, "shardscaler: error: %s\n", plan.error().describe().c_str());

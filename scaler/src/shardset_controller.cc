@@ -11,6 +11,8 @@
 #include "shardscaler/scaler/ingestion_source.h"
 #include "shardscaler/scaler/shard_set_status.h"
 
+#include "object_fields.h"
+
 namespace shardscaler::scaler {
 namespace {
 
@@ -18,16 +20,6 @@ using k8s::Json;
 using k8s::ObjectPtr;
 
 constexpr std::string_view kQueueName = "shardset";
-// Held on every ShardSet so that its deletion cannot leave a target paused by shardscaler.
-constexpr const char* kReleaseFinalizer = "shardscaler.io/release-target";
-
-const Json& field(const Json& object, std::string_view a, std::string_view b) {
-  static const Json null;
-  auto outer = object.find(a);
-  if (outer == object.end() || !outer->is_object()) return null;
-  auto inner = outer->find(b);
-  return inner == outer->end() ? null : *inner;
-}
 
 // What a watch event must change for a reconcile to be worth it: status-only updates (our own
 // status writes, the operator's, the StatefulSet controller's) do not count. An update that
@@ -40,11 +32,6 @@ bool worthReconciling(const ObjectPtr& old_object, const ObjectPtr& new_object) 
   return false;
 }
 
-std::string stringAt(const Json& object, std::string_view a, std::string_view b) {
-  const Json& v = field(object, a, b);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-
 // Only metadata (without managedFields) is needed to map a target or StatefulSet event to its
 // ShardSets; reconcile reads the objects themselves from the API server.
 void keepMetadataOnly(Json& object) {
@@ -54,29 +41,31 @@ void keepMetadataOnly(Json& object) {
   k8s::dropManagedFields(object);
 }
 
+// Of a target also what says whether the operator acknowledged a pause (status.paused and the
+// conditions' observedGeneration), so that a transition waiting for it wakes when it comes.
+void keepMetadataAndPauseReport(Json& object) {
+  Json report = Json::object();
+  if (auto status = object.find("status"); status != object.end() && status->is_object()) {
+    if (auto p = status->find("paused"); p != status->end()) report["paused"] = *p;
+    if (auto conditions = status->find("conditions");
+        conditions != status->end() && conditions->is_array()) {
+      Json generations = Json::array();
+      for (const Json& c : *conditions)
+        generations.push_back(c.value("observedGeneration", Json()));
+      report["observedGenerations"] = std::move(generations);
+    }
+  }
+  keepMetadataOnly(object);
+  if (!report.empty()) object["status"] = std::move(report);
+}
+
 std::optional<retention::TargetKind> kindOfMode(std::string_view mode) {
   if (mode == "server") return retention::TargetKind::Prometheus;
   if (mode == "agent") return retention::TargetKind::PrometheusAgent;
   return std::nullopt;
 }
 
-InvolvedObject involvedObject(const Json& shard_set) {
-  return InvolvedObject{
-      .api_version = std::string(kShardSetApiVersion),
-      .kind = std::string(kShardSetKind),
-      .ns = stringAt(shard_set, "metadata", "namespace"),
-      .name = stringAt(shard_set, "metadata", "name"),
-      .uid = stringAt(shard_set, "metadata", "uid"),
-      .resource_version = stringAt(shard_set, "metadata", "resourceVersion"),
-  };
-}
-
 }  // namespace
-
-struct ShardSetController::Observed {
-  std::optional<retention::Target> target;
-  std::vector<retention::ObservedStatefulSet> stateful_sets;
-};
 
 class ShardSetController::QueueMetrics final : public k8s::WorkQueueObserver {
  public:
@@ -135,9 +124,9 @@ void ShardSetController::startInformers() {
   for (const std::string& ns : options_.namespaces) {
     addInformer(shardSets(), ns, "", k8s::dropManagedFields, shardSetHandlers(),
                 shard_set_informers_);
-    addInformer(prometheuses(), ns, "", keepMetadataOnly,
+    addInformer(prometheuses(), ns, "", keepMetadataAndPauseReport,
                 targetHandlers(retention::TargetKind::Prometheus), other_informers_);
-    addInformer(prometheusAgents(), ns, "", keepMetadataOnly,
+    addInformer(prometheusAgents(), ns, "", keepMetadataAndPauseReport,
                 targetHandlers(retention::TargetKind::PrometheusAgent), other_informers_);
     // Attached and retained shards both keep the shard label; only the name label moves.
     addInformer(k8s::resources::statefulSets(), ns, std::string(retention::kOperatorShardLabel),
@@ -213,7 +202,11 @@ k8s::EventHandlers ShardSetController::targetHandlers(retention::TargetKind kind
       .on_add = on_change,
       .on_update =
           [on_change](const ObjectPtr& old_object, const ObjectPtr& new_object) {
-            if (worthReconciling(old_object, new_object)) on_change(new_object);
+            // The operator's pause report counts too: a transition may wait for it.
+            if (worthReconciling(old_object, new_object) ||
+                old_object->value("status", Json()) != new_object->value("status", Json())) {
+              on_change(new_object);
+            }
           },
       .on_delete = on_change,
   };
@@ -264,284 +257,6 @@ void ShardSetController::enqueueForStatefulSet(const Json& sts) {
       if (!kind || *kind == k) enqueueForTarget(ns, k, n->get<std::string>());
     }
   }
-}
-
-k8s::Result<ShardSetController::Observed> ShardSetController::observe(
-    const retention::ShardSet& shard_set) const {
-  Observed observed;
-  auto kind = retention::parseTargetKind(shard_set.target_kind);
-  if (!kind || shard_set.target_name.empty()) return observed;  // the planner says why
-
-  auto target = client_.get(targetResource(*kind), shard_set.ns, shard_set.target_name);
-  if (!target) {
-    if (!target.error().is(k8s::ErrorKind::NotFound)) return std::unexpected(target.error());
-  } else {
-    auto parsed = retention::parseTarget(*target, *kind);
-    if (!parsed) {
-      return k8s::makeError(k8s::ErrorKind::Decode, std::string(retention::toString(*kind)) + " " +
-                                                        shard_set.ns + "/" + shard_set.target_name +
-                                                        ": " + parsed.error().describe());
-    }
-    observed.target = std::move(*parsed);
-  }
-
-  k8s::ListOptions opts{.label_selector = std::string(retention::kOperatorShardLabel)};
-  auto list = k8s::listAll(client_, k8s::resources::statefulSets(), shard_set.ns, opts);
-  if (!list) return std::unexpected(list.error());
-  for (const Json& item : (*list)["items"]) {
-    auto sts = retention::parseStatefulSet(item);
-    if (!sts) {
-      spdlog::warn("ignoring malformed StatefulSet in {}: {}", shard_set.ns,
-                   sts.error().describe());
-      continue;
-    }
-    observed.stateful_sets.push_back(std::move(*sts));
-  }
-  return observed;
-}
-
-ReconcileOutcome ShardSetController::reconcile(const std::string& key) {
-  const uint64_t id = next_reconcile_id_++;
-  ObjectPtr object;
-  for (const auto& i : shard_set_informers_) {
-    object = i.informer->store().get(key);
-    if (object) break;
-  }
-  if (!object) {
-    // Deleted: forget everything about it. Its retained StatefulSets keep their deadlines
-    // and owner references; nothing is deleted on its behalf.
-    auto slash = key.find('/');
-    if (metrics_ != nullptr && slash != std::string::npos) {
-      metrics_->removeShardSet(key.substr(0, slash), key.substr(slash + 1));
-    }
-    if (ingestion_ != nullptr) ingestion_->untrack(key);
-    spdlog::debug("reconcile key={} reconcile_id={}: ShardSet gone", key, id);
-    return {};
-  }
-  return reconcileShardSet(*object, id);
-}
-
-ShardSetController::Rounds ShardSetController::planAndApply(
-    const retention::ShardSet& shard_set, const InvolvedObject& subject, uint64_t id,
-    const std::function<void(retention::ShardSet&, const Observed&)>& adjust) {
-  const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
-  Rounds rounds;
-  for (int round = 0;; ++round) {
-    auto observed = observe(shard_set);
-    if (!observed) {
-      spdlog::error("reconcile key={} reconcile_id={}: reading the target failed: {}", key, id,
-                    observed.error().describe());
-      degraded("observe_failed");
-      rounds.early = {.result = ReconcileResult::Error, .error = observed.error().describe()};
-      return rounds;
-    }
-    retention::ShardSet planned = shard_set;
-    if (adjust) adjust(planned, *observed);
-    rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
-    rounds.plan = retention::planShardSet(retention::PlanInput{
-        .shard_set = std::move(planned),
-        .target = std::move(observed->target),
-        .stateful_sets = std::move(observed->stateful_sets),
-        .now = clock_.now(),
-    });
-    const retention::Plan& plan = rounds.plan;
-    if (plan.actions.empty()) return rounds;
-    if (round == options_.max_rounds) {
-      spdlog::warn("reconcile key={} reconcile_id={}: still {} action(s) after {} rounds", key, id,
-                   plan.actions.size(), round);
-      rounds.early = {.result = ReconcileResult::Requeue};
-      return rounds;
-    }
-    auto kind = retention::parseTargetKind(shard_set.target_kind);
-    ApplyOutcome outcome = applier_.apply(plan, targetResource(*kind), shard_set.ns, subject);
-    if (!outcome.error) continue;
-    if (outcome.needsReplan()) {
-      spdlog::info("reconcile key={} reconcile_id={}: {} ({}), planning again", key, id,
-                   outcome.failed_action, outcome.error->describe());
-      continue;
-    }
-    spdlog::error("reconcile key={} reconcile_id={}: {} failed: {}", key, id, outcome.failed_action,
-                  outcome.error->describe());
-    degraded("apply_failed");
-    rounds.failure = std::move(outcome);
-    return rounds;
-  }
-}
-
-k8s::Result<void> ShardSetController::ensureFinalizer(const Json& object) {
-  const Json& finalizers = object["metadata"].value("finalizers", Json::array());
-  if (std::ranges::find(finalizers, Json(kReleaseFinalizer)) != finalizers.end()) return {};
-  // The resourceVersion test keeps a concurrent change of the list from being overwritten.
-  Json patch = Json::array({{{"op", "test"},
-                             {"path", "/metadata/resourceVersion"},
-                             {"value", object["metadata"]["resourceVersion"]}},
-                            finalizers.empty() ? Json{{"op", "add"},
-                                                      {"path", "/metadata/finalizers"},
-                                                      {"value", Json::array({kReleaseFinalizer})}}
-                                               : Json{{"op", "add"},
-                                                      {"path", "/metadata/finalizers/-"},
-                                                      {"value", kReleaseFinalizer}}});
-  auto r = client_.patch(shardSets(), stringAt(object, "metadata", "namespace"),
-                         stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch);
-  if (!r) return std::unexpected(r.error());
-  return {};
-}
-
-// A ShardSet being deleted lets go of its target: whatever an interrupted transition left is
-// undone (detached shards below the target's count re-attached, a target it paused resumed),
-// with the target's own shard count kept. Retained StatefulSets stay as they are; without their
-// ShardSet nobody deletes them at their deadline, so an Event names them.
-ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
-                                                   const retention::ShardSet& shard_set,
-                                                   const InvolvedObject& subject, uint64_t id) {
-  const std::string key = k8s::objectKey(object);
-  const Json& finalizers = object["metadata"].value("finalizers", Json::array());
-  auto mine = std::ranges::find(finalizers, Json(kReleaseFinalizer));
-  if (mine == finalizers.end()) return {};  // released already; the API server deletes it
-
-  Rounds rounds = planAndApply(shard_set, subject, id,
-                               [](retention::ShardSet& planned, const Observed& observed) {
-                                 // Keep what the target has: no scaling while letting go.
-                                 if (observed.target)
-                                   planned.shards = observed.target->effectiveShards();
-                                 planned.min_shards.reset();
-                                 planned.max_shards.reset();
-                               });
-  if (rounds.early) return *rounds.early;
-  if (rounds.failure.error) {
-    return {.result = ReconcileResult::Error, .error = rounds.failure.error->describe()};
-  }
-  if (!rounds.plan.status.retained_shards.empty()) {
-    std::string names;
-    for (const auto& r : rounds.plan.status.retained_shards) {
-      names += (names.empty() ? "" : ", ") + r.stateful_set;
-    }
-    events_.record(subject, retention::EventType::Warning, "RetainedShardsOrphaned",
-                   "ShardSet deleted; its retained StatefulSets stay and will not be deleted at "
-                   "their deadline: " +
-                       names +
-                       " (kubectl delete statefulset -l "
-                       "shardscaler.io/shardset=" +
-                       shard_set.name + " removes them)");
-  }
-  Json patch = Json::array(
-      {{{"op", "test"},
-        {"path", "/metadata/resourceVersion"},
-        {"value", object["metadata"]["resourceVersion"]}},
-       {{"op", "remove"},
-        {"path", "/metadata/finalizers/" + std::to_string(mine - finalizers.begin())}}});
-  auto r = client_.patch(shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json, patch);
-  if (!r && !r.error().is(k8s::ErrorKind::NotFound)) {
-    spdlog::warn("reconcile key={} reconcile_id={}: removing finalizer failed: {}", key, id,
-                 r.error().describe());
-    return {.result = ReconcileResult::Error, .error = r.error().describe()};
-  }
-  spdlog::info("reconcile key={} reconcile_id={}: ShardSet deleted, target released", key, id);
-  return {};
-}
-
-ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint64_t id) {
-  const std::string key = k8s::objectKey(object);
-  auto shard_set = retention::parseShardSet(object);
-  if (!shard_set) {
-    spdlog::error("reconcile key={} reconcile_id={}: not a ShardSet: {}", key, id,
-                  shard_set.error().describe());
-    degraded("malformed_shardset");
-    return {};  // terminal: waiting does not make it a ShardSet
-  }
-  const InvolvedObject subject = involvedObject(object);
-  if (object["metadata"].contains("deletionTimestamp")) {
-    return releaseTarget(object, *shard_set, subject, id);
-  }
-  if (auto added = ensureFinalizer(object); !added) {
-    spdlog::error("reconcile key={} reconcile_id={}: adding finalizer {} failed: {}", key, id,
-                  kReleaseFinalizer, added.error().describe());
-    degraded("finalizer_failed");
-    return {.result = ReconcileResult::Error, .error = added.error().describe()};
-  }
-
-  Rounds rounds = planAndApply(*shard_set, subject, id, nullptr);
-  if (rounds.early) return *rounds.early;
-  const retention::Plan& plan = rounds.plan;
-  const ApplyOutcome& failure = rounds.failure;
-  const std::optional<size_t>& zones = rounds.zones;
-
-  for (const retention::Event& event : plan.events) {
-    events_.record(subject, event.type, event.reason, event.message);
-  }
-  std::vector<retention::Event> ingestion_events;
-  Json status = shardSetStatusJson(
-      plan, object, ingestion_ != nullptr ? ingestion_->snapshot(key) : std::nullopt,
-      failure.error
-          ? std::optional<std::string>(failure.failed_action + ": " + failure.error->describe())
-          : std::nullopt,
-      clock_.now(), &ingestion_events);
-  for (const retention::Event& event : ingestion_events) {
-    events_.record(subject, event.type, event.reason, event.message);
-  }
-  if (auto written = writeStatus(object, status); !written) {
-    spdlog::warn("reconcile key={} reconcile_id={}: status write failed: {}", key, id,
-                 written.error().describe());
-    degraded("status_write_failed");
-    if (!failure.error) {
-      return {.result = ReconcileResult::Error, .error = written.error().describe()};
-    }
-  }
-  publishMetrics(*shard_set, plan);
-  if (ingestion_ != nullptr) {
-    if (auto target = ingestionTarget(object)) {
-      target->zones = zones;
-      ingestion_->track(key, *target);
-    } else {
-      ingestion_->untrack(key);
-    }
-  }
-  if (failure.error) return {.result = ReconcileResult::Error, .error = failure.error->describe()};
-  ReconcileOutcome done;
-  if (plan.requeue_after) done.requeue_after = *plan.requeue_after;
-  return done;
-}
-
-k8s::Result<void> ShardSetController::writeStatus(const Json& object, const Json& status) {
-  auto current = object.find("status");
-  if (current != object.end() && *current == status) return {};
-  // Replace the whole status: a merge patch could not remove fields that no longer apply.
-  Json patch = Json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
-  auto r =
-      client_.patch(shardSets(), stringAt(object, "metadata", "namespace"),
-                    stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch, "status");
-  if (!r) return std::unexpected(r.error());
-  return {};
-}
-
-void ShardSetController::publishMetrics(const retention::ShardSet& shard_set,
-                                        const retention::Plan& plan) {
-  if (metrics_ == nullptr) return;
-  const auto& d = plan.decision;
-  const int desired = d.desired ? d.desired->want : static_cast<int>(shard_set.shards.value_or(0));
-  metrics_->setShardCounts(shard_set.ns, shard_set.name, desired, plan.status.shards,
-                           static_cast<int>(plan.status.retained_shards.size()));
-}
-
-k8s::Result<retention::Plan> ShardSetController::dryRun(const std::string& ns,
-                                                        const std::string& name,
-                                                        std::optional<int32_t> shards) {
-  auto object = client_.get(shardSets(), ns, name);
-  if (!object) return std::unexpected(object.error());
-  auto shard_set = retention::parseShardSet(*object);
-  if (!shard_set) {
-    return k8s::makeError(k8s::ErrorKind::Decode,
-                          ns + "/" + name + ": " + shard_set.error().describe());
-  }
-  if (shards) shard_set->shards = *shards;
-  auto observed = observe(*shard_set);
-  if (!observed) return std::unexpected(observed.error());
-  return retention::planShardSet(retention::PlanInput{
-      .shard_set = std::move(*shard_set),
-      .target = std::move(observed->target),
-      .stateful_sets = std::move(observed->stateful_sets),
-      .now = clock_.now(),
-  });
 }
 
 void ShardSetController::worker() {

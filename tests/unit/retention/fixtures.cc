@@ -21,12 +21,22 @@ PlanInput World::input() const {
     in.stateful_sets.push_back(*s);
   }
   in.now = now;
+  in.safety = safety();
+  in.purpose = purpose;
+  in.hold_transitions = hold;
+  in.claim_holder_exists = claim_holder_exists;
   return in;
 }
 
 std::string step(const Action& a) {
   const std::string index = a.shard_index ? " " + std::to_string(*a.shard_index) : "";
   switch (a.type) {
+    case ActionType::ClaimTarget:
+      return "claim";
+    case ActionType::LabelStatefulSet:
+      return (a.merge_patch["metadata"]["labels"]["shardscaler.io/shardset"].is_null() ? "unlabel"
+                                                                                       : "label") +
+             index;
     case ActionType::PauseTarget:
       return "pause";
     case ActionType::DetachStatefulSet:
@@ -42,7 +52,11 @@ std::string step(const Action& a) {
         s += " shards=" + std::to_string(p["spec"]["shards"].get<int>());
       }
       if (p.contains("spec") && p["spec"].contains("paused")) s += " unpause";
-      if (!p.contains("spec") && p["metadata"].contains("annotations")) s += " clear-paused-by";
+      const Json annotations = p["metadata"].value("annotations", Json::object());
+      if (!p.contains("spec") && annotations.contains("shardscaler.io/paused-by")) {
+        s += " clear-paused-by";
+      }
+      if (annotations.contains("shardscaler.io/claimed-by")) s += " release-claim";
       return s;
     }
   }
@@ -54,6 +68,13 @@ std::vector<std::string> steps(const Plan& plan) {
   out.reserve(plan.actions.size());
   for (const auto& a : plan.actions) out.push_back(step(a));
   return out;
+}
+
+const Action& only(const Plan& plan, ActionType type, int index) {
+  for (const auto& a : plan.actions) {
+    if (a.type == type && (index < 0 || a.shard_index == index)) return a;
+  }
+  throw std::runtime_error("no such action in plan:\n" + describe(plan));
 }
 
 const Condition& condition(const Plan& plan, std::string_view type) {

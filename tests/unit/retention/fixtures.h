@@ -49,16 +49,28 @@ inline Json targetJson(int64_t shards, const Json& spec_patch = Json::object(),
           {{"name", "main"},
            {"namespace", kNamespace},
            {"uid", kTargetUid},
-           {"resourceVersion", "1001"}}},
+           {"resourceVersion", "1001"},
+           {"generation", 7},
+           {"annotations", {{"shardscaler.io/claimed-by", "main"}}}}},
          {"spec", {{"shards", shards}, {"replicas", 2}}}};
   if (!spec_patch.is_null()) j["spec"].merge_patch(spec_patch);  // {} arrives as null
   return j;
 }
 
+// Paused (by `who` when not empty); the operator's status acknowledges it.
 inline Json pausedBy(Json target, const std::string& who) {
   target["spec"]["paused"] = true;
   if (!who.empty()) target["metadata"]["annotations"]["shardscaler.io/paused-by"] = who;
+  target["status"] = {{"paused", true},
+                      {"conditions",
+                       {{{"type", "Available"}, {"observedGeneration", 7}},
+                        {{"type", "Reconciled"}, {"observedGeneration", 7}}}}};
   return target;
+}
+
+inline Json withAnnotation(Json object, const std::string& key, const Json& value) {
+  object["metadata"]["annotations"][key] = value;
+  return object;
 }
 
 inline std::string stsName(int index, const std::string& prefix = "prometheus-main") {
@@ -79,6 +91,7 @@ inline Json attachedSts(int index, const std::string& kind = "Prometheus") {
         {"resourceVersion", std::to_string(500 + index)},
         {"labels",
          {{"app.kubernetes.io/managed-by", "prometheus-operator"},
+          {"shardscaler.io/shardset", "main"},
           {"operator.prometheus.io/name", "main"},
           {"operator.prometheus.io/shard", std::to_string(index)},
           {"operator.prometheus.io/mode", server ? "server" : "agent"}}},
@@ -119,14 +132,27 @@ struct World {
   std::optional<Json> target;
   std::vector<Json> stateful_sets;
   system_clock::time_point now = fixedNow();
+  // The admission guard is enforced (most tables); false: the fallback's gates apply.
+  bool guarded = true;
+  std::chrono::nanoseconds settle = std::chrono::seconds(10);
+  PlanPurpose purpose = PlanPurpose::Converge;
+  bool hold = false;
+  std::optional<bool> claim_holder_exists;
+  TransitionSafety safety() const {
+    return {.guard_enforced = guarded,
+            .settle_time = settle,
+            .pause_ack_timeout = std::chrono::seconds(30)};
+  }
 
   PlanInput input() const;
 };
 
-// "pause", "detach 3", "reattach 2", "update shards=3 unpause", "update unpause",
-// "update clear-paused-by", "delete 4".
+// "claim", "label 2", "unlabel 2", "pause", "detach 3", "reattach 2", "update shards=3 unpause",
+// "update unpause", "update clear-paused-by", "update release-claim", "delete 4".
 std::string step(const Action& action);
 std::vector<std::string> steps(const Plan& plan);
+// The plan's action of that type (and shard index, when given); throws when there is none.
+const Action& only(const Plan& plan, ActionType type, int index = -1);
 const Condition& condition(const Plan& plan, std::string_view type);
 std::string rfc3339(system_clock::time_point t);
 

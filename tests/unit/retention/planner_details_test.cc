@@ -13,13 +13,6 @@ using namespace testing;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-const Action& only(const Plan& plan, ActionType type, int index = -1) {
-  for (const auto& a : plan.actions) {
-    if (a.type == type && (index < 0 || a.shard_index == index)) return a;
-  }
-  throw std::runtime_error("no such action in plan:\n" + describe(plan));
-}
-
 std::vector<std::string> reasons(const std::vector<Event>& events) {
   std::vector<std::string> out;
   out.reserve(events.size());
@@ -37,7 +30,8 @@ TEST(PlannerPatches, PauseCarriesUidAndResourceVersion) {
   EXPECT_EQ(pause.resource_version, "1001");
   EXPECT_EQ(pause.merge_patch, Json::parse(R"({
     "metadata": {"uid": "6f1c0a52-prom-main", "resourceVersion": "1001",
-                 "annotations": {"shardscaler.io/paused-by": "main"}},
+                 "annotations": {"shardscaler.io/paused-by": "main",
+                                 "shardscaler.io/paused-at": "2026-11-22T10:00:00Z"}},
     "spec": {"paused": true}})"));
   EXPECT_TRUE(pause.events.empty());
 }
@@ -57,7 +51,8 @@ TEST(PlannerPatches, DetachHidesFromTheOperatorAndRecordsTheDeadline) {
     "labels": {"operator.prometheus.io/name": null, "shardscaler.io/retained": "true",
                "shardscaler.io/shardset": "main"},
     "annotations": {"shardscaler.io/detached-labels": "{\"operator.prometheus.io/name\":\"main\"}",
-                    "operator.prometheus.io/deletion-timestamp": "2026-11-25T10:00:00Z"}}})"));
+                    "operator.prometheus.io/deletion-timestamp": "2026-11-25T10:00:00Z",
+                    "shardscaler.io/detached-at": "2026-11-22T10:00:00Z"}}})"));
   ASSERT_EQ(detach.events.size(), 1u);
   EXPECT_EQ(detach.events[0].type, EventType::Normal);
   EXPECT_EQ(detach.events[0].reason, "ShardRetained");
@@ -74,9 +69,12 @@ TEST(PlannerPatches, UpdateSetsShardsResumesAndDropsPausedBy) {
           .input());
   const Action& update = only(plan, ActionType::UpdateTarget);
   EXPECT_EQ(update.uid, kTargetUid);
-  EXPECT_EQ(update.resource_version, "");
+  // Acts on the observation in which every detach held: a target changed since is re-read.
+  EXPECT_EQ(update.resource_version, "1001");
   EXPECT_EQ(update.merge_patch, Json::parse(R"({
-    "metadata": {"uid": "6f1c0a52-prom-main", "annotations": {"shardscaler.io/paused-by": null}},
+    "metadata": {"uid": "6f1c0a52-prom-main", "resourceVersion": "1001",
+                 "annotations": {"shardscaler.io/paused-by": null,
+                                 "shardscaler.io/paused-at": null}},
     "spec": {"shards": 3, "paused": false}})"));
   EXPECT_THAT(reasons(update.events), ElementsAre("TargetScaled"));
   EXPECT_EQ(update.events[0].message, "Set Prometheus main spec.shards from 5 to 3 and resumed it");
@@ -86,7 +84,8 @@ TEST(PlannerPatches, UpdateOfAUserPausedTargetOnlySetsShards) {
   const Plan plan = planShardSet(
       World{shardSetJson(4), pausedBy(targetJson(5), "someone"), attachedRange(0, 5)}.input());
   EXPECT_EQ(only(plan, ActionType::UpdateTarget).merge_patch,
-            Json::parse(R"({"metadata": {"uid": "6f1c0a52-prom-main"}, "spec": {"shards": 4}})"));
+            Json::parse(R"({"metadata": {"uid": "6f1c0a52-prom-main", "resourceVersion": "1001"},
+                            "spec": {"shards": 4}})"));
   EXPECT_THAT(condition(plan, kConditionReady).message, HasSubstr("paused by someone else"));
 }
 
@@ -100,9 +99,10 @@ TEST(PlannerPatches, ReattachRestoresSavedLabelsAndDropsTheMarks) {
   EXPECT_EQ(reattach.merge_patch, Json::parse(R"({"metadata": {
     "uid": "sts-uid-3",
     "labels": {"operator.prometheus.io/name": "main", "team": "obs",
-               "shardscaler.io/retained": null, "shardscaler.io/shardset": null},
+               "shardscaler.io/retained": null, "shardscaler.io/shardset": "main"},
     "annotations": {"shardscaler.io/detached-labels": null,
-                    "operator.prometheus.io/deletion-timestamp": null}}})"));
+                    "operator.prometheus.io/deletion-timestamp": null,
+                    "shardscaler.io/detached-at": null}}})"));
   EXPECT_THAT(reasons(reattach.events), ElementsAre("ShardReattached"));
 }
 
@@ -135,17 +135,22 @@ TEST(PlannerPatches, DeleteCarriesUidResourceVersionAndThePassedDeadline) {
             "2026-11-21T00:00:00Z passed");
 }
 
-TEST(PlannerPatches, AlreadyDetachedKeepsItsFirstDeadline) {
+TEST(PlannerPatches, ReDetachedShardGetsAFreshDeadline) {
+  // Detached once, labelled back by the operator: it served again, so its retention period
+  // starts over when it is detached again (and the settle time with it).
   Json relabelled = retainedSts(4, "2026-11-23T00:00:00Z");
   relabelled["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
+  relabelled["metadata"]["annotations"]["shardscaler.io/detached-at"] = "2026-11-20T00:00:00Z";
   const Plan plan = planShardSet(World{
       shardSetJson(3, retainPolicy("Retain", "3d")), pausedBy(targetJson(5), "main"),
       attachedRange(0, 4) +
           std::vector{relabelled}}.input());
   EXPECT_EQ(only(plan, ActionType::DetachStatefulSet, 3).deadline->toAnnotation(),
             "2026-11-25T10:00:00Z");
-  EXPECT_EQ(only(plan, ActionType::DetachStatefulSet, 4).deadline->toAnnotation(),
-            "2026-11-23T00:00:00Z");
+  const Action& again = only(plan, ActionType::DetachStatefulSet, 4);
+  EXPECT_EQ(again.deadline->toAnnotation(), "2026-11-25T10:00:00Z");
+  EXPECT_EQ(again.merge_patch["metadata"]["annotations"]["shardscaler.io/detached-at"],
+            "2026-11-22T10:00:00Z");
 }
 
 TEST(PlannerPatches, DeadlineFromTheTargetsRetention) {
@@ -236,12 +241,17 @@ TEST(PlannerEvents, TargetNotFoundAndInvalidSpecAreWarnings) {
 }
 
 TEST(PlannerEvents, InvalidSpecSaysWhyTheTargetStaysPaused) {
-  const Plan plan = planShardSet(
-      World{shardSetJson(-5), pausedBy(targetJson(3), "main"), attachedRange(0, 4)}.input());
-  EXPECT_TRUE(plan.actions.empty());
+  // Without the guard, a shard kept by detaching it must be out of the operator's view before
+  // the target resumes: the settle time.
+  World w{shardSetJson(-5, retainPolicy("Retain", "3d")), pausedBy(targetJson(3), "main"),
+          attachedRange(0, 4)};
+  w.guarded = false;
+  const Plan plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), ElementsAre("detach 3"));
   EXPECT_THAT(condition(plan, kConditionDegraded).message,
-              HasSubstr("Prometheus main left paused: resuming it would let the operator delete "
-                        "prometheus-main-shard-3"));
+              HasSubstr("Prometheus main kept paused for the settle time after detaching shards "
+                        "above its shard count"));
+  EXPECT_EQ(plan.requeue_after, std::chrono::seconds(10));
 }
 
 TEST(PlannerStatus, CountsActiveShardsAndSelectsOnePodEach) {
@@ -285,7 +295,7 @@ TEST(PlannerStatus, AgentNamesAndMode) {
                                  attachedSts(1, "PrometheusAgent"),
                                  attachedSts(2, "PrometheusAgent")};
   const Plan plan = planShardSet(World{ss, targetJson(3, {}, "PrometheusAgent"), sts}.input());
-  EXPECT_THAT(steps(plan), ElementsAre("pause", "detach 2", "update shards=2 unpause"));
+  EXPECT_THAT(steps(plan), ElementsAre("pause", "detach 2"));
   EXPECT_EQ(only(plan, ActionType::DetachStatefulSet).object_name, "prom-agent-main-shard-2");
   EXPECT_EQ(plan.status.selector,
             "operator.prometheus.io/name=main,statefulset.kubernetes.io/pod-name in "
@@ -363,9 +373,15 @@ TEST(PlannerDescribe, ListsDecisionAndSteps) {
   EXPECT_THAT(text, HasSubstr("whenScaled: Retain (from ShardSet)"));
   EXPECT_THAT(text, HasSubstr("kept until 2026-11-25T10:00:00Z"));
   EXPECT_THAT(text, HasSubstr("1. pause Prometheus main\n"));
-  EXPECT_THAT(
-      text,
-      HasSubstr("4. set spec.shards 5 -> 3, resume (spec.paused=false) on Prometheus main\n"));
+  EXPECT_THAT(text, HasSubstr("3. detach shard 4 (StatefulSet prometheus-main-shard-4), retained "
+                              "until 2026-11-25T10:00:00Z\n"));
+  // Without the guard the same observation only pauses, and says what it waits for.
+  World fallback{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(5), attachedRange(0, 5)};
+  fallback.guarded = false;
+  const std::string waiting = describe(planShardSet(fallback.input()));
+  EXPECT_THAT(waiting, HasSubstr("1. pause Prometheus main\n"));
+  EXPECT_THAT(waiting, HasSubstr("waiting for: the operator to acknowledge the pause\n"));
+  EXPECT_THAT(waiting, Not(HasSubstr("2. ")));
 }
 
 }  // namespace

@@ -45,10 +45,29 @@ bool targetPausedBy(const Json& target, const std::string& who) {
          annotation(target, "shardscaler.io/paused-by") == who;
 }
 
+bool acknowledged(const Json& target) {
+  const Json status = target.value("status", Json::object());
+  if (!status.value("paused", false)) return false;
+  const int64_t generation = target["metadata"].value("generation", 0);
+  bool any = false;
+  for (const auto& c : status.value("conditions", Json::array())) {
+    if (c.value("observedGeneration", -1) < generation) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::optional<std::chrono::system_clock::time_point> timeAnnotation(const Json& obj,
+                                                                    const std::string& key) {
+  const std::string text = annotation(obj, key);
+  return parseAnnotationTime(text.empty() ? nullptr : &text);
+}
+
 // The checks restate the rules from the raw objects, without the planner's own helpers.
 void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
   const PlanMode mode = plan.decision.mode;
-  if (mode == PlanMode::TargetNotFound || mode == PlanMode::TargetDeleting) {
+  if (mode == PlanMode::TargetNotFound || mode == PlanMode::TargetDeleting ||
+      mode == PlanMode::TargetClaimed) {
     EXPECT_TRUE(plan.actions.empty());
     return;
   }
@@ -58,19 +77,55 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
   const int64_t cur = effectiveShards(target);
   const bool target_paused = target["spec"].value("paused", false);
   const bool ours = targetPausedBy(target, "main");
+  const bool guarded = in.safety.guard_enforced;
+  const auto settle = in.safety.settle_time;
+  const std::string claim = annotation(target, "shardscaler.io/claimed-by");
+  const bool converging = mode == PlanMode::Converge;
+  if (converging) {
+    // Nothing but the claim is written to a target this ShardSet has not claimed.
+    EXPECT_TRUE(claim == "main" ||
+                (plan.actions.size() == 1 && plan.actions[0].type == ActionType::ClaimTarget));
+  }
   std::optional<int32_t> want;
   if (auto d = desiredShards(in.shard_set.shards, in.shard_set.min_shards, in.shard_set.max_shards,
                              in.target->topologyZones())) {
     want = d->want;
+  }
+  // Without the guard: the latest detach of a shard at or above `want`, as the annotations say.
+  std::optional<std::chrono::system_clock::time_point> last_detach;
+  for (const auto& s : w.stateful_sets) {
+    if (label(s, "shardscaler.io/retained") != "true" ||
+        label(s, "shardscaler.io/shardset") != "main" ||
+        s["metadata"].contains("deletionTimestamp"))
+      continue;
+    const std::string shard = label(s, "operator.prometheus.io/shard");
+    if (shard.empty() || !label(s, "operator.prometheus.io/name").empty()) continue;
+    if (s["metadata"]["name"] != stsName(std::stoi(shard)) ||
+        s["metadata"]["ownerReferences"].empty() ||
+        s["metadata"]["ownerReferences"][0]["uid"] != kTargetUid ||
+        label(s, "operator.prometheus.io/mode") != "server")
+      continue;  // not provably ours: the operator cannot see it either
+    // Shards below this are about to be (or stay) expected by the operator: re-attached.
+    const int64_t kept_from = converging && want ? *want : cur;
+    if (std::stoi(shard) < kept_from) continue;
+    last_detach = std::max(last_detach, timeAnnotation(s, "shardscaler.io/detached-at"));
   }
   for (const Action& a : plan.actions) {
     SCOPED_TRACE(a.summary);  // the whole plan is printed once, by the caller
     if (a.isTargetAction()) {
       EXPECT_EQ(a.uid, kTargetUid);
       EXPECT_EQ(a.merge_patch["metadata"]["uid"], kTargetUid);
-      if (a.type == ActionType::PauseTarget) {
-        EXPECT_EQ(mode, PlanMode::Converge);
-        EXPECT_FALSE(target_paused);
+      if (a.type == ActionType::ClaimTarget) {
+        EXPECT_TRUE(converging);
+        EXPECT_NE(claim, "main");
+        EXPECT_TRUE(claim.empty() || in.claim_holder_exists == false);
+        EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"]);
+      } else if (a.type == ActionType::PauseTarget) {
+        EXPECT_TRUE(converging);
+        EXPECT_FALSE(in.hold_transitions);
+        // Paused again only to stamp a pause of ours that has no readable paused-at.
+        EXPECT_TRUE(!target_paused ||
+                    (ours && !guarded && !timeAnnotation(target, "shardscaler.io/paused-at")));
       } else if (a.merge_patch.contains("spec")) {
         const Json& spec = a.merge_patch["spec"];
         if (spec.contains("paused")) {
@@ -78,10 +133,20 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
           // Never resume what someone else paused; resume what we paused (now or before).
           EXPECT_TRUE(ours ||
                       (!target_paused && plan.actions.front().type == ActionType::PauseTarget));
+          // Without the guard, not while the operator may still see a just-detached shard.
+          if (!guarded && last_detach) EXPECT_GE(w.now, *last_detach + settle);
         }
         if (spec.contains("shards")) {
-          EXPECT_EQ(mode, PlanMode::Converge);
+          EXPECT_TRUE(converging);
+          EXPECT_FALSE(in.hold_transitions);
           EXPECT_EQ(spec["shards"], want.value_or(-1));
+          // Acts on what was read: the observed resourceVersion is a precondition.
+          EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"]);
+          if (!guarded && last_detach) EXPECT_GE(w.now, *last_detach + settle);
+          if (!guarded && ours && spec["shards"].get<int64_t>() < cur &&
+              plan.decision.policy->when_scaled == WhenScaled::Retain) {
+            EXPECT_TRUE(acknowledged(target)) << "lowered before the pause was acknowledged";
+          }
         }
       }
       continue;
@@ -107,7 +172,7 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
     const int index = *a.shard_index;
     switch (a.type) {
       case ActionType::DeleteStatefulSet: {
-        EXPECT_EQ(mode, PlanMode::Converge);
+        EXPECT_TRUE(converging);
         EXPECT_GE(index, cur) << "deleted a shard the target still counts";
         ASSERT_TRUE(want.has_value());
         EXPECT_GE(index, *want) << "deleted a shard that is wanted";
@@ -127,19 +192,48 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
         break;
       }
       case ActionType::DetachStatefulSet:
-        EXPECT_EQ(mode, PlanMode::Converge);
         EXPECT_EQ(name_label, "main");
-        ASSERT_TRUE(want.has_value());
-        EXPECT_GE(index, *want);
-        EXPECT_TRUE(target_paused || plan.actions.front().type == ActionType::PauseTarget);
+        if (converging && plan.decision.abandoned_because.empty()) {
+          ASSERT_TRUE(want.has_value());
+          EXPECT_GE(index, *want);
+          EXPECT_TRUE(target_paused || plan.actions.front().type == ActionType::PauseTarget ||
+                      plan.actions.back().type == ActionType::PauseTarget ||
+                      std::ranges::any_of(plan.actions, [](const Action& x) {
+                        return x.type == ActionType::PauseTarget;
+                      }));
+          if (!guarded && !(target_paused && !ours)) {
+            EXPECT_TRUE(ours && acknowledged(target)) << "detached before the pause was seen";
+          }
+        } else {
+          // Undoing: only a shard the operator would delete, while we hold the target paused.
+          EXPECT_TRUE(ours);
+          EXPECT_GE(index, cur);
+        }
         break;
       case ActionType::ReattachStatefulSet:
-        if (mode == PlanMode::Converge) {
+        if (converging && plan.decision.abandoned_because.empty()) {
           EXPECT_LT(index, want.value_or(-1));
+          if (!guarded && ours && index >= cur) {
+            EXPECT_TRUE(acknowledged(target));
+            const auto paused_at = timeAnnotation(target, "shardscaler.io/paused-at");
+            ASSERT_TRUE(paused_at.has_value());
+            EXPECT_GE(w.now, *paused_at + settle) << "re-attached within the settle time";
+          }
         } else {
           EXPECT_LT(index, cur);
         }
         break;
+      case ActionType::LabelStatefulSet: {
+        EXPECT_EQ(name_label, "main");  // only active shards carry the guard label on its own
+        const Json value = a.merge_patch["metadata"]["labels"]["shardscaler.io/shardset"];
+        if (mode == PlanMode::Release) {
+          EXPECT_TRUE(value.is_null());
+        } else {
+          EXPECT_TRUE(converging);
+          EXPECT_EQ(value, "main");
+        }
+        break;
+      }
       default:
         ADD_FAILURE() << "unexpected action";
     }
@@ -201,6 +295,12 @@ Json randomStatefulSet(Rng& rng, int index) {
     }
   }
   if (chance(rng, 0.1)) s["metadata"]["deletionTimestamp"] = "2026-11-22T09:00:00Z";
+  if (chance(rng, 0.5)) {
+    s["metadata"]["annotations"]["shardscaler.io/detached-at"] =
+        pick(rng, std::vector<std::string>{"2026-11-22T09:59:58Z", "2026-11-22T09:59:40Z",
+                                           "2026-11-21T00:00:00Z"});
+  }
+  if (chance(rng, 0.1)) s["metadata"]["labels"].erase("shardscaler.io/shardset");
   return s;
 }
 
@@ -237,8 +337,25 @@ World randomWorld(Rng& rng) {
     if (chance(rng, 0.1))
       t["metadata"]["annotations"]["shardscaler.io/paused-by"] = "main";  // stale
     if (chance(rng, 0.04)) t["metadata"]["deletionTimestamp"] = "2026-11-22T09:00:00Z";
+    if (chance(rng, 0.15)) {
+      t["metadata"]["annotations"].erase("shardscaler.io/claimed-by");
+    } else if (chance(rng, 0.1)) {
+      t["metadata"]["annotations"]["shardscaler.io/claimed-by"] = "other";
+      w.claim_holder_exists = chance(rng, 0.5);
+    }
+    if (t["spec"].value("paused", false) && chance(rng, 0.3)) {
+      t["status"]["paused"] = false;  // the operator has not seen the pause yet
+    }
+    if (chance(rng, 0.5)) {
+      t["metadata"]["annotations"]["shardscaler.io/paused-at"] =
+          pick(rng, std::vector<std::string>{"2026-11-22T09:59:55Z", "2026-11-22T09:59:45Z",
+                                             "2026-11-22T09:59:00Z", "garbage"});
+    }
     w.target = t;
   }
+  w.guarded = chance(rng, 0.5);
+  if (chance(rng, 0.1)) w.purpose = PlanPurpose::Release;
+  w.hold = chance(rng, 0.05);
   for (int i = 0; i < 10; ++i) {
     if (chance(rng, 0.7)) w.stateful_sets.push_back(randomStatefulSet(rng, i));
   }

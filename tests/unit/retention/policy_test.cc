@@ -91,6 +91,15 @@ TEST(RetentionPolicy, ZeroPeriodMeansNever) {
   EXPECT_FALSE(resolve(testing::retainPolicy("Retain", "0s"), {}).period.has_value());
 }
 
+TEST(RetentionPolicy, EmptyTargetRetainPeriodMeansUnset) {
+  auto p = resolve({}, {{"retention", "15d"},
+                        {"shardRetentionPolicy",
+                         {{"whenScaled", "Retain"}, {"retain", {{"retentionPeriod", ""}}}}}});
+  EXPECT_EQ(p.when_scaled, WhenScaled::Retain);
+  EXPECT_EQ(p.period, hours(24 * 15));
+  EXPECT_EQ(p.period_source, "target.spec.retention");
+}
+
 TEST(RetentionPolicy, BadFieldsAreNamed) {
   auto e = errors(testing::retainPolicy("Keep", "3x"), {});
   ASSERT_EQ(e.size(), 2u);
@@ -104,12 +113,11 @@ TEST(RetentionPolicy, BadFieldsAreNamed) {
   auto used = errors(testing::retainPolicy("Retain"), {{"retention", "forever"}});
   ASSERT_EQ(used.size(), 1u);
   EXPECT_EQ(used[0].field, "target.spec.retention");
-  // The operator's retain.retentionPeriod is required; "" there is not a duration.
-  auto empty = errors({}, {{"shardRetentionPolicy",
-                            {{"whenScaled", "Retain"}, {"retain", {{"retentionPeriod", ""}}}}}});
-  ASSERT_EQ(empty.size(), 1u);
-  EXPECT_EQ(empty[0].describe(),
-            "target.spec.shardRetentionPolicy.retain.retentionPeriod: empty duration string");
+  // retain.retentionPeriod: "" on the target means unset, as on the ShardSet: no error, and the
+  // period comes from the next source.
+  EXPECT_TRUE(errors({}, {{"shardRetentionPolicy",
+                           {{"whenScaled", "Retain"}, {"retain", {{"retentionPeriod", ""}}}}}})
+                  .empty());
 }
 
 }  // namespace

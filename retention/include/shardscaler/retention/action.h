@@ -17,9 +17,11 @@ namespace shardscaler::retention {
 
 enum class ActionType {
   // Target (Prometheus/PrometheusAgent), merge patch:
-  PauseTarget,   // spec.paused=true + annotation shardscaler.io/paused-by=<ShardSet>
-  UpdateTarget,  // spec.shards and/or unpause (paused=false, paused-by removed)
+  ClaimTarget,   // annotation shardscaler.io/claimed-by=<ShardSet> (resourceVersion precondition)
+  PauseTarget,   // spec.paused=true + annotations shardscaler.io/paused-by, paused-at
+  UpdateTarget,  // spec.shards and/or unpause (paused=false, paused-by removed), release the claim
   // StatefulSet, merge patch:
+  LabelStatefulSet,     // add (or, on release, remove) the guard label shardscaler.io/shardset
   DetachStatefulSet,    // hide from the operator, mark retained, set the deletion deadline
   ReattachStatefulSet,  // restore the operator's labels, drop the retention marks
   // StatefulSet, DELETE with propagationPolicy=Foreground:
@@ -44,7 +46,8 @@ struct Action {
   std::vector<Event> events;                 // publish only after this action succeeded
 
   bool isTargetAction() const {
-    return type == ActionType::PauseTarget || type == ActionType::UpdateTarget;
+    return type == ActionType::ClaimTarget || type == ActionType::PauseTarget ||
+           type == ActionType::UpdateTarget;
   }
 };
 

@@ -54,6 +54,14 @@ inline constexpr std::string_view kReasonRoundedToZoneMultiple = "RoundedToZoneM
 inline constexpr std::string_view kReasonInvalidSpec = "InvalidSpec";
 inline constexpr std::string_view kReasonTargetNotFound = "TargetNotFound";
 inline constexpr std::string_view kReasonInvalidDeletionTimestamp = "InvalidDeletionTimestamp";
+// Another ShardSet holds the target's claim.
+inline constexpr std::string_view kReasonTargetClaimed = "TargetClaimed";
+// Without the guard, the operator did not acknowledge a pause in time: the transition was undone.
+inline constexpr std::string_view kReasonPauseNotAcknowledged = "PauseNotAcknowledged";
+// The ShardSet was deleted while it kept retained shards; nothing deletes them any more.
+inline constexpr std::string_view kReasonRetainedShardsOrphaned = "RetainedShardsOrphaned";
+// A write the API server refused for good (Forbidden, Invalid).
+inline constexpr std::string_view kReasonApplyFailed = "ApplyFailed";
 
 // An Event about the ShardSet (its involvedObject).
 struct Event {

@@ -28,6 +28,11 @@ std::string formatRfc3339Utc(Timestamp t);
 // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm).
 std::expected<Timestamp, std::string> parseRfc3339(std::string_view text);
 
+// The instants shardscaler records in its own annotations (paused-at, detached-at): RFC3339 UTC
+// with milliseconds. Reading gives nullopt for an absent or unreadable value.
+std::string formatAnnotationTime(std::chrono::system_clock::time_point t);
+std::optional<std::chrono::system_clock::time_point> parseAnnotationTime(const std::string* text);
+
 class DeletionDeadline {
  public:
   static DeletionDeadline never() { return DeletionDeadline(std::nullopt); }

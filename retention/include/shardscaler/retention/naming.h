@@ -42,10 +42,20 @@ inline constexpr std::string_view kOperatorShardLabel = "operator.prometheus.io/
 inline constexpr std::string_view kOperatorModeLabel = "operator.prometheus.io/mode";
 inline constexpr std::string_view kPodNameLabel = "statefulset.kubernetes.io/pod-name";
 inline constexpr std::string_view kRetainedLabel = "shardscaler.io/retained";
+// On every StatefulSet of a target a ShardSet manages, active and retained: the admission guard's
+// object selector. The operator keeps foreign labels when it updates a StatefulSet.
 inline constexpr std::string_view kShardSetLabel = "shardscaler.io/shardset";
 inline constexpr std::string_view kDetachedLabelsAnnotation = "shardscaler.io/detached-labels";
 inline constexpr std::string_view kDeletionTimestampAnnotation =
     "operator.prometheus.io/deletion-timestamp";
 inline constexpr std::string_view kPausedByAnnotation = "shardscaler.io/paused-by";
+// When shardscaler paused the target (RFC3339 UTC, milliseconds): the fallback's settle time and
+// the pause-acknowledgement timeout count from it.
+inline constexpr std::string_view kPausedAtAnnotation = "shardscaler.io/paused-at";
+// When a shard was detached (RFC3339 UTC, milliseconds): the fallback's settle time counts from it.
+inline constexpr std::string_view kDetachedAtAnnotation = "shardscaler.io/detached-at";
+// On the target: the one ShardSet (same namespace) that manages it. A second ShardSet on the same
+// target is refused and touches nothing.
+inline constexpr std::string_view kClaimedByAnnotation = "shardscaler.io/claimed-by";
 
 }  // namespace shardscaler::retention

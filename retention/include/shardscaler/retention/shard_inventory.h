@@ -2,6 +2,7 @@
 // and everything else. Strict on purpose: what it cannot prove is ours is never touched.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -21,10 +22,15 @@ struct ShardStatefulSet {
   // Attached only: it still carries this ShardSet's retention labels/annotations (an earlier
   // detach the operator undid, or a re-attach cut short).
   bool carries_retention_marks = false;
+  // It carries shardscaler.io/shardset=<this ShardSet>, the admission guard's selector.
+  bool guard_labelled = false;
   // The deletion-timestamp annotation, when present and valid.
   std::optional<DeletionDeadline> deadline;
   // Retained only: why `deadline` is empty ("missing", or the parse error).
   std::string deadline_problem;
+  // Retained only: the detached-at annotation (nullopt: absent, e.g. detached by an older
+  // shardscaler, which counts as long ago).
+  std::optional<std::chrono::system_clock::time_point> detached_at;
 };
 
 struct ShardInventory {

@@ -6,6 +6,7 @@
 #include <expected>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,8 +22,14 @@ struct Target {
   std::string name;
   std::string uid;
   std::string resource_version;
+  int64_t generation = 0;      // metadata.generation
   bool being_deleted = false;  // metadata.deletionTimestamp set
   StringMap annotations;
+
+  // What the operator last reported in status: status.paused, and the oldest observedGeneration
+  // among status.conditions (nullopt when it reported none).
+  std::optional<bool> status_paused;
+  std::optional<int64_t> status_observed_generation;
 
   std::optional<int64_t> shards;         // spec.shards as written (the operator reads <= 1 as 1)
   std::optional<int64_t> replicas;       // spec.replicas
@@ -42,6 +49,11 @@ struct Target {
   int32_t effectiveShards() const;
   // Zones when spec.shardingStrategy.mode is Topology, else nullopt.
   std::optional<size_t> topologyZones() const;
+  // The operator has acknowledged the pause: spec.paused, and its status reports paused for the
+  // current generation. (It reports from its cache, so this says its target view has the pause.)
+  bool pauseAcknowledged() const;
+  // The annotation, or nullptr.
+  const std::string* annotation(std::string_view key) const;
 };
 
 // `kind` is the kind the caller fetched (list items carry no kind); a `kind` field in the

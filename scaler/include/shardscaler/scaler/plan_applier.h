@@ -19,10 +19,12 @@ struct ApplyOutcome {
   std::string failed_action;  // the failing action's summary
 
   // A failure that re-reading the objects and planning again resolves: a stale precondition
-  // (409), or an object that vanished under us (404).
-  bool needsReplan() const {
-    return error && (error->is(k8s::ErrorKind::Conflict) || error->is(k8s::ErrorKind::NotFound));
-  }
+  // (409), an object that vanished under us (404), or one replaced by another of the same name
+  // (the uid precondition inside a merge patch comes back as 422 on metadata.uid).
+  bool needsReplan() const;
+  // A failure that retrying the same write will not cure (Forbidden, Invalid, BadRequest):
+  // a transition it interrupts is undone rather than left paused.
+  bool isPermanent() const;
 };
 
 class PlanApplier {

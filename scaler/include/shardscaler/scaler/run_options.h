@@ -90,6 +90,10 @@ struct RunOptions {
   // shardscaler's own user as the API server sees it; "" finds it (client certificate or
   // TokenReview) at start-up.
   std::string guard_self_user;
+
+  // Transitions without the admission guard (docs/design.md §11).
+  std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
+  std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
 };
 
 // The Service the deploy manifests put in front of the guard.

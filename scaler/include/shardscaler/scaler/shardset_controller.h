@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -34,6 +35,14 @@ struct ControllerOptions {
   // and planned again, so one reconcile usually finishes a whole transition.
   int max_rounds = 4;
   std::chrono::minutes resync_period{10};
+  // Without the admission guard: the fallback's settle time and pause-acknowledgement timeout.
+  std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
+  std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
+  // After a write is refused for good, how long no new transition of that ShardSet starts.
+  std::chrono::nanoseconds apply_failure_hold = std::chrono::minutes(1);
+  // Whether the admission guard is enforced for ShardSets in namespace `ns`, read live when a
+  // transition may need it; when not, *why says why. Unset: not enforced (the fallback applies).
+  std::function<bool(const std::string& ns, std::string* why)> guard_enforced;
 };
 
 // What one reconcile decided about its key.
@@ -106,14 +115,21 @@ class ShardSetController {
   };
 
   k8s::Result<Observed> observe(const retention::ShardSet& shard_set) const;
+  retention::PlanInput planInput(const retention::ShardSet& shard_set, Observed observed,
+                                 retention::PlanPurpose purpose) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
-  // `adjust` may change the ShardSet as planned from what was observed.
   Rounds planAndApply(const retention::ShardSet& shard_set, const InvolvedObject& subject,
-                      uint64_t id,
-                      const std::function<void(retention::ShardSet&, const Observed&)>& adjust);
+                      uint64_t id, retention::PlanPurpose purpose);
   k8s::Result<void> ensureFinalizer(const k8s::Json& object);
+  // Lets go of `shard_set`'s target (as bound, see kBoundTargetAnnotation); nullopt when done.
+  std::optional<ReconcileOutcome> release(const retention::ShardSet& shard_set,
+                                          const InvolvedObject& subject, uint64_t id);
   ReconcileOutcome releaseTarget(const k8s::Json& object, const retention::ShardSet& shard_set,
                                  const InvolvedObject& subject, uint64_t id);
+  k8s::Result<void> setBoundTarget(const k8s::Json& object, const std::string& value);
+  // Why transitions of `key` are held (the write refused for good), while they are.
+  std::optional<std::string> transitionsHeld(const std::string& key) const;
+  void holdTransitions(const std::string& key, std::string why);
   ReconcileOutcome reconcileShardSet(const k8s::Json& object, uint64_t reconcile_id);
   k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
   void publishMetrics(const retention::ShardSet& shard_set, const retention::Plan& plan);
@@ -135,6 +151,13 @@ class ShardSetController {
   std::vector<NamedInformer> other_informers_;
   std::vector<std::thread> workers_;
   std::atomic<uint64_t> next_reconcile_id_{1};
+  // ShardSets whose writes were refused for good, until when no transition starts.
+  mutable std::mutex holds_mutex_;
+  struct Hold {
+    k8s::Clock::MonotonicTime until;
+    std::string why;
+  };
+  std::map<std::string, Hold> holds_;
 };
 
 }  // namespace shardscaler::scaler

@@ -1,0 +1,311 @@
+// The planner against an operator whose view lags: the fallback's gates (pause acknowledged,
+// settle times), claims on the target, releasing a target, and undoing after a refused write.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+#include "shardscaler/retention/planner.h"
+
+namespace shardscaler::retention {
+namespace {
+
+using namespace testing;  // fixtures
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const std::string kFuture = "2026-11-25T10:00:00Z";
+
+Json retain3d() { return retainPolicy("Retain", "3d"); }
+
+// Paused by us at `at`; the operator's status says paused for the current generation when
+// `acknowledged`.
+Json pausedAt(Json target, const std::string& at, bool acknowledged = true) {
+  target = pausedBy(std::move(target), "main");
+  target["metadata"]["annotations"]["shardscaler.io/paused-at"] = at;
+  if (!acknowledged) target["status"]["paused"] = false;
+  return target;
+}
+
+Json detachedAt(Json sts, const std::string& at) {
+  sts["metadata"]["annotations"]["shardscaler.io/detached-at"] = at;
+  return sts;
+}
+
+World fallback(World w) {
+  w.guarded = false;
+  return w;
+}
+
+// ---- without the guard -------------------------------------------------------------------
+
+TEST(Fallback, ScaleDownFirstOnlyPausesAndWaitsForTheOperator) {
+  const Plan plan = planShardSet(
+      fallback({shardSetJson(3, retain3d()), targetJson(5), attachedRange(0, 5)}).input());
+  EXPECT_THAT(steps(plan), ElementsAre("pause"));
+  EXPECT_EQ(plan.decision.waiting_for, "the operator to acknowledge the pause");
+  EXPECT_EQ(plan.requeue_after, milliseconds(500));
+  EXPECT_EQ(only(plan, ActionType::PauseTarget)
+                .merge_patch["metadata"]["annotations"]["shardscaler.io/paused-at"],
+            "2026-11-22T10:00:00Z");
+  EXPECT_EQ(condition(plan, kConditionProgressing).reason, "ScalingDown");
+  EXPECT_THAT(condition(plan, kConditionProgressing).message,
+              HasSubstr("waiting for the operator to acknowledge the pause"));
+}
+
+TEST(Fallback, NothingIsDetachedUntilThePauseIsAcknowledged) {
+  const Plan plan = planShardSet(
+      fallback({shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:50Z", false),
+                attachedRange(0, 5)})
+          .input());
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_EQ(plan.decision.waiting_for, "the operator to acknowledge the pause");
+  EXPECT_EQ(plan.requeue_after, milliseconds(500));
+  EXPECT_EQ(condition(plan, kConditionReady).reason, "Scaling");
+}
+
+TEST(Fallback, AStatusOfAnOlderGenerationIsNoAcknowledgement) {
+  Json target = pausedAt(targetJson(5), "2026-11-22T09:59:50Z");
+  target["metadata"]["generation"] = 8;  // the pause bumped it; the status says 7
+  const Plan plan =
+      planShardSet(fallback({shardSetJson(3, retain3d()), target, attachedRange(0, 5)}).input());
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_EQ(plan.decision.waiting_for, "the operator to acknowledge the pause");
+}
+
+TEST(Fallback, AcknowledgedPauseDetaches) {
+  const Plan plan =
+      planShardSet(fallback({shardSetJson(3, retain3d()),
+                             pausedAt(targetJson(5), "2026-11-22T09:59:59Z"), attachedRange(0, 5)})
+                       .input());
+  EXPECT_THAT(steps(plan), ElementsAre("detach 3", "detach 4"));
+}
+
+TEST(Fallback, SpecShardsDropsOnlyAfterTheSettleTimeSinceTheLastDetach) {
+  const auto world = [](const std::string& detached) {
+    return fallback({shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:00Z"),
+                     attachedRange(0, 3) +
+                         std::vector{detachedAt(retainedSts(3, kFuture), "2026-11-22T09:59:00Z"),
+                                     detachedAt(retainedSts(4, kFuture), detached)}});
+  };
+  const Plan settling = planShardSet(world("2026-11-22T09:59:57Z").input());
+  EXPECT_TRUE(settling.actions.empty());
+  EXPECT_EQ(settling.decision.waiting_for, "the settle time after the last detach");
+  EXPECT_EQ(settling.requeue_after, seconds(7));
+
+  const Plan settled = planShardSet(world("2026-11-22T09:59:50Z").input());
+  EXPECT_THAT(steps(settled), ElementsAre("update shards=3 unpause"));
+  EXPECT_EQ(only(settled, ActionType::UpdateTarget).resource_version, "1001");
+}
+
+TEST(Fallback, ADetachTheOperatorUndidIsDoneAgainAndTheSettleTimeStartsOver) {
+  Json relabelled = detachedAt(retainedSts(4, kFuture), "2026-11-22T09:59:00Z");
+  relabelled["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
+  const Plan plan = planShardSet(
+      fallback({shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:58:00Z"),
+                attachedRange(0, 3) +
+                    std::vector{detachedAt(retainedSts(3, kFuture), "2026-11-22T09:59:00Z"),
+                                relabelled}})
+          .input());
+  EXPECT_THAT(steps(plan), ElementsAre("detach 4"));  // no spec.shards write in the same plan
+  EXPECT_EQ(only(plan, ActionType::DetachStatefulSet, 4)
+                .merge_patch["metadata"]["annotations"]["shardscaler.io/detached-at"],
+            "2026-11-22T10:00:00Z");
+}
+
+TEST(Fallback, ScaleUpReattachesOnlyAfterTheSettleTimeSinceThePause) {
+  const auto world = [](const std::string& paused_at) {
+    return fallback({shardSetJson(4, retain3d()), pausedAt(targetJson(3), paused_at),
+                     attachedRange(0, 3) + std::vector{retainedSts(3, kFuture)}});
+  };
+  const Plan early = planShardSet(world("2026-11-22T09:59:58Z").input());
+  EXPECT_TRUE(early.actions.empty());
+  EXPECT_EQ(early.decision.waiting_for, "the settle time after the pause");
+  EXPECT_EQ(early.requeue_after, seconds(8));
+  EXPECT_THAT(steps(planShardSet(world("2026-11-22T09:59:49Z").input())),
+              ElementsAre("reattach 3"));
+}
+
+TEST(Fallback, UnacknowledgedPauseIsUndoneAfterTheTimeout) {
+  const Plan plan = planShardSet(
+      fallback({shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:30Z", false),
+                attachedRange(0, 5)})
+          .input());
+  EXPECT_THAT(steps(plan), ElementsAre("update unpause"));
+  EXPECT_THAT(
+      plan.decision.abandoned_because,
+      HasSubstr("the operator did not acknowledge the pause of Prometheus main within 30s"));
+  EXPECT_EQ(condition(plan, kConditionProgressing).reason, "PauseNotAcknowledged");
+  EXPECT_EQ(condition(plan, kConditionDegraded).reason, "PauseNotAcknowledged");
+  ASSERT_EQ(plan.events.size(), 1u);
+  EXPECT_EQ(plan.events[0].type, EventType::Warning);
+  EXPECT_EQ(plan.events[0].reason, "PauseNotAcknowledged");
+}
+
+TEST(Fallback, AfterAnUnacknowledgedPauseNoPauseForTheTimeout) {
+  Json ss = shardSetJson(3, retain3d());
+  ss["status"]["conditions"] = {{{"type", "Progressing"},
+                                 {"status", "False"},
+                                 {"reason", "PauseNotAcknowledged"},
+                                 {"message", "..."},
+                                 {"lastTransitionTime", "2026-11-22T09:59:50Z"}}};
+  const Plan held = planShardSet(fallback({ss, targetJson(5), attachedRange(0, 5)}).input());
+  EXPECT_TRUE(held.actions.empty());
+  EXPECT_EQ(held.requeue_after, seconds(20));
+  EXPECT_EQ(condition(held, kConditionProgressing).reason, "PauseNotAcknowledged");
+
+  ss["status"]["conditions"][0]["lastTransitionTime"] = "2026-11-22T09:59:20Z";
+  EXPECT_THAT(steps(planShardSet(fallback({ss, targetJson(5), attachedRange(0, 5)}).input())),
+              ElementsAre("pause"));
+}
+
+TEST(Fallback, APauseWithoutATimeIsStampedBeforeAnythingElse) {
+  const Plan plan =
+      planShardSet(fallback({shardSetJson(4, retain3d()), pausedBy(targetJson(3), "main"),
+                             attachedRange(0, 3) + std::vector{retainedSts(3, kFuture)}})
+                       .input());
+  EXPECT_THAT(steps(plan), ElementsAre("pause"));
+}
+
+TEST(Fallback, DeletePolicyScaleDownNeedsNoPause) {
+  EXPECT_THAT(steps(planShardSet(fallback({shardSetJson(3, retainPolicy("Delete")), targetJson(5),
+                                           attachedRange(0, 5)})
+                                     .input())),
+              ElementsAre("update shards=3"));
+}
+
+TEST(Guarded, NoWaitingAtAll) {
+  World w{shardSetJson(3, retain3d()), targetJson(5), attachedRange(0, 5)};
+  EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("pause", "detach 3", "detach 4"));
+  World next{shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:59Z", false),
+             attachedRange(0, 3) +
+                 std::vector{detachedAt(retainedSts(3, kFuture), "2026-11-22T09:59:59Z"),
+                             detachedAt(retainedSts(4, kFuture), "2026-11-22T09:59:59Z")}};
+  EXPECT_THAT(steps(planShardSet(next.input())), ElementsAre("update shards=3 unpause"));
+}
+
+// ---- the guard label ---------------------------------------------------------------------
+
+TEST(GuardLabel, ActiveShardsWithoutItAreLabelled) {
+  std::vector<Json> sts = attachedRange(0, 3);
+  sts[1]["metadata"]["labels"].erase("shardscaler.io/shardset");
+  const Plan plan = planShardSet(World{shardSetJson(3), targetJson(3), sts}.input());
+  EXPECT_THAT(steps(plan), ElementsAre("label 1"));
+  EXPECT_EQ(plan.actions[0].merge_patch, Json::parse(R"({"metadata": {"uid": "sts-uid-1",
+                            "labels": {"shardscaler.io/shardset": "main"}}})"));
+  EXPECT_EQ(condition(plan, kConditionReady).reason, "ShardsReady");
+}
+
+// ---- claims ------------------------------------------------------------------------------
+
+Json unclaimed(Json target) {
+  target["metadata"]["annotations"].erase("shardscaler.io/claimed-by");
+  return target;
+}
+
+TEST(Claim, AnUnclaimedTargetIsClaimedFirstAndAlone) {
+  const Plan plan = planShardSet(
+      World{shardSetJson(3, retain3d()), unclaimed(targetJson(5)), attachedRange(0, 5)}.input());
+  EXPECT_THAT(steps(plan), ElementsAre("claim"));
+  EXPECT_EQ(plan.actions[0].resource_version, "1001");
+  EXPECT_EQ(plan.actions[0].merge_patch,
+            Json::parse(R"({"metadata": {"uid": "6f1c0a52-prom-main", "resourceVersion": "1001",
+                            "annotations": {"shardscaler.io/claimed-by": "main"}}})"));
+}
+
+TEST(Claim, ASecondShardSetOnTheTargetTouchesNothingAndSaysWhy) {
+  World w{shardSetJson(3, retain3d()),
+          withAnnotation(targetJson(5), "shardscaler.io/claimed-by", "first"), attachedRange(0, 5)};
+  w.claim_holder_exists = true;
+  const Plan plan = planShardSet(w.input());
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_EQ(plan.decision.mode, PlanMode::TargetClaimed);
+  EXPECT_EQ(condition(plan, kConditionReady).reason, "TargetClaimed");
+  EXPECT_THAT(condition(plan, kConditionDegraded).message,
+              HasSubstr("Prometheus main is managed by ShardSet first"));
+  ASSERT_EQ(plan.events.size(), 1u);
+  EXPECT_EQ(plan.events[0].type, EventType::Warning);
+  EXPECT_EQ(plan.events[0].reason, "TargetClaimed");
+  // Not even a target it paused is resumed, nor a retained shard touched: it is not its own.
+  World paused = w;
+  paused.target = pausedAt(*w.target, "2026-11-22T09:00:00Z");
+  EXPECT_TRUE(planShardSet(paused.input()).actions.empty());
+}
+
+TEST(Claim, AClaimLeftByAShardSetThatIsGoneIsTakenOver) {
+  World w{shardSetJson(3), withAnnotation(targetJson(3), "shardscaler.io/claimed-by", "gone"),
+          attachedRange(0, 3)};
+  w.claim_holder_exists = false;
+  const Plan plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), ElementsAre("claim"));
+  EXPECT_THAT(plan.actions[0].summary, HasSubstr("its claim by ShardSet gone, which is gone"));
+}
+
+// ---- release -------------------------------------------------------------------------------
+
+World releasing(World w) {
+  w.purpose = PlanPurpose::Release;
+  return w;
+}
+
+TEST(Release, MidScaleDownUndoesResumesAndDropsTheClaimAndTheLabels) {
+  const Plan plan = planShardSet(
+      releasing({shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:00Z"),
+                 attachedRange(0, 4) + std::vector{retainedSts(4, kFuture)}})
+          .input());
+  EXPECT_THAT(steps(plan), ElementsAre("reattach 4", "unlabel 0", "unlabel 1", "unlabel 2",
+                                       "unlabel 3", "update unpause release-claim"));
+  EXPECT_EQ(plan.decision.mode, PlanMode::Release);
+}
+
+TEST(Release, NeverScalesATopologyTarget) {
+  // spec.shards 4 would round up to 6 with three zones; releasing keeps the target's 4.
+  const Json topology{
+      {"shardingStrategy", {{"mode", "Topology"}, {"topology", {{"values", {"a", "b", "c"}}}}}}};
+  const Plan plan = planShardSet(
+      releasing({shardSetJson(4), targetJson(4, topology), attachedRange(0, 4)}).input());
+  for (const Action& a : plan.actions) {
+    EXPECT_FALSE(a.merge_patch.contains("spec") && a.merge_patch["spec"].contains("shards"))
+        << a.summary;
+  }
+  EXPECT_THAT(steps(plan), ElementsAre("unlabel 0", "unlabel 1", "unlabel 2", "unlabel 3",
+                                       "update release-claim"));
+}
+
+TEST(Release, AnInvalidSpecStillResumesTheTargetItPaused) {
+  const Plan plan =
+      planShardSet(releasing({shardSetJson(-2, retainPolicy("Keep")),
+                              pausedAt(targetJson(3), "2026-11-22T09:00:00Z"), attachedRange(0, 3)})
+                       .input());
+  EXPECT_THAT(steps(plan).back(), "update unpause release-claim");
+}
+
+TEST(Release, ATargetClaimedByAnotherShardSetIsNotTouched) {
+  EXPECT_TRUE(
+      planShardSet(releasing({shardSetJson(3),
+                              withAnnotation(targetJson(3), "shardscaler.io/claimed-by", "other"),
+                              attachedRange(0, 3)})
+                       .input())
+          .actions.empty());
+}
+
+// ---- a write refused for good --------------------------------------------------------------
+
+TEST(Hold, APausedTransitionIsUndoneAndNoneStarts) {
+  World mid{shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:00Z"),
+            attachedRange(0, 4) + std::vector{retainedSts(4, kFuture)}};
+  mid.hold = true;
+  const Plan undo = planShardSet(mid.input());
+  EXPECT_THAT(steps(undo), ElementsAre("reattach 4", "update unpause"));
+  EXPECT_EQ(undo.decision.abandoned_because, "a write was refused for good");
+
+  World idle{shardSetJson(3, retain3d()), targetJson(5), attachedRange(0, 5)};
+  idle.hold = true;
+  const Plan none = planShardSet(idle.input());
+  EXPECT_TRUE(none.actions.empty());
+  EXPECT_EQ(none.decision.waiting_for, "a write refused for good to be retried");
+}
+
+}  // namespace
+}  // namespace shardscaler::retention
