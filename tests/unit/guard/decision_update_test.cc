@@ -32,13 +32,12 @@ TEST_F(GuardUpdate, OperatorRelabellingARetainedShardIsDenied) {
   const Verdict v = judge(updateRequest(retained_, relabelled(retained_)));
   EXPECT_FALSE(v.allowed);
   EXPECT_EQ(v.reason, kRuleReattach);
-  EXPECT_EQ(
-      v.message,
-      "shardscaler guard: rule Reattach: this UPDATE puts operator.prometheus.io/name back "
-      "on StatefulSet monitoring/prometheus-main-shard-3 (shard 3 of Prometheus main), which "
-      "is retained by ShardSet main until 2026-11-25T10:00:00Z; only shardscaler re-attaches "
-      "retained shards (scale ShardSet main up instead). To override, act as a member of "
-      "group system:masters (--guard-exempt-groups).");
+  EXPECT_EQ(v.message,
+            "shardscaler guard: rule Reattach: this UPDATE puts operator.prometheus.io/name back "
+            "on StatefulSet monitoring/prometheus-main-shard-3 (shard 3 of Prometheus main), which "
+            "is retained by ShardSet main until 2026-11-25T10:00:00Z; only shardscaler re-attaches "
+            "retained shards (scale ShardSet main up instead). To override, act as a member of "
+            "group system:masters (--guard-exempt-groups).");
   // No target read: re-attaching is refused whatever the shard count.
   EXPECT_EQ(live_.reads, std::vector<std::string>{"shardset monitoring/main"});
 }

@@ -60,8 +60,8 @@ class Metrics {
   void incWorkQueueRetries(std::string_view queue);
   void setLeader(bool is_leader);
   // ---- shard guard ----
-  // One admission review: operation "DELETE"/"UPDATE"/... ("unknown" when undecodable), result "allowed",
-  // "denied" or "bad_request", rule the denying rule ("" unless denied).
+  // One admission review: operation "DELETE"/"UPDATE"/... ("unknown" when undecodable), result
+  // "allowed", "denied" or "bad_request", rule the denying rule ("" unless denied).
   void observeGuardReview(std::string_view operation, std::string_view result,
                           std::string_view rule, double seconds);
 

@@ -60,9 +60,8 @@ void ShardscalerProcess::start(const std::vector<std::string>& extra_env) {
   if (!guard_asked) argv.emplace_back("--webhook-bind-address=0");
   // Without the guard, transitions wait out the fallback's settle time; the emulator's view does
   // not lag unless a test says so, so a second is plenty and keeps the stories short.
-  const bool settle_asked = std::ranges::any_of(options_.extra_args, [](const std::string& a) {
-    return a.starts_with("--settle-time");
-  });
+  const bool settle_asked = std::ranges::any_of(
+      options_.extra_args, [](const std::string& a) { return a.starts_with("--settle-time"); });
   if (!settle_asked) argv.emplace_back("--settle-time=1s");
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp"};
