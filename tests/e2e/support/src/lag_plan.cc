@@ -59,10 +59,10 @@ LagPlan randomLagPlan(std::uint64_t seed, GuardMode mode, int steps) {
     plan.pause_bound = plan.settle_time + milliseconds(5000);
   }
   testenv::ApiFaultRates& f = plan.faults;
-  f.server_error = draw.rate(0.04);
-  f.conflict = draw.rate(0.04);
+  f.server_error = draw.rate(0.05);
+  f.conflict = draw.rate(0.08);
   f.too_many_requests = draw.rate(0.03);
-  f.cut_watch = draw.rate(0.3);
+  f.cut_watch = draw.rate(0.8);
   f.latency = draw.rate(0.2);
   f.latency_max = milliseconds(200);
   f.path_regex = kLagFaultPaths;
