@@ -151,8 +151,8 @@ class LaggingCluster {
       w_.stateful_sets.push_back(std::move(s));
       operatorWrite();
     }
-    const auto sync_latency = milliseconds(
-        std::uniform_int_distribution<int>(0, config_.max_sync_latency.count())(rng_));
+    const auto sync_latency =
+        milliseconds(std::uniform_int_distribution<int>(0, config_.max_sync_latency.count())(rng_));
     pending_cleanup_.emplace_back(w_.now + sync_latency, n);
   }
 
