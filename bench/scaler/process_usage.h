@@ -12,8 +12,8 @@
 namespace shardscaler::bench {
 
 struct ProcessUsage {
-  double cpu_seconds = 0;  // utime + stime
-  double rss_mib = 0;      // VmRSS
+  double cpu_seconds = 0;   // utime + stime
+  double rss_mib = 0;       // VmRSS
   double peak_rss_mib = 0;  // VmHWM: the highest VmRSS since the process started
 };
 
@@ -35,8 +35,8 @@ inline ProcessUsage readProcessUsage(pid_t pid) {
         if (i == 14) utime = std::stoull(field);
         if (i == 15) stime = std::stoull(field);
       }
-      usage.cpu_seconds = static_cast<double>(utime + stime) /
-                          static_cast<double>(sysconf(_SC_CLK_TCK));
+      usage.cpu_seconds =
+          static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
     }
   }
   std::ifstream status(dir + "/status");

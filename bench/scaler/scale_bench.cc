@@ -54,18 +54,21 @@ struct RunResult {
   double sts_kib = 0;  // mean size of one StatefulSet as the server returns it
   ProcessUsage idle;
   // First start on a fresh workload.
-  double first_create_s = 0;     // creating the ShardSets
+  double first_create_s = 0;      // creating the ShardSets
   double first_after_last_s = 0;  // from the last ShardSet created to every status set
   double first_cpu_s = 0;         // shardscaler's CPU from the first ShardSet created to then
   double generate_cpu_s = 0;      // shardscaler's CPU while the workload was created
-  ProcessUsage first_steady;      // 10 s after convergence
+  double first_drain_s = 0;       // from all status set to an empty work queue
+  double first_drain_cpu_s = 0;   // shardscaler's CPU from its start to the empty queue
+  ProcessUsage first_steady;      // 10 s after the queue drained
   // One transition each way in the loaded namespace.
   TransitionCost down, up;
   // Restart on the steady workload.
   double restart_ready_s = 0;     // from start to /readyz (informers synced)
   double restart_converge_s = 0;  // from start to every status set
   double restart_cpu_s = 0;
-  ProcessUsage restart_steady;    // 10 s after convergence; peak_rss_mib covers the relist
+  double restart_drain_s = 0;   // from all status set to an empty work queue
+  ProcessUsage restart_steady;  // 10 s after the queue drained; peak covers the relist
 };
 
 std::optional<int> intFlag(std::string_view arg, std::string_view name) {
@@ -145,9 +148,10 @@ RunResult runOnce(const Options& o) {
                          {.max_idle_connections = static_cast<size_t>(o.shape.parallel)});
   const int n = o.shape.targets;
 
-  auto shardscaler = std::make_unique<e2e::ShardscalerProcess>(
-      shardscalerOptions(cp, o, "shardscaler-first.log"));
-  if (!waitReady(*shardscaler, 60s)) throw std::runtime_error("not ready:\n" + shardscaler->logTail());
+  auto shardscaler =
+      std::make_unique<e2e::ShardscalerProcess>(shardscalerOptions(cp, o, "shardscaler-first.log"));
+  if (!waitReady(*shardscaler, 60s))
+    throw std::runtime_error("not ready:\n" + shardscaler->logTail());
   std::this_thread::sleep_for(5s);
   result.idle = readProcessUsage(shardscaler->pid());
   std::cerr << "idle: " << result.idle.rss_mib << " MiB; creating the workload\n";
@@ -156,8 +160,8 @@ RunResult runOnce(const Options& o) {
   auto workload = must(createTargetsAndShards(client, o.shape), "workload");
   result.generate_s = workload.took.count();
   result.sts_kib = static_cast<double>(workload.stateful_set_bytes) / workload.stateful_sets / 1024;
-  result.generate_cpu_s = readProcessUsage(shardscaler->pid()).cpu_seconds -
-                          before_generate.cpu_seconds;
+  result.generate_cpu_s =
+      readProcessUsage(shardscaler->pid()).cpu_seconds - before_generate.cpu_seconds;
   std::cerr << "workload: " << workload.stateful_sets << " StatefulSets in " << result.generate_s
             << " s; creating ShardSets\n";
 
@@ -171,9 +175,16 @@ RunResult runOnce(const Options& o) {
     result.first_after_last_s = Seconds(*converged - last_created).count();
     result.first_cpu_s = readProcessUsage(shardscaler->pid()).cpu_seconds - before.cpu_seconds;
   }
+  {
+    auto drained = waitQueueDrained(*shardscaler, 1800s);
+    if (!drained) throw std::runtime_error("the work queue did not drain in 1800 s");
+    result.first_drain_s = drained->count();
+    result.first_drain_cpu_s = readProcessUsage(shardscaler->pid()).cpu_seconds;
+  }
   std::this_thread::sleep_for(10s);
   result.first_steady = readProcessUsage(shardscaler->pid());
-  std::cerr << "first start converged " << result.first_after_last_s << " s after the last ShardSet\n";
+  std::cerr << "first start converged " << result.first_after_last_s
+            << " s after the last ShardSet\n";
 
   TransitionProbe probe(client, "scale-0", targetName(0), o.shape.shards, *shardscaler);
   result.down = probe.scaleTo(o.shape.shards - 1);
@@ -193,6 +204,11 @@ RunResult runOnce(const Options& o) {
     if (!converged) throw std::runtime_error(watch.describe() + "\n" + shardscaler->logTail());
     result.restart_converge_s = Seconds(*converged - started).count();
     result.restart_cpu_s = readProcessUsage(shardscaler->pid()).cpu_seconds;
+  }
+  {
+    auto drained = waitQueueDrained(*shardscaler, 1800s);
+    if (!drained) throw std::runtime_error("the work queue did not drain after the restart");
+    result.restart_drain_s = drained->count();
   }
   std::this_thread::sleep_for(10s);
   result.restart_steady = readProcessUsage(shardscaler->pid());
@@ -217,34 +233,64 @@ void report(const Options& o, const std::vector<RunResult>& runs) {
     for (double x : v) std::printf(" %.2f", x);
     std::printf("\n");
   };
-  std::printf("\nworkload: %d namespace(s), %d targets x %d shards = %d StatefulSets, %d ShardSets; "
-              "shardscaler --workers=%d; %zu run(s)\n",
-              o.shape.namespaces, o.shape.targets, o.shape.shards,
-              o.shape.targets * o.shape.shards, o.shape.targets, o.workers, runs.size());
-  line("StatefulSet size as returned by the server", [](auto& r) { return r.sts_kib; }, "KiB");
-  line("workload creation (targets + StatefulSets)", [](auto& r) { return r.generate_s; }, "s");
-  line("idle RSS (synced, empty namespace)", [](auto& r) { return r.idle.rss_mib; }, "MiB");
-  line("shardscaler CPU while the workload was created", [](auto& r) { return r.generate_cpu_s; },
-       "s");
-  line("first start: creating the ShardSets", [](auto& r) { return r.first_create_s; }, "s");
-  line("first start: last ShardSet created -> all status set",
-       [](auto& r) { return r.first_after_last_s; }, "s");
-  line("first start: CPU from first ShardSet to all status", [](auto& r) { return r.first_cpu_s; },
-       "s");
-  line("first start: peak RSS", [](auto& r) { return r.first_steady.peak_rss_mib; }, "MiB");
-  line("first start: steady RSS", [](auto& r) { return r.first_steady.rss_mib; }, "MiB");
-  line("scale-down 10->9: wall", [](auto& r) { return r.down.wall_s; }, "s");
-  line("scale-down 10->9: shardscaler CPU", [](auto& r) { return r.down.cpu_ms; }, "ms");
-  line("scale-down 10->9: API requests", [](auto& r) { return r.down.requests; }, "");
-  line("scale-up 9->10: wall", [](auto& r) { return r.up.wall_s; }, "s");
-  line("scale-up 9->10: shardscaler CPU", [](auto& r) { return r.up.cpu_ms; }, "ms");
-  line("scale-up 9->10: API requests", [](auto& r) { return r.up.requests; }, "");
-  line("restart: start -> ready (full relist)", [](auto& r) { return r.restart_ready_s; }, "s");
-  line("restart: start -> all status set", [](auto& r) { return r.restart_converge_s; }, "s");
-  line("restart: CPU from start to all status", [](auto& r) { return r.restart_cpu_s; }, "s");
-  line("restart: peak RSS (relist + reconciles)",
-       [](auto& r) { return r.restart_steady.peak_rss_mib; }, "MiB");
-  line("restart: steady RSS", [](auto& r) { return r.restart_steady.rss_mib; }, "MiB");
+  std::printf(
+      "\nworkload: %d namespace(s), %d targets x %d shards = %d StatefulSets, %d ShardSets; "
+      "shardscaler --workers=%d; %zu run(s)\n",
+      o.shape.namespaces, o.shape.targets, o.shape.shards, o.shape.targets * o.shape.shards,
+      o.shape.targets, o.workers, runs.size());
+  line(
+      "StatefulSet size as returned by the server", [](auto& r) { return r.sts_kib; }, "KiB");
+  line(
+      "workload creation (targets + StatefulSets)", [](auto& r) { return r.generate_s; }, "s");
+  line(
+      "idle RSS (synced, empty namespace)", [](auto& r) { return r.idle.rss_mib; }, "MiB");
+  line(
+      "shardscaler CPU while the workload was created", [](auto& r) { return r.generate_cpu_s; },
+      "s");
+  line(
+      "first start: creating the ShardSets", [](auto& r) { return r.first_create_s; }, "s");
+  line(
+      "first start: last ShardSet created -> all status set",
+      [](auto& r) { return r.first_after_last_s; }, "s");
+  line(
+      "first start: CPU from first ShardSet to all status", [](auto& r) { return r.first_cpu_s; },
+      "s");
+  line(
+      "first start: all status set -> work queue empty", [](auto& r) { return r.first_drain_s; },
+      "s");
+  line(
+      "first start: CPU from shardscaler's start to empty queue",
+      [](auto& r) { return r.first_drain_cpu_s; }, "s");
+  line(
+      "first start: peak RSS", [](auto& r) { return r.first_steady.peak_rss_mib; }, "MiB");
+  line(
+      "first start: steady RSS", [](auto& r) { return r.first_steady.rss_mib; }, "MiB");
+  line(
+      "scale-down 10->9: wall", [](auto& r) { return r.down.wall_s; }, "s");
+  line(
+      "scale-down 10->9: shardscaler CPU", [](auto& r) { return r.down.cpu_ms; }, "ms");
+  line(
+      "scale-down 10->9: API requests", [](auto& r) { return r.down.requests; }, "");
+  line(
+      "scale-up 9->10: wall", [](auto& r) { return r.up.wall_s; }, "s");
+  line(
+      "scale-up 9->10: shardscaler CPU", [](auto& r) { return r.up.cpu_ms; }, "ms");
+  line(
+      "scale-up 9->10: API requests", [](auto& r) { return r.up.requests; }, "");
+  line(
+      "restart: start -> ready (full relist)", [](auto& r) { return r.restart_ready_s; }, "s");
+  line(
+      "restart: start -> all status set", [](auto& r) { return r.restart_converge_s; }, "s");
+  line(
+      "restart: CPU from start to all status", [](auto& r) { return r.restart_cpu_s; }, "s");
+  line(
+      "restart: all status set -> work queue empty", [](auto& r) { return r.restart_drain_s; },
+      "s");
+  line(
+      "restart: peak RSS (relist + reconciles)",
+      [](auto& r) { return r.restart_steady.peak_rss_mib; }, "MiB");
+  line(
+      "restart: steady RSS", [](auto& r) { return r.restart_steady.rss_mib; }, "MiB");
 }
 
 }  // namespace

@@ -31,9 +31,9 @@ ConvergenceWatch::~ConvergenceWatch() {
 
 void ConvergenceWatch::note(const Json& shard_set, bool deleted) {
   const Json& status = shard_set.value("status", Json::object());
-  const bool ok = !deleted && status.value("shards", -1) == shards_ &&
-                  status.value("observedGeneration", -1) ==
-                      shard_set["metadata"].value("generation", -2);
+  const bool ok =
+      !deleted && status.value("shards", -1) == shards_ &&
+      status.value("observedGeneration", -1) == shard_set["metadata"].value("generation", -2);
   std::lock_guard lock(mutex_);
   bool& slot = converged_[keyOf(shard_set)];
   count_ += static_cast<int>(ok) - static_cast<int>(slot);
@@ -142,6 +142,27 @@ void TransitionProbe::acknowledgePauses() {
   }
 }
 
+std::optional<std::chrono::duration<double>> waitQueueDrained(e2e::ShardscalerProcess& shardscaler,
+                                                              std::chrono::seconds limit) {
+  const auto started = std::chrono::steady_clock::now();
+  int empty_looks = 0;
+  while (std::chrono::steady_clock::now() - started < limit) {
+    auto [code, body] = shardscaler.httpGet(shardscaler.metricsPort(), "/metrics");
+    if (code != 200) throw std::runtime_error("GET /metrics: " + std::to_string(code));
+    double depth = -1;
+    std::istringstream lines(body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.starts_with("shardscaler_workqueue_depth")) {
+        depth = std::stod(line.substr(line.rfind(' ') + 1));
+      }
+    }
+    empty_looks = depth == 0 ? empty_looks + 1 : 0;
+    if (empty_looks == 2) return std::chrono::steady_clock::now() - started;
+    std::this_thread::sleep_for(1s);
+  }
+  return std::nullopt;
+}
+
 double TransitionProbe::requestCount() const {
   auto [code, body] = shardscaler_.httpGet(shardscaler_.metricsPort(), "/metrics");
   if (code != 200) throw std::runtime_error("GET /metrics: " + std::to_string(code));
@@ -169,11 +190,12 @@ bool TransitionProbe::done(int shards, std::string* seen) {
     return false;
   }
   for (int i = 0; i < max_shards_; ++i) {
-    const std::string name = "prometheus-" + target_ + (i == 0 ? "" : "-shard-" + std::to_string(i));
+    const std::string name =
+        "prometheus-" + target_ + (i == 0 ? "" : "-shard-" + std::to_string(i));
     auto sts = client_.get(k8s::resources::statefulSets(), ns_, name);
     if (!sts) return false;
-    const bool attached = (*sts)["metadata"].value("labels", Json::object())
-                              .contains("operator.prometheus.io/name");
+    const bool attached =
+        (*sts)["metadata"].value("labels", Json::object()).contains("operator.prometheus.io/name");
     if (attached != (i < shards)) {
       *seen += " " + name + (attached ? " attached" : " detached");
       return false;
@@ -193,8 +215,7 @@ TransitionCost TransitionProbe::scaleTo(int shards) {
   while (!done(shards, &seen)) {
     if (std::chrono::steady_clock::now() - started > 120s) {
       throw std::runtime_error("transition to " + std::to_string(shards) +
-                               " did not finish in 120 s: " + seen + "\n" +
-                               shardscaler_.logTail());
+                               " did not finish in 120 s: " + seen + "\n" + shardscaler_.logTail());
     }
     std::this_thread::sleep_for(20ms);
   }

@@ -46,6 +46,12 @@ class ConvergenceWatch {
   std::thread thread_;
 };
 
+// Waits until shardscaler's work queue is empty (shardscaler_workqueue_depth 0 on two looks a
+// second apart): the reconciles its own writes caused may still run after every status is set.
+// How long it took; nullopt after `limit`.
+std::optional<std::chrono::duration<double>> waitQueueDrained(e2e::ShardscalerProcess& shardscaler,
+                                                              std::chrono::seconds limit);
+
 struct TransitionCost {
   double wall_s = 0;
   double cpu_ms = 0;    // shardscaler's

@@ -23,8 +23,8 @@ bool transient(const k8s::Error& e) {
 
 // Creates `object`; an object that already exists (a retried create whose first answer was
 // lost) counts as created.
-k8s::Result<Json> createOnce(k8s::KubeClient& client, const k8s::Resource& r,
-                             const std::string& ns, const Json& object) {
+k8s::Result<Json> createOnce(k8s::KubeClient& client, const k8s::Resource& r, const std::string& ns,
+                             const Json& object) {
   auto created = client.create(r, ns, object);
   if (created || !created.error().is(k8s::ErrorKind::AlreadyExists)) return created;
   return client.get(r, ns, object["metadata"]["name"].get<std::string>());
@@ -125,15 +125,14 @@ k8s::Result<Seconds> createShardSets(k8s::KubeClient& client, const WorkloadShap
   const auto started = std::chrono::steady_clock::now();
   auto created = runParallel(shape.targets, shape.parallel, [&](int i) -> k8s::Result<void> {
     const std::string ns = workloadNamespace(shape, i);
-    Json shard_set{
-        {"apiVersion", "shardscaler.io/v1alpha1"},
-        {"kind", "ShardSet"},
-        {"metadata", {{"name", targetName(i)}, {"namespace", ns}}},
-        {"spec",
-         {{"targetRef", {{"kind", "Prometheus"}, {"name", targetName(i)}}},
-          {"shards", shape.shards},
-          {"shardRetentionPolicy",
-           {{"whenScaled", "Retain"}, {"retain", {{"retentionPeriod", "1h"}}}}}}}};
+    Json shard_set{{"apiVersion", "shardscaler.io/v1alpha1"},
+                   {"kind", "ShardSet"},
+                   {"metadata", {{"name", targetName(i)}, {"namespace", ns}}},
+                   {"spec",
+                    {{"targetRef", {{"kind", "Prometheus"}, {"name", targetName(i)}}},
+                     {"shards", shape.shards},
+                     {"shardRetentionPolicy",
+                      {{"whenScaled", "Retain"}, {"retain", {{"retentionPeriod", "1h"}}}}}}}};
     auto r = createOnce(client, kShardSets, ns, shard_set);
     if (!r) return std::unexpected(r.error());
     return {};

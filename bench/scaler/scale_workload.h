@@ -16,7 +16,7 @@ namespace shardscaler::bench {
 struct WorkloadShape {
   int namespaces = 1;
   int targets = 1000;
-  int shards = 10;  // per target; the ShardSets ask for the same count (steady state)
+  int shards = 10;    // per target; the ShardSets ask for the same count (steady state)
   int parallel = 16;  // requests in flight while creating
 };
 
