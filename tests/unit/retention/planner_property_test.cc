@@ -119,7 +119,7 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
         EXPECT_TRUE(converging);
         EXPECT_NE(claim, "main");
         EXPECT_TRUE(claim.empty() || in.claim_holder_exists == false);
-        EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"]);
+        EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"].get<std::string>());
       } else if (a.type == ActionType::PauseTarget) {
         EXPECT_TRUE(converging);
         EXPECT_FALSE(in.hold_transitions);
@@ -143,7 +143,7 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
           EXPECT_FALSE(in.hold_transitions);
           EXPECT_EQ(spec["shards"], want.value_or(-1));
           // Acts on what was read: the observed resourceVersion is a precondition.
-          EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"]);
+          EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"].get<std::string>());
           if (!guarded && last_detach) {
             EXPECT_GE(w.now, *last_detach + settle);
           }
@@ -396,7 +396,7 @@ TEST(PlannerProperty, RandomObservationsNeverLeadToUnsafeWrites) {
   EXPECT_GT(unpauses, 200u);
 }
 
-// A namespace with the target, its StatefulSets and an operator that behaves as DESIGN.md §2.
+// A namespace with the target, its StatefulSets and an operator that behaves as docs/design.md §2.
 class Cluster {
  public:
   Cluster(uint64_t seed, bool retain) : rng_(seed), retain_(retain) {
