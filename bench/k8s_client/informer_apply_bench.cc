@@ -162,7 +162,8 @@ BENCHMARK(decodeOnly)->Unit(benchmark::kMillisecond);
 // what shardscaler's StatefulSet cache keeps (scaler/src/shardset_controller.cc).
 std::shared_ptr<const FieldMask> cacheFields() {
   auto mask = FieldMask::keepNone();
-  for (const char* f : {"namespace", "name", "resourceVersion", "generation", "deletionTimestamp"}) {
+  for (const char* f :
+       {"namespace", "name", "resourceVersion", "generation", "deletionTimestamp"}) {
     mask.keep({"metadata", f});
   }
   for (const char* label : {"operator.prometheus.io/name", "operator.prometheus.io/mode",
@@ -291,8 +292,12 @@ void cacheHeapPerObject(benchmark::State& state) {
   }
   state.counters["heap_bytes_per_object"] = per_object;
 }
-BENCHMARK(cacheHeapPerObject)->ArgName("new")->Arg(0)->Arg(1)->Iterations(3)->Unit(
-    benchmark::kMillisecond);
+BENCHMARK(cacheHeapPerObject)
+    ->ArgName("new")
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
 
 void storeUpsertOnly(benchmark::State& state) {
   std::vector<ObjectPtr> objects;
