@@ -50,8 +50,18 @@ bool ApplyOutcome::isPermanent() const {
 ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource& target_resource,
                                 const std::string& ns, const InvolvedObject& shard_set) {
   ApplyOutcome outcome;
-  for (const retention::Action& action : plan.actions) {
+  std::string target_resource_version;  // what this plan's last target write answered with
+  for (const retention::Action& planned : plan.actions) {
+    const retention::Action* chained = &planned;
+    retention::Action rebased;
+    if (planned.after_previous_target_write && !target_resource_version.empty()) {
+      rebased = planned;
+      rebased.rebase(target_resource_version);
+      chained = &rebased;
+    }
+    const retention::Action& action = *chained;
     auto result = applyOne(action, target_resource, ns);
+    if (result && action.isTargetAction()) target_resource_version = *result;
     if (!result) {
       outcome.error = result.error();
       outcome.failed_action = action.summary;
@@ -67,9 +77,9 @@ ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource
   return outcome;
 }
 
-k8s::Result<void> PlanApplier::applyOne(const retention::Action& action,
-                                        const k8s::Resource& target_resource,
-                                        const std::string& ns) {
+k8s::Result<std::string> PlanApplier::applyOne(const retention::Action& action,
+                                               const k8s::Resource& target_resource,
+                                               const std::string& ns) {
   switch (action.type) {
     case ActionType::ClaimTarget:
     case ActionType::PauseTarget:
@@ -77,7 +87,7 @@ k8s::Result<void> PlanApplier::applyOne(const retention::Action& action,
       auto r = client_.patch(target_resource, ns, action.object_name, k8s::PatchType::Merge,
                              action.merge_patch);
       if (!r) return std::unexpected(r.error());
-      return {};
+      return k8s::resourceVersionOf(*r);
     }
     case ActionType::LabelStatefulSet:
     case ActionType::DetachStatefulSet:

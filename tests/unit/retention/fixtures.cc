@@ -57,6 +57,8 @@ std::string step(const Action& a) {
         s += " clear-paused-by";
       }
       if (annotations.contains("shardscaler.io/claimed-by")) s += " release-claim";
+      // Conditional on the resourceVersion this plan's earlier target write answers with.
+      if (a.after_previous_target_write) s += " after-pause";
       return s;
     }
   }

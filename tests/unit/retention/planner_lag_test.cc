@@ -189,8 +189,11 @@ class LaggingCluster {
     for (int round = 0; round < 4; ++round) {
       const Plan plan = planShardSet(w_.input());
       if (plan.actions.empty()) return;
-      for (const Action& a : plan.actions) {
+      PlanRun run;
+      for (const Action& planned : plan.actions) {
+        const Action a = run.next(planned);
         if (!apply(a)) break;
+        if (a.isTargetAction()) run.targetWritten((*w_.target)["metadata"]["resourceVersion"]);
       }
     }
   }

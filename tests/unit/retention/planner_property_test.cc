@@ -1,6 +1,7 @@
 // Property checks over random observed states: no plan ever deletes an active, unexpired or
 // foreign StatefulSet, or resumes a target someone else paused; and a simulated cluster (operator
 // emulator, plans cut short at random, time moving) always converges with nothing lost.
+#include <algorithm>
 #include <random>
 
 #include <gtest/gtest.h>
@@ -131,8 +132,9 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
         if (spec.contains("paused")) {
           EXPECT_EQ(spec["paused"], false);
           // Never resume what someone else paused; resume what we paused (now or before).
-          EXPECT_TRUE(ours ||
-                      (!target_paused && plan.actions.front().type == ActionType::PauseTarget));
+          EXPECT_TRUE(ours || (!target_paused && std::ranges::any_of(plan.actions, [](auto& p) {
+                        return p.type == ActionType::PauseTarget;
+                      })));
           // Without the guard, not while the operator may still see a just-detached shard.
           if (!guarded && last_detach) {
             EXPECT_GE(w.now, *last_detach + settle);
@@ -516,8 +518,11 @@ class Cluster {
     }
     size_t stop = plan.actions.size();
     if (may_crash && chance(rng_, 0.5)) stop = std::uniform_int_distribution<size_t>(0, stop)(rng_);
+    PlanRun run;
     for (size_t i = 0; i < stop; ++i) {
-      if (!apply(plan.actions[i])) break;
+      const Action a = run.next(plan.actions[i]);
+      if (!apply(a)) break;
+      if (a.isTargetAction()) run.targetWritten((*w_.target)["metadata"]["resourceVersion"]);
       if (may_crash && chance(rng_, 0.2)) operatorStep();
     }
     return !plan.actions.empty();

@@ -176,8 +176,21 @@ TEST(Fallback, DeletePolicyScaleDownNeedsNoPause) {
 }
 
 TEST(Guarded, NoWaitingAtAll) {
+  // One plan: the API server refuses a stale operator's deletes and re-labels, so nothing needs
+  // to be observed between the detaches and lowering spec.shards. The update is conditional on
+  // the resourceVersion the pause answers with.
   World w{shardSetJson(3, retain3d()), targetJson(5), attachedRange(0, 5)};
-  EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("pause", "detach 3", "detach 4"));
+  const Plan plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan),
+              ElementsAre("pause", "detach 3", "detach 4", "update shards=3 unpause after-pause"));
+  EXPECT_EQ(plan.actions.back().resource_version, plan.actions.front().resource_version);
+  EXPECT_EQ(plan.actions.back().merge_patch["metadata"]["resourceVersion"],
+            plan.actions.front().resource_version);
+  Action sent = plan.actions.back();
+  sent.rebase("2002");
+  EXPECT_EQ(sent.resource_version, "2002");
+  EXPECT_EQ(sent.merge_patch["metadata"]["resourceVersion"], "2002");
+  // A plan cut short after the detaches (a crash) finishes from the next observation.
   World next{shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:59Z", false),
              attachedRange(0, 3) +
                  std::vector{detachedAt(retainedSts(3, kFuture), "2026-11-22T09:59:59Z"),

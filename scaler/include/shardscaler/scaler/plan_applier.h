@@ -42,8 +42,9 @@ class PlanApplier {
   std::uint64_t newestStatefulSetWrite() const { return newest_stateful_set_write_.load(); }
 
  private:
-  k8s::Result<void> applyOne(const retention::Action& action, const k8s::Resource& target_resource,
-                             const std::string& ns);
+  // The target's resourceVersion after a target write; "" after a StatefulSet write.
+  k8s::Result<std::string> applyOne(const retention::Action& action,
+                                    const k8s::Resource& target_resource, const std::string& ns);
 
   void noteStatefulSetWrite(const k8s::Json& answer);
 
