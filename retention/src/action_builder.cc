@@ -1,7 +1,5 @@
 #include "action_builder.h"
 
-#include <algorithm>
-
 namespace shardscaler::retention {
 
 std::string ActionBuilder::shardText(const ShardStatefulSet& s) {
@@ -80,10 +78,7 @@ void ActionBuilder::reattach(const ShardStatefulSet& s) {
 void ActionBuilder::update(const patches::TargetUpdate& u, std::vector<Event> events) {
   Action a = targetAction(ActionType::UpdateTarget);
   a.merge_patch = patches::updateTarget(target_, u);
-  if (u.precondition_resource_version) {
-    a.resource_version = target_.resource_version;
-    a.after_previous_target_write = std::ranges::any_of(c_.plan.actions, &Action::isTargetAction);
-  }
+  if (u.precondition_resource_version) a.resource_version = target_.resource_version;
   std::vector<std::string> parts;
   if (u.shards) {
     parts.push_back("set spec.shards " + std::to_string(target_.effectiveShards()) + " -> " +

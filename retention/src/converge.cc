@@ -147,8 +147,7 @@ void planConverge(PlanContext& c) {
       may_lower = false;
       wait("the operator to acknowledge the pause", kAckPoll);
     }
-    // With the guard, spec.shards and the resume follow in this plan, conditional on the
-    // resourceVersion the pause answers with (Action::after_previous_target_write).
+    // With the guard, spec.shards and the resume follow in this plan (see below).
   } else if (ours && !guarded && (s.need_pause || !s.detach.empty() || !s.reattach.empty())) {
     if (!target.pauseAcknowledged()) {
       const nanoseconds waited = now - *paused_at;
@@ -182,6 +181,9 @@ void planConverge(PlanContext& c) {
   // With it, they follow this plan's pause, detaches and re-attaches, which the applier runs in
   // order and stops at the first that fails; the API server then keeps a detached shard detached
   // and an active one undeleted whatever the operator does, so nothing needs to be seen again.
+  // After a pause in this plan the update is conditional on the uid only: the pause itself was
+  // conditional on the observed resourceVersion, and the operator's status write acknowledging
+  // it changes the resourceVersion before the update is sent, for nothing that matters here.
   const bool settled_in_observation =
       guarded ? (!s.need_pause || target.paused || pausing_now)
               : s.detach.empty() && s.reattach.empty() && (!s.need_pause || target.paused);
@@ -209,7 +211,7 @@ void planConverge(PlanContext& c) {
     b.update({.shards = shards,
               .unpause = unpause,
               .clear_paused_by = unpause || stale,
-              .precondition_resource_version = shards.has_value()},
+              .precondition_resource_version = shards.has_value() && !pausing_now},
              std::move(events));
   }
   for (const auto* a : s.scaled_away) {

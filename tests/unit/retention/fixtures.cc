@@ -57,8 +57,10 @@ std::string step(const Action& a) {
         s += " clear-paused-by";
       }
       if (annotations.contains("shardscaler.io/claimed-by")) s += " release-claim";
-      // Conditional on the resourceVersion this plan's earlier target write answers with.
-      if (a.after_previous_target_write) s += " after-pause";
+      // A shard-count change with no resourceVersion precondition (guarded, after a pause).
+      if (p.contains("spec") && p["spec"].contains("shards") && a.resource_version.empty()) {
+        s += " any-rv";
+      }
       return s;
     }
   }

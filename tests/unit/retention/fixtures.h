@@ -149,27 +149,6 @@ struct World {
 
 // "claim", "label 2", "unlabel 2", "pause", "detach 3", "reattach 2", "update shards=3 unpause",
 // "update unpause", "update clear-paused-by", "update release-claim", "delete 4".
-// Applies a plan's actions in order as PlanApplier does: a target write marked
-// after_previous_target_write is conditional on what the plan's last target write answered with.
-class PlanRun {
- public:
-  // The action as it is sent.
-  Action next(const Action& planned) const {
-    Action a = planned;
-    if (a.after_previous_target_write && !target_resource_version_.empty()) {
-      a.rebase(target_resource_version_);
-    }
-    return a;
-  }
-  // After a target write succeeded with the target now at `resource_version`.
-  void targetWritten(std::string resource_version) {
-    target_resource_version_ = std::move(resource_version);
-  }
-
- private:
-  std::string target_resource_version_;
-};
-
 std::string step(const Action& action);
 std::vector<std::string> steps(const Plan& plan);
 // The plan's action of that type (and shard index, when given); throws when there is none.

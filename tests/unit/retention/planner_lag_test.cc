@@ -189,11 +189,8 @@ class LaggingCluster {
     for (int round = 0; round < 4; ++round) {
       const Plan plan = planShardSet(w_.input());
       if (plan.actions.empty()) return;
-      PlanRun run;
-      for (const Action& planned : plan.actions) {
-        const Action a = run.next(planned);
+      for (const Action& a : plan.actions) {
         if (!apply(a)) break;
-        if (a.isTargetAction()) run.targetWritten((*w_.target)["metadata"]["resourceVersion"]);
       }
     }
   }

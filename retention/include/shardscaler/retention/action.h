@@ -38,26 +38,12 @@ struct Action {
   // 409 Conflict; DeleteStatefulSet must send both as DeleteOptions.preconditions.
   std::string uid;
   std::string resource_version;  // "" = no resourceVersion precondition
-  // Set on a target write that follows another target write of the same plan (with the guard
-  // enforced: pause, detach, then spec.shards and resume in one plan). Its precondition is the
-  // resourceVersion that earlier write answered with: that write, itself conditional on the
-  // observed resourceVersion, is the only change since the observation. The applier calls
-  // rebase() with it; applied alone the action keeps the observed one and fails with 409.
-  bool after_previous_target_write = false;
   // application/merge-patch+json body; null for DeleteStatefulSet.
   nlohmann::json merge_patch;
   std::optional<DeletionDeadline> deadline;  // DetachStatefulSet: what it writes;
                                              // DeleteStatefulSet: the deadline that passed
   std::string summary;                       // one line for logs and `shardscaler plan`
   std::vector<Event> events;                 // publish only after this action succeeded
-
-  // Moves the resourceVersion precondition (field and patch body) to `rv`.
-  void rebase(const std::string& rv) {
-    resource_version = rv;
-    if (merge_patch.is_object() && merge_patch.contains("metadata")) {
-      merge_patch["metadata"]["resourceVersion"] = rv;
-    }
-  }
 
   bool isTargetAction() const {
     return type == ActionType::ClaimTarget || type == ActionType::PauseTarget ||
