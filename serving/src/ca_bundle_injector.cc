@@ -2,8 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "base64.h"
 #include "periodic_task.h"
+#include "shardscaler/k8s_client/base64.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -166,7 +166,7 @@ std::expected<int, std::string> CaBundleInjector::injectOnce() {
     degraded("ca_bundle_unavailable", why);
     return std::unexpected(why);
   }
-  const std::string bundle = detail::base64Encode(certificate->caBundlePem());
+  const std::string bundle = k8s::base64Encode(certificate->caBundlePem());
   int written = 0;
   std::string errors;
   for (const auto& target : options_.targets) {
