@@ -4,13 +4,18 @@
 include_guard(GLOBAL)
 include(GoogleTest)
 
-# shardscaler_unit_test(<name> SOURCES ... LIBS ...)
+# shardscaler_unit_test(<name> [LABEL tools] SOURCES ... LIBS ...)
+# LABEL tools: no server either, but the test runs tools of this machine (kubectl, the built
+# binary), so it is not a unit test of a class.
 function(shardscaler_unit_test name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "" "LABEL" "SOURCES;LIBS" ${ARGN})
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL unit)
+  endif()
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main
                                         shardscaler::build_options)
-  gtest_discover_tests(${name} PROPERTIES LABELS unit TIMEOUT 120 DISCOVERY_TIMEOUT 60)
+  gtest_discover_tests(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT 120 DISCOVERY_TIMEOUT 60)
 endfunction()
 
 # shardscaler_server_test(<name> LABEL integration|e2e [TIMEOUT s] SOURCES ... LIBS ...)

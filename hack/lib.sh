@@ -7,15 +7,19 @@ export SHARDSCALER_CACHE_DIR
 log() { printf '\n==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
-# Packages the build and the tests need, all from Debian's archive.
-SHARDSCALER_PACKAGES=(
-  cmake ninja-build g++ pkg-config git ca-certificates curl openssl ccache
-  clang-format clang-tidy-16
+# Packages, all from Debian's archive: what building the shardscaler binary needs (the image's
+# build stage installs only these), and what the tests, lint, fuzzing and benchmarks add.
+SHARDSCALER_BUILD_PACKAGES=(
+  cmake ninja-build g++ pkg-config git ca-certificates
   libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev
   libboost-dev libboost-system-dev prometheus-cpp-dev
+)
+SHARDSCALER_TEST_PACKAGES=(
+  curl openssl ccache clang-format clang-tidy-16 clang-16 libclang-rt-16-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   etcd-server prometheus zlib1g-dev
 )
+SHARDSCALER_PACKAGES=("${SHARDSCALER_BUILD_PACKAGES[@]}" "${SHARDSCALER_TEST_PACKAGES[@]}")
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"

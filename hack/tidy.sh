@@ -10,8 +10,32 @@ build=${1:-build}
 
 stamp_dir="$SHARDSCALER_CACHE_DIR/tidy"
 mkdir -p "$stamp_dir"
-context=$(git ls-files '*.h' | xargs cat .clang-tidy | sha256sum | cut -c1-16)
-stamp() { echo "$stamp_dir/$(sha256sum <"$1" | cut -c1-16)-$context"; }
+
+# A file's stamp covers its text, the config and the project headers it includes: the build's own
+# dependency record (ninja -t deps) names them. A file the build has no record of (not built yet)
+# counts every project header instead.
+declare -A header_deps=()
+while read -r source headers; do
+  header_deps[$source]="${header_deps[$source]:-} $headers"
+done < <(ninja -C "$build" -t deps 2>/dev/null | awk -v root="$SHARDSCALER_ROOT" '
+  function project(path) {
+    if (substr(path, 1, 3) == "../") path = substr(path, 4)
+    else if (substr(path, 1, length(root) + 1) == root "/") path = substr(path, length(root) + 2)
+    else return ""
+    return path
+  }
+  /^[^ ].*: #deps/ { if (source != "") print source, headers; source = ""; headers = ""; first = 1; next }
+  /^    / { path = project($1); if (path == "") next
+            if (first) { source = path; first = 0 } else if (path ~ /\.h$/) headers = headers " " path }
+  END { if (source != "") print source, headers }')
+all_headers=$(git ls-files '*.h' | tr '\n' ' ')
+config=$(sha256sum <.clang-tidy | cut -c1-16)
+stamp() {
+  local headers=${header_deps[$1]:-$all_headers}
+  # shellcheck disable=SC2086 # one word per header path
+  local key=$({ cat "$1"; printf '%s\n' $headers | sort -u | xargs -r cat 2>/dev/null; } | sha256sum | cut -c1-16)
+  echo "$stamp_dir/$key-$config"
+}
 
 todo=()
 for f in $(git ls-files '*.cc'); do

@@ -129,8 +129,7 @@ testenv::PrometheusProcess& server() {
 }
 
 void clientQuery(benchmark::State& state) {
-  auto client =
-      PrometheusClient::create({.base_url = server().url(), .compression = state.range(0) != 0});
+  auto client = PrometheusClient::create({.base_url = server().url()});
   if (!client) {
     state.SkipWithError(client.error().describe().c_str());
     return;
@@ -146,9 +145,6 @@ void clientQuery(benchmark::State& state) {
   state.counters["connections"] = static_cast<double>((*client)->stats().connections_opened);
 }
 BENCHMARK(clientQuery)
-    ->ArgName("gzip")
-    ->Arg(0)
-    ->Arg(1)
     ->Unit(benchmark::kMicrosecond)
     ->MinTime(3.0);
 

@@ -142,16 +142,6 @@ Result<QueryResult> PrometheusClient::query(const InstantQuery& q) {
   return state_->call(api_call);
 }
 
-Result<QueryResult> PrometheusClient::queryRange(const RangeQuery& q) {
-  ApiCall api_call{.endpoint = "/api/v1/query_range", .query = q.query, .params = {}};
-  api_call.params.emplace_back("start", formatTime(q.start));
-  api_call.params.emplace_back("end", formatTime(q.end));
-  api_call.params.emplace_back("step", formatDuration(q.step));
-  if (q.timeout) api_call.params.emplace_back("timeout", formatDuration(*q.timeout));
-  if (q.limit) api_call.params.emplace_back("limit", std::to_string(*q.limit));
-  return state_->call(api_call);
-}
-
 Result<std::string> PrometheusClient::State::bearerToken() const {
   if (!options.bearer_token.empty()) return options.bearer_token;
   if (options.bearer_token_file.empty()) return std::string();
@@ -285,7 +275,6 @@ Result<HttpResponse> PrometheusClient::State::perform(CURL* curl, const std::str
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &appendBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  if (options.compression) curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "gzip");
   if (options.basic_auth) {
     curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
     curl_easy_setopt(curl, CURLOPT_USERNAME, options.basic_auth->username.c_str());

@@ -467,14 +467,21 @@ TEST_F(GuardTest, TheOperatorCannotRelabelARetainedShard) {
   EXPECT_GE(metric(R"(shardscaler_guard_denials_total{rule="Reattach"})"), 1);
 }
 
-// The controller's own retained shard (shardscaler.io labels written by shardscaler), refused for
-// the plain user while shardscaler's own writes go through the guard unhindered.
+// The controller's own shards (shardscaler.io labels written by shardscaler), active and retained,
+// refused for the plain user while shardscaler's own writes go through the guard unhindered.
 TEST_F(GuardTest, ShardRetainedByTheControllerIsProtected) {
   createPrometheus(3);
   applyShardSet({.shards = 3, .when_scaled = "Retain", .retention_period = "1h"});
   ASSERT_TRUE(waitForSettled(3, 0));
   scaleWithKubectl(2);
   ASSERT_TRUE(waitForSettled(2, 1));
+  // The active shards carry the guard label the controller wrote: refused too.
+  auto active = asUser("delete statefulset " + shardName(1) + " -n " + ns_);
+  EXPECT_NE(active.exit_code, 0);
+  EXPECT_THAT(active.err, HasSubstr("rule ActiveShard: StatefulSet " + ns_ +
+                                    "/prometheus-main-shard-1 (shard 1 of Prometheus main) is an "
+                                    "active shard of ShardSet main"));
+  EXPECT_TRUE(intact(ns_, shardName(1)));
   auto refused = asUser("delete statefulset " + shardName(2) + " -n " + ns_);
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_THAT(refused.err, HasSubstr("rule RetainedBeforeDeadline: StatefulSet " + ns_ +

@@ -141,26 +141,6 @@ TEST_F(ShardedTopology, TheDesignsDefaultQueryRunsAgainstRealData) {
   }
 }
 
-TEST_F(ShardedTopology, RangeQueryReturnsAMatrixPerPod) {
-  auto scraper = clientFor(topology_->scraperUrl());
-  const auto end = std::chrono::system_clock::now();
-  auto result = scraper->queryRange(
-      {.query = "sum by (pod) (rate(prometheus_tsdb_head_samples_appended_total{namespace=\"" +
-                kNamespace + "\"}[10s]))",
-       .start = end - seconds(20),
-       .end = end,
-       .step = seconds(2)});
-  ASSERT_TRUE(result.has_value()) << result.error().describe();
-  ASSERT_EQ(result->type(), ResultType::Matrix);
-  ASSERT_EQ(result->matrix()->size(), 3u);
-  for (const MatrixSeries& series : *result->matrix()) {
-    EXPECT_GE(series.points.size(), 9u) << series.metric.toString();
-    for (size_t i = 1; i < series.points.size(); ++i) {
-      EXPECT_EQ(series.points[i].timestamp - series.points[i - 1].timestamp, milliseconds(2000));
-    }
-  }
-}
-
 TEST_F(ShardedTopology, ReusesOneConnectionForManyQueries) {
   auto scraper = clientFor(topology_->scraperUrl());
   for (int i = 0; i < 50; ++i) {

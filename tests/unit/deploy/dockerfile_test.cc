@@ -58,7 +58,10 @@ std::string buildTypeIn(const std::string& text) {
 TEST(DockerfileTest, BuildStageUsesThePackagesAndBuildTypeOfTheProjectsBuild) {
   const std::string text = dockerfile();
   EXPECT_NE(text.find("source hack/lib.sh"), std::string::npos);
-  EXPECT_NE(text.find("ensure_packages \"${SHARDSCALER_PACKAGES[@]}\""), std::string::npos);
+  // The build packages only: no test servers, linters or test libraries in the build stage.
+  EXPECT_NE(text.find("ensure_packages \"${SHARDSCALER_BUILD_PACKAGES[@]}\""), std::string::npos);
+  EXPECT_EQ(text.find("SHARDSCALER_PACKAGES"), std::string::npos);
+  EXPECT_EQ(text.find("SHARDSCALER_TEST_PACKAGES"), std::string::npos);
   EXPECT_NE(text.find("-G Ninja"), std::string::npos);
   const std::string in_dockerfile = buildTypeIn(text);
   ASSERT_NE(in_dockerfile, "");

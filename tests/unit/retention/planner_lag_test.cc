@@ -92,7 +92,7 @@ class LaggingCluster {
     return nullptr;
   }
 
-  void remember() { history_.push_back({w_.now, w_.stateful_sets}); }
+  void remember() { history_.emplace_back(w_.now, w_.stateful_sets); }
 
   // The operator's StatefulSet view: the state `lag_` ago, as its informer has it.
   std::vector<Json> operatorView(Clock::time_point at) const {
@@ -151,9 +151,9 @@ class LaggingCluster {
       w_.stateful_sets.push_back(std::move(s));
       operatorWrite();
     }
-    pending_cleanup_.push_back({w_.now + milliseconds(std::uniform_int_distribution<int>(
-                                             0, config_.max_sync_latency.count())(rng_)),
-                                n});
+    const auto sync_latency =
+        milliseconds(std::uniform_int_distribution<int>(0, config_.max_sync_latency.count())(rng_));
+    pending_cleanup_.emplace_back(w_.now + sync_latency, n);
   }
 
   // The operator's status worker: its own queue, beside the syncs (a sync still in flight does

@@ -119,7 +119,7 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
         EXPECT_TRUE(converging);
         EXPECT_NE(claim, "main");
         EXPECT_TRUE(claim.empty() || in.claim_holder_exists == false);
-        EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"]);
+        EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"].get<std::string>());
       } else if (a.type == ActionType::PauseTarget) {
         EXPECT_TRUE(converging);
         EXPECT_FALSE(in.hold_transitions);
@@ -134,15 +134,19 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
           EXPECT_TRUE(ours ||
                       (!target_paused && plan.actions.front().type == ActionType::PauseTarget));
           // Without the guard, not while the operator may still see a just-detached shard.
-          if (!guarded && last_detach) EXPECT_GE(w.now, *last_detach + settle);
+          if (!guarded && last_detach) {
+            EXPECT_GE(w.now, *last_detach + settle);
+          }
         }
         if (spec.contains("shards")) {
           EXPECT_TRUE(converging);
           EXPECT_FALSE(in.hold_transitions);
           EXPECT_EQ(spec["shards"], want.value_or(-1));
           // Acts on what was read: the observed resourceVersion is a precondition.
-          EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"]);
-          if (!guarded && last_detach) EXPECT_GE(w.now, *last_detach + settle);
+          EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"].get<std::string>());
+          if (!guarded && last_detach) {
+            EXPECT_GE(w.now, *last_detach + settle);
+          }
           if (!guarded && ours && spec["shards"].get<int64_t>() < cur &&
               plan.decision.policy->when_scaled == WhenScaled::Retain) {
             EXPECT_TRUE(acknowledged(target)) << "lowered before the pause was acknowledged";

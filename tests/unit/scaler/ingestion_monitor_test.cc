@@ -74,9 +74,6 @@ class ScriptedPromQuery final : public promql::PromQuery {
     if (answers_.size() > 1) answers_.pop_front();
     return r;
   }
-  promql::Result<promql::QueryResult> queryRange(const promql::RangeQuery&) override {
-    return std::unexpected(promql::makeError(promql::ErrorKind::Internal, "not used"));
-  }
 
  private:
   mutable std::mutex mutex_;

@@ -49,10 +49,6 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(5)};
 
   HttpMethod method = HttpMethod::PostWithGetFallback;
-  // Ask for gzip. Off by default: the ingestion queries return a few series, and measured on
-  // loopback (bench/promql_client) gzip added ~0.7-1.4 ms per query, mostly in the server.
-  // Worth turning on for large results across a slow network.
-  bool compression = false;
   // Idle connections kept for reuse (one per concurrent caller is enough).
   size_t max_idle_connections = 4;
   std::string user_agent = "shardscaler-promql-client";

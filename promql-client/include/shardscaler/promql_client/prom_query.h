@@ -24,24 +24,12 @@ struct InstantQuery {
   std::optional<uint64_t> limit{};
 };
 
-// GET/POST /api/v1/query_range
-struct RangeQuery {
-  std::string query{};
-  std::chrono::system_clock::time_point start{};
-  std::chrono::system_clock::time_point end{};
-  std::chrono::milliseconds step{std::chrono::seconds(15)};
-  std::optional<std::chrono::milliseconds> timeout{};  // as InstantQuery::timeout
-  std::optional<uint64_t> limit{};                     // as InstantQuery::limit
-};
-
 class PromQuery {
  public:
   virtual ~PromQuery() = default;
 
   // The result is whatever type the expression evaluates to (vector, scalar or string).
   virtual Result<QueryResult> query(const InstantQuery& q) = 0;
-  // The result is a Matrix (or, for a scalar expression, a Matrix of one unlabelled series).
-  virtual Result<QueryResult> queryRange(const RangeQuery& q) = 0;
 };
 
 }  // namespace shardscaler::promql

@@ -30,7 +30,6 @@ class PrometheusClient final : public PromQuery {
   PrometheusClient& operator=(const PrometheusClient&) = delete;
 
   Result<QueryResult> query(const InstantQuery& q) override;
-  Result<QueryResult> queryRange(const RangeQuery& q) override;
 
   ClientStats stats() const;
   const ClientOptions& options() const;
