@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, checks formatting and lint, runs the unit,
-# integration and end-to-end tests, then the unit tests again under ASan+UBSan and TSan.
+# integration and end-to-end tests, then the unit tests again under ASan+UBSan and TSan, then each
+# fuzz target for a bounded time.
 # Usage: hack/test.sh            (CI runs exactly this through .ci/run)
 # Env:   SHARDSCALER_CACHE_DIR   cache outside the clone (default ~/.cache/shardscaler)
 #        SHARDSCALER_TEST_LABELS ctest label regex to run (default: all)
+#        SHARDSCALER_FUZZ_SECONDS how long each fuzz target runs (default 15)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$SHARDSCALER_ROOT"
@@ -38,11 +40,12 @@ cmake --build build -j"$jobs"
 step "clang-tidy"
 hack/tidy.sh build
 
-labels=${SHARDSCALER_TEST_LABELS:-unit|integration|e2e}
-step "ctest: unit"
-if [[ unit =~ ^($labels)$ ]]; then
-  ctest --test-dir build -L '^unit$' -j"$jobs" --output-on-failure --no-tests=error
-fi
+labels=${SHARDSCALER_TEST_LABELS:-unit|tools|integration|e2e}
+for label in unit tools; do
+  [[ $label =~ ^($labels)$ ]] || continue
+  step "ctest: $label"
+  ctest --test-dir build -L "^$label\$" -j"$jobs" --output-on-failure --no-tests=error
+done
 for label in integration e2e; do
   [[ $label =~ ^($labels)$ ]] || continue
   step "ctest: $label"
@@ -59,5 +62,8 @@ step "concurrent parts (k8s-client) under TSan"
 configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_TSAN=ON -DSHARDSCALER_BUILD_BENCH=OFF
 cmake --build build-tsan -j"$jobs" --target k8s_client_unit_tests
 TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/unit/k8s_client/k8s_client_unit_tests
+
+step "fuzz targets, ${SHARDSCALER_FUZZ_SECONDS:-15}s each"
+hack/fuzz.sh "${SHARDSCALER_FUZZ_SECONDS:-15}"
 
 step "all tests passed"

@@ -4,13 +4,16 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
 #include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/field_mask.h"
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/k8s_client/store.h"
 #include "shardscaler/k8s_client/watch_stream.h"
@@ -152,6 +155,149 @@ void decodeOnly(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 BENCHMARK(decodeOnly)->Unit(benchmark::kMillisecond);
+
+// Old decoder vs new, on the bytes each informer receives: whole StatefulSets (what the old
+// informer asked for; also what a server that cannot send PartialObjectMetadata sends) and
+// PartialObjectMetadata (what the StatefulSet informer asks for now). The new decoder keeps
+// what shardscaler's StatefulSet cache keeps (scaler/src/shardset_controller.cc).
+std::shared_ptr<const FieldMask> cacheFields() {
+  auto mask = FieldMask::keepNone();
+  for (const char* f :
+       {"namespace", "name", "resourceVersion", "generation", "deletionTimestamp"}) {
+    mask.keep({"metadata", f});
+  }
+  for (const char* label : {"operator.prometheus.io/name", "operator.prometheus.io/mode",
+                            "shardscaler.io/shardset", "shardscaler.io/retained"}) {
+    mask.keep({"metadata", "labels", label});
+  }
+  for (const char* annotation :
+       {"operator.prometheus.io/deletion-timestamp", "shardscaler.io/detached-at"}) {
+    mask.keep({"metadata", "annotations", annotation});
+  }
+  return std::make_shared<const FieldMask>(std::move(mask));
+}
+
+Json partialObjectMetadata(const Json& object) {
+  return Json{{"kind", "PartialObjectMetadata"},
+              {"apiVersion", "meta.k8s.io/v1"},
+              {"metadata", object["metadata"]}};
+}
+
+// MODIFIED events of kBatch objects; metadata only when `partial`.
+std::string eventStream(bool partial, std::size_t* bytes) {
+  std::string stream;
+  for (int i = 0; i < kBatch; ++i) {
+    Json object = bench::prometheusStatefulSet(i % kShards, 100 + i);
+    Json event{{"type", "MODIFIED"},
+               {"object", partial ? partialObjectMetadata(object) : std::move(object)}};
+    stream += event.dump();
+    stream += '\n';
+  }
+  *bytes = stream.size();
+  return stream;
+}
+
+// range(0): 1 = PartialObjectMetadata events, 0 = whole objects; range(1): 1 = new decoder.
+void watchDecode(benchmark::State& state) {
+  const bool partial = state.range(0) != 0;
+  const bool masked = state.range(1) != 0;
+  std::size_t bytes = 0;
+  const std::string stream = eventStream(partial, &bytes);
+  const auto fields = masked ? cacheFields() : nullptr;
+  for (auto _ : state) {
+    WatchStreamDecoder decoder(fields);
+    auto sink = [&](WatchEvent&& event) {
+      benchmark::DoNotOptimize(event.object);
+      return true;
+    };
+    for (std::size_t at = 0; at < stream.size(); at += kChunk) {
+      (void)decoder.feed(std::string_view(stream).substr(at, kChunk), sink);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
+  state.counters["event_bytes"] = static_cast<double>(bytes) / kBatch;
+}
+BENCHMARK(watchDecode)
+    ->ArgNames({"partial", "new"})
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond);
+
+// One list page of 500 StatefulSets: Json::parse of the whole page (old) against
+// parseProjected with the cache's fields under "items" (new).
+void listDecode(benchmark::State& state) {
+  const bool partial = state.range(0) != 0;
+  const bool masked = state.range(1) != 0;
+  Json items = Json::array();
+  for (int i = 0; i < 500; ++i) {
+    Json object = bench::prometheusStatefulSet(i % kShards, 100 + i);
+    items.push_back(partial ? partialObjectMetadata(object) : std::move(object));
+  }
+  const std::string page =
+      Json{{"kind", "List"}, {"metadata", {{"resourceVersion", "1"}}}, {"items", std::move(items)}}
+          .dump();
+  const FieldMask list_fields = FieldMask::keepAll().put({"items"}, *cacheFields());
+  for (auto _ : state) {
+    if (masked) {
+      auto parsed = parseProjected(page, list_fields);
+      benchmark::DoNotOptimize(parsed);
+    } else {
+      auto parsed = Json::parse(page);
+      benchmark::DoNotOptimize(parsed);
+    }
+  }
+  state.SetItemsProcessed(state.iterations() * 500);
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(page.size()));
+}
+BENCHMARK(listDecode)
+    ->ArgNames({"partial", "new"})
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({1, 1})
+    ->Unit(benchmark::kMillisecond);
+
+// Heap held by 10,000 cached StatefulSets (glibc's mallinfo2, in use): the old cache (whole
+// metadata without managedFields, from whole objects) against the new one (the cache's fields).
+void cacheHeapPerObject(benchmark::State& state) {
+  const bool masked = state.range(0) != 0;
+  const auto fields = cacheFields();
+  std::vector<std::string> texts;
+  for (int i = 0; i < 10000; ++i) {
+    Json object = bench::prometheusStatefulSet(i % kShards, 100 + i);
+    object["metadata"]["name"] = "sts-" + std::to_string(i);
+    texts.push_back(object.dump());
+  }
+  double per_object = 0;
+  for (auto _ : state) {
+    const auto before = mallinfo2().uordblks;
+    std::vector<ObjectPtr> cache;
+    cache.reserve(texts.size());
+    for (const auto& text : texts) {
+      Json object;
+      if (masked) {
+        object = *parseProjected(text, *fields);
+      } else {
+        object = Json::parse(text);
+        Json kept{{"metadata", std::move(object["metadata"])}};  // the old keepMetadataOnly
+        dropManagedFields(kept);
+        object = std::move(kept);
+      }
+      cache.push_back(std::make_shared<const Json>(std::move(object)));
+    }
+    per_object = static_cast<double>(mallinfo2().uordblks - before) / texts.size();
+    benchmark::DoNotOptimize(cache);
+  }
+  state.counters["heap_bytes_per_object"] = per_object;
+}
+BENCHMARK(cacheHeapPerObject)
+    ->ArgName("new")
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(3)
+    ->Unit(benchmark::kMillisecond);
 
 void storeUpsertOnly(benchmark::State& state) {
   std::vector<ObjectPtr> objects;

@@ -1,5 +1,6 @@
 #include "curl_transfer.h"
 
+#include <algorithm>
 #include <mutex>
 #include <utility>
 
@@ -87,7 +88,10 @@ void applyCommonOptions(CURL* curl, const KubeConfig& config, const std::string&
     curl_easy_setopt(curl, CURLOPT_USERNAME, config.username.c_str());
     curl_easy_setopt(curl, CURLOPT_PASSWORD, config.password.c_str());
   }
-  extra_headers.emplace_back("Accept: application/json");
+  if (std::ranges::none_of(extra_headers,
+                           [](const std::string& h) { return h.starts_with("Accept:"); })) {
+    extra_headers.emplace_back("Accept: application/json");
+  }
   extra_headers.emplace_back("Expect:");  // no 100-continue round trip for large bodies
   curl_slist* list = nullptr;
   for (const auto& header : extra_headers) list = curl_slist_append(list, header.c_str());

@@ -49,8 +49,9 @@ struct TransferState {
   char error_buffer[CURL_ERROR_SIZE] = {};
 };
 
-// URL, TLS, authentication, user agent, connect timeout, keep-alive probes, headers. The
-// caller adds method, body, write callback and the overall timeout.
+// URL, TLS, authentication, user agent, connect timeout, keep-alive probes, headers (Accept:
+// application/json unless extra_headers has an Accept). The caller adds method, body, write
+// callback and the overall timeout.
 void applyCommonOptions(CURL* curl, const KubeConfig& config, const std::string& url,
                         const std::string& bearer_token, std::vector<std::string> extra_headers,
                         TransferState& state);

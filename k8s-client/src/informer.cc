@@ -17,6 +17,8 @@ ReflectorOptions reflectorOptions(const InformerOptions& options) {
   out.page_size = options.page_size;
   out.min_watch_timeout = options.min_watch_timeout;
   out.backoff = options.backoff;
+  out.metadata_only = options.metadata_only;
+  out.fields = options.fields;
   out.transform = options.transform;
   out.on_watch_restart = options.on_watch_restart;
   return out;
@@ -45,6 +47,7 @@ Informer::Informer(KubeClient& client, Resource resource, const InformerOptions&
                    const Clock& clock)
     : clock_(clock),
       resync_period_(options.resync_period),
+      store_(options.indexers),
       reflector_(client, std::move(resource), reflectorOptions(options), *this, clock) {}
 
 Informer::~Informer() { stop(); }

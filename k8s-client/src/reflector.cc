@@ -87,6 +87,8 @@ bool Reflector::listAndReplace() {
   ListOptions opts;
   opts.label_selector = options_.label_selector;
   opts.field_selector = options_.field_selector;
+  opts.metadata_only = options_.metadata_only;
+  opts.fields = options_.fields;
   if (options_.page_size > 0) opts.limit = options_.page_size;
   auto listed = listAll(client_, resource_, options_.ns, opts);
   if (!listed) {
@@ -124,6 +126,8 @@ Reflector::WatchEnd Reflector::watchOnce(std::uint64_t& events,
   opts.field_selector = options_.field_selector;
   opts.resource_version = lastSyncResourceVersion();
   opts.allow_bookmarks = true;
+  opts.metadata_only = options_.metadata_only;
+  opts.fields = options_.fields;
   auto min_timeout = static_cast<int>(options_.min_watch_timeout.count());
   opts.timeout_seconds =
       min_timeout + std::uniform_int_distribution<int>(0, std::max(0, min_timeout - 1))(random_);

@@ -1,5 +1,6 @@
 #include "shardscaler/k8s_client/rest_client.h"
 
+#include <optional>
 #include <utility>
 
 #include "rest_client_impl.h"
@@ -81,6 +82,7 @@ Result<Json> RestClient::Impl::execute(const Call& call) {
   detail::TransferState state;
   std::vector<std::string> headers;
   if (!call.content_type.empty()) headers.push_back("Content-Type: " + call.content_type);
+  if (!call.accept.empty()) headers.push_back("Accept: " + call.accept);
   applyCommonOptions(curl, config, config.server + call.path, *bearer, std::move(headers), state);
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(config.request_timeout.count()));
@@ -113,6 +115,14 @@ Result<Json> RestClient::Impl::execute(const Call& call) {
         errorFromResponse(static_cast<int>(http_status), body, retry_after, request));
   }
   if (body.empty()) return Json::object();
+  if (call.fields != nullptr) {
+    auto projected = parseProjected(body, *call.fields);
+    if (projected) return projected;
+    Error error = std::move(projected.error());
+    error.http_status = static_cast<int>(http_status);
+    error.message = request + ": the response is not JSON: " + error.message;
+    return std::unexpected(std::move(error));
+  }
   auto parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
     if (call.text_body_ok) return Json(std::move(body));
@@ -123,6 +133,13 @@ Result<Json> RestClient::Impl::execute(const Call& call) {
     return std::unexpected(std::move(error));
   }
   return parsed;
+}
+
+std::string RestClient::Impl::metadataAccept(bool list) {
+  // As client-go's metadata client, with plain JSON last for servers that cannot convert.
+  return std::string("application/json;as=") +
+         (list ? "PartialObjectMetadataList" : "PartialObjectMetadata") +
+         ";g=meta.k8s.io;v=v1,application/json";
 }
 
 RestClient::Impl::Call RestClient::Impl::makeCall(std::string_view verb, std::string resource,
@@ -159,7 +176,14 @@ Result<Json> RestClient::list(const Resource& r, const std::string& ns, const Li
   detail::appendQuery(path, "continue", opts.continue_token);
   detail::appendQuery(path, "resourceVersion", opts.resource_version);
   detail::appendQuery(path, "resourceVersionMatch", opts.resource_version_match);
-  return impl_->execute(Impl::makeCall("list", r.describe(), "GET", std::move(path)));
+  auto call = Impl::makeCall("list", r.describe(), "GET", std::move(path));
+  if (opts.metadata_only) call.accept = Impl::metadataAccept(/*list=*/true);
+  std::optional<FieldMask> list_fields;
+  if (opts.fields) {
+    list_fields = FieldMask::keepAll().put({"items"}, *opts.fields);
+    call.fields = &*list_fields;
+  }
+  return impl_->execute(call);
 }
 
 Result<Json> RestClient::create(const Resource& r, const std::string& ns, const Json& obj) {

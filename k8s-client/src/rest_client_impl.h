@@ -21,14 +21,19 @@ struct RestClient::Impl {
     const char* method = "GET";
     std::string path;  // with query string
     std::string body;
-    std::string content_type;   // for requests with a body
-    bool text_body_ok = false;  // a 2xx body that is not JSON comes back as a JSON string
+    std::string content_type;           // for requests with a body
+    bool text_body_ok = false;          // a 2xx body that is not JSON comes back as a JSON string
+    std::string accept;                 // "" = application/json
+    const FieldMask* fields = nullptr;  // decode only these fields of a 2xx body
   };
   static Call makeCall(std::string_view verb, std::string resource, const char* method,
                        std::string path, std::string body = {}, std::string content_type = {});
   Result<Json> execute(const Call& call);
 
   // "list statefulsets.apps/v1 (GET /apis/apps/v1/statefulsets?limit=5)"
+  // The Accept header of a metadata-only request: PartialObjectMetadata(List), else plain JSON.
+  static std::string metadataAccept(bool list);
+
   static std::string describeRequest(std::string_view verb, std::string_view resource,
                                      std::string_view method, std::string_view path);
   void observe(std::string_view verb, std::string_view resource, long http_status,

@@ -1,8 +1,10 @@
 // RestClient::watch: one streamed GET on its own connection, decoded as bytes arrive.
 #include <algorithm>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "rest_client_impl.h"
 #include "shardscaler/k8s_client/api_status.h"
@@ -16,6 +18,8 @@ constexpr size_t kMaxErrorBody = size_t{64} * 1024;
 
 // Shared between curl_easy_perform's callbacks and the code after it.
 struct WatchTransfer {
+  explicit WatchTransfer(std::shared_ptr<const FieldMask> fields) : decoder(std::move(fields)) {}
+
   CURL* curl = nullptr;
   const WatchHandler* handler = nullptr;
   const std::atomic<bool>* stop = nullptr;
@@ -97,7 +101,7 @@ Result<void> RestClient::watch(const Resource& r, const std::string& ns, const W
     detail::appendQuery(path, "timeoutSeconds", std::to_string(opts.timeout_seconds));
   }
   std::string resource = r.describe();
-  WatchTransfer transfer;
+  WatchTransfer transfer(opts.fields);
   transfer.handler = &handler;
   transfer.stop = stop;
   transfer.request = Impl::describeRequest("watch", resource, "GET", path);
@@ -118,7 +122,10 @@ Result<void> RestClient::watch(const Resource& r, const std::string& ns, const W
   CURL* curl = handle.get();
   transfer.curl = curl;
   detail::TransferState state;
-  detail::applyCommonOptions(curl, impl_->config, impl_->config.server + path, *bearer, {}, state);
+  std::vector<std::string> headers;
+  if (opts.metadata_only) headers.push_back("Accept: " + Impl::metadataAccept(/*list=*/false));
+  detail::applyCommonOptions(curl, impl_->config, impl_->config.server + path, *bearer,
+                             std::move(headers), state);
   curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &onWatchBytes);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);

@@ -40,6 +40,41 @@ std::string resourceVersionOf(const Json& object) {
   return std::string(metadataString(object, "resourceVersion"));
 }
 
+Store::Store(Indexers indexers) {
+  for (auto& [name, function] : indexers) indexes_[name].function = std::move(function);
+}
+
+void Store::indexLocked(const std::string& key, const Json& object) {
+  for (auto& [name, index] : indexes_) {
+    for (auto& value : index.function(object)) index.keys[std::move(value)].insert(key);
+  }
+}
+
+void Store::unindexLocked(const std::string& key, const Json& object) {
+  for (auto& [name, index] : indexes_) {
+    for (const auto& value : index.function(object)) {
+      auto it = index.keys.find(value);
+      if (it == index.keys.end()) continue;
+      it->second.erase(key);
+      if (it->second.empty()) index.keys.erase(it);
+    }
+  }
+}
+
+std::vector<ObjectPtr> Store::byIndex(std::string_view index, std::string_view value) const {
+  std::shared_lock lock(mutex_);
+  std::vector<ObjectPtr> out;
+  auto i = indexes_.find(index);
+  if (i == indexes_.end()) return out;
+  auto keys = i->second.keys.find(std::string(value));
+  if (keys == i->second.keys.end()) return out;
+  out.reserve(keys->second.size());
+  for (const auto& key : keys->second) {
+    if (auto it = objects_.find(key); it != objects_.end()) out.push_back(it->second);
+  }
+  return out;
+}
+
 ObjectPtr Store::get(std::string_view key) const {
   std::shared_lock lock(mutex_);
   auto it = objects_.find(std::string(key));
@@ -83,7 +118,11 @@ std::size_t Store::size() const {
 ObjectPtr Store::upsert(ObjectPtr object) {
   auto key = objectKey(*object);
   std::unique_lock lock(mutex_);
-  auto& slot = objects_[std::move(key)];
+  auto& slot = objects_[key];
+  if (!indexes_.empty()) {
+    if (slot) unindexLocked(key, *slot);
+    indexLocked(key, *object);
+  }
   std::swap(slot, object);
   return object;
 }
@@ -94,6 +133,7 @@ ObjectPtr Store::erase(const std::string& key) {
   if (it == objects_.end()) return nullptr;
   auto previous = std::move(it->second);
   objects_.erase(it);
+  if (!indexes_.empty()) unindexLocked(key, *previous);
   return previous;
 }
 
@@ -119,6 +159,10 @@ StoreDiff Store::replace(std::vector<ObjectPtr> objects) {
     if (!next.contains(key)) gone.emplace_back(key, std::move(object));
   }
   objects_ = std::move(next);
+  for (auto& [name, index] : indexes_) index.keys.clear();
+  if (!indexes_.empty()) {
+    for (const auto& [key, object] : objects_) indexLocked(key, *object);
+  }
   lock.unlock();
   std::sort(gone.begin(), gone.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });

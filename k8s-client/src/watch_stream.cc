@@ -4,8 +4,24 @@
 
 namespace shardscaler::k8s {
 
-Result<WatchEvent> decodeWatchEvent(std::string_view json_text) {
-  auto parsed = Json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+namespace {
+
+FieldMask eventMask(const FieldMask& object_fields) {
+  return FieldMask::keepAll().put({"object"}, object_fields);
+}
+
+Result<WatchEvent> decodeEvent(std::string_view json_text, const FieldMask* event_fields) {
+  Json parsed;
+  if (event_fields != nullptr) {
+    auto projected = parseProjected(json_text, *event_fields);
+    if (!projected) {
+      return makeError(ErrorKind::Decode, "watch event: " + projected.error().message + ": " +
+                                              std::string(json_text.substr(0, 200)));
+    }
+    parsed = std::move(*projected);
+  } else {
+    parsed = Json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  }
   if (parsed.is_discarded() || !parsed.is_object()) {
     return makeError(ErrorKind::Decode,
                      "watch event is not a JSON object: " + std::string(json_text.substr(0, 200)));
@@ -31,7 +47,26 @@ Result<WatchEvent> decodeWatchEvent(std::string_view json_text) {
   } else {
     return makeError(ErrorKind::Decode, "watch event of unknown type \"" + name + "\"");
   }
+  // A bookmark's resourceVersion and an error's Status must not go through the objects' mask
+  // (it may not keep them); both are rare and small, so decode them again whole.
+  if (event_fields != nullptr &&
+      (event.type == WatchEventType::Bookmark || event.type == WatchEventType::Error)) {
+    return decodeEvent(json_text, nullptr);
+  }
   return event;
+}
+
+}  // namespace
+
+Result<WatchEvent> decodeWatchEvent(std::string_view json_text, const FieldMask* object_fields) {
+  if (object_fields == nullptr) return decodeEvent(json_text, nullptr);
+  const FieldMask event_fields = eventMask(*object_fields);
+  return decodeEvent(json_text, &event_fields);
+}
+
+WatchStreamDecoder::WatchStreamDecoder(std::shared_ptr<const FieldMask> object_fields)
+    : object_fields_(std::move(object_fields)) {
+  if (object_fields_) event_fields_ = std::make_shared<const FieldMask>(eventMask(*object_fields_));
 }
 
 Result<bool> WatchStreamDecoder::feed(std::string_view bytes, const Sink& sink) {
@@ -70,8 +105,8 @@ Result<bool> WatchStreamDecoder::feed(std::string_view bytes, const Sink& sink) 
       ++depth_;
     } else if (c == '}' || c == ']') {
       if (--depth_ == 0) {
-        auto event =
-            decodeWatchEvent(std::string_view(pending_).substr(consumed, i + 1 - consumed));
+        auto event = decodeEvent(std::string_view(pending_).substr(consumed, i + 1 - consumed),
+                                 event_fields_.get());
         if (!event) return std::unexpected(std::move(event.error()));
         consumed = i + 1;
         keep_going = sink(std::move(*event));

@@ -163,6 +163,14 @@ std::optional<std::chrono::system_clock::time_point> parseAnnotationTime(const s
   if (text == nullptr) return std::nullopt;
   auto ts = parseRfc3339(*text);
   if (!ts) return std::nullopt;
+  // A nanosecond time_point spans 1677..2262; an instant outside (a hand-written "0001-01-01",
+  // found by the fuzz target) is as unreadable as a typo, not an overflow.
+  using std::chrono::floor;
+  using std::chrono::seconds;
+  using TimePoint = std::chrono::system_clock::time_point;
+  const auto earliest = std::chrono::ceil<seconds>(TimePoint::min()) + seconds(1);
+  const auto latest = floor<seconds>(TimePoint::max()) - seconds(1);
+  if (ts->seconds < earliest || ts->seconds > latest) return std::nullopt;
   return std::chrono::system_clock::time_point(ts->seconds) +
          std::chrono::duration_cast<std::chrono::system_clock::duration>(
              std::chrono::nanoseconds(ts->nanos));

@@ -32,31 +32,84 @@ bool worthReconciling(const ObjectPtr& old_object, const ObjectPtr& new_object) 
   return false;
 }
 
-// Only metadata (without managedFields) is needed to map a target or StatefulSet event to its
-// ShardSets; reconcile reads the objects themselves from the API server.
-void keepMetadataOnly(Json& object) {
-  Json kept = Json::object();
-  if (auto m = object.find("metadata"); m != object.end()) kept["metadata"] = std::move(*m);
-  object = std::move(kept);
-  k8s::dropManagedFields(object);
+// The caches only decide *when* a ShardSet is reconciled (reconciles read live, see
+// shardset_rounds.cc), so each keeps what maps an event to its ShardSets and what tells a change
+// worth a reconcile from one that is not (worthReconciling), and nothing else.
+
+// StatefulSets (as PartialObjectMetadata): namespace and the operator's name and mode labels
+// (-> the target's ShardSets), the guard label (-> its ShardSet), and what a plan reads that can
+// change: generation (spec.replicas), deletion, the retained label, the deadline annotations.
+std::shared_ptr<const k8s::FieldMask> statefulSetFields() {
+  auto mask = k8s::FieldMask::keepNone();
+  for (std::string_view f :
+       {"namespace", "name", "resourceVersion", "generation", "deletionTimestamp"}) {
+    mask.keep({"metadata", f});
+  }
+  for (std::string_view label : {retention::kOperatorNameLabel, retention::kOperatorModeLabel,
+                                 retention::kShardSetLabel, retention::kRetainedLabel}) {
+    mask.keep({"metadata", "labels", label});
+  }
+  for (std::string_view annotation :
+       {retention::kDeletionTimestampAnnotation, retention::kDetachedAtAnnotation}) {
+    mask.keep({"metadata", "annotations", annotation});
+  }
+  return std::make_shared<const k8s::FieldMask>(std::move(mask));
 }
 
-// Of a target also what says whether the operator acknowledged a pause (status.paused and the
+// Targets: the key, what marks a spec or ownership change (generation, deletion, our claim and
+// pause annotations), and whether the operator acknowledged a pause (status.paused and the
 // conditions' observedGeneration), so that a transition waiting for it wakes when it comes.
-void keepMetadataAndPauseReport(Json& object) {
-  Json report = Json::object();
-  if (auto status = object.find("status"); status != object.end() && status->is_object()) {
-    if (auto p = status->find("paused"); p != status->end()) report["paused"] = *p;
-    if (auto conditions = status->find("conditions");
-        conditions != status->end() && conditions->is_array()) {
-      Json generations = Json::array();
-      for (const Json& c : *conditions)
-        generations.push_back(c.value("observedGeneration", Json()));
-      report["observedGenerations"] = std::move(generations);
+std::shared_ptr<const k8s::FieldMask> targetFields() {
+  auto mask = k8s::FieldMask::keepNone();
+  for (std::string_view f :
+       {"namespace", "name", "resourceVersion", "generation", "deletionTimestamp"}) {
+    mask.keep({"metadata", f});
+  }
+  for (std::string_view annotation :
+       {retention::kClaimedByAnnotation, retention::kPausedByAnnotation,
+        retention::kPausedAtAnnotation}) {
+    mask.keep({"metadata", "annotations", annotation});
+  }
+  mask.keep({"status", "paused"}).keep({"status", "conditions", "observedGeneration"});
+  return std::make_shared<const k8s::FieldMask>(std::move(mask));
+}
+
+// ShardSets are read whole by reconcile (from this cache): everything but managedFields.
+std::shared_ptr<const k8s::FieldMask> shardSetFields() {
+  return std::make_shared<const k8s::FieldMask>(
+      k8s::FieldMask::keepAll().drop({"metadata", "managedFields"}));
+}
+
+// ShardSets by the targets they name ("<namespace>/<Kind>/<name>"): spec.targetRef, and the
+// target they are bound to (kBoundTargetAnnotation) while they still have to release it.
+constexpr const char* kTargetIndex = "target";
+
+std::string targetIndexValue(std::string_view ns, std::string_view kind, std::string_view name) {
+  std::string value(ns);
+  value.append("/").append(kind).append("/").append(name);
+  return value;
+}
+
+std::vector<std::string> shardSetTargets(const Json& shard_set) {
+  std::vector<std::string> values;
+  const std::string ns = stringAt(shard_set, "metadata", "namespace");
+  const Json& ref = field(shard_set, "spec", "targetRef");
+  if (ref.is_object()) {
+    const Json& kind = ref.value("kind", Json());
+    const Json& name = ref.value("name", Json());
+    if (kind.is_string() && name.is_string()) {
+      values.push_back(targetIndexValue(ns, kind.get<std::string>(), name.get<std::string>()));
     }
   }
-  keepMetadataOnly(object);
-  if (!report.empty()) object["status"] = std::move(report);
+  const Json& annotations = field(shard_set, "metadata", "annotations");
+  if (annotations.is_object()) {
+    auto bound = annotations.find(kBoundTargetAnnotation);
+    if (bound != annotations.end() && bound->is_string()) {
+      std::string value = ns + "/" + bound->get<std::string>();
+      if (std::ranges::find(values, value) == values.end()) values.push_back(std::move(value));
+    }
+  }
+  return values;
 }
 
 std::optional<retention::TargetKind> kindOfMode(std::string_view mode) {
@@ -102,14 +155,10 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
 ShardSetController::~ShardSetController() { stop(std::chrono::seconds(0)); }
 
 void ShardSetController::addInformer(const k8s::Resource& resource, const std::string& ns,
-                                     const std::string& label_selector, void (*transform)(Json&),
-                                     k8s::EventHandlers handlers,
+                                     k8s::InformerOptions opts, k8s::EventHandlers handlers,
                                      std::vector<NamedInformer>& into) {
-  k8s::InformerOptions opts;
   opts.ns = ns;
-  opts.label_selector = label_selector;
   opts.resync_period = options_.resync_period;
-  opts.transform = transform;
   if (metrics_ != nullptr) {
     opts.on_watch_restart = [metrics = metrics_, name = resource.resource](std::string_view why) {
       metrics->incWatchRestart(name, why);
@@ -121,16 +170,23 @@ void ShardSetController::addInformer(const k8s::Resource& resource, const std::s
 }
 
 void ShardSetController::startInformers() {
+  const auto shard_set_fields = shardSetFields();
+  const auto target_fields = targetFields();
+  const auto stateful_set_fields = statefulSetFields();
   for (const std::string& ns : options_.namespaces) {
-    addInformer(shardSets(), ns, "", k8s::dropManagedFields, shardSetHandlers(),
-                shard_set_informers_);
-    addInformer(prometheuses(), ns, "", keepMetadataAndPauseReport,
+    addInformer(shardSets(), ns,
+                {.fields = shard_set_fields, .indexers = {{kTargetIndex, shardSetTargets}}},
+                shardSetHandlers(), shard_set_informers_);
+    addInformer(prometheuses(), ns, {.fields = target_fields},
                 targetHandlers(retention::TargetKind::Prometheus), other_informers_);
-    addInformer(prometheusAgents(), ns, "", keepMetadataAndPauseReport,
+    addInformer(prometheusAgents(), ns, {.fields = target_fields},
                 targetHandlers(retention::TargetKind::PrometheusAgent), other_informers_);
     // Attached and retained shards both keep the shard label; only the name label moves.
-    addInformer(k8s::resources::statefulSets(), ns, std::string(retention::kOperatorShardLabel),
-                keepMetadataOnly, statefulSetHandlers(), other_informers_);
+    addInformer(k8s::resources::statefulSets(), ns,
+                {.label_selector = std::string(retention::kOperatorShardLabel),
+                 .metadata_only = true,
+                 .fields = stateful_set_fields},
+                statefulSetHandlers(), other_informers_);
   }
   for (auto* list : {&shard_set_informers_, &other_informers_}) {
     for (auto& i : *list) i.informer->start();
@@ -230,14 +286,10 @@ k8s::EventHandlers ShardSetController::statefulSetHandlers() {
 
 void ShardSetController::enqueueForTarget(const std::string& ns, retention::TargetKind kind,
                                           const std::string& target_name) {
-  const std::string_view kind_name = retention::toString(kind);
+  const std::string value = targetIndexValue(ns, retention::toString(kind), target_name);
   for (const auto& i : shard_set_informers_) {
-    for (const ObjectPtr& ss : i.informer->store().listNamespace(ns)) {
-      const Json& ref = field(*ss, "spec", "targetRef");
-      if (ref.is_object() && ref.value("kind", "") == kind_name &&
-          ref.value("name", "") == target_name) {
-        queue_.add(k8s::objectKey(*ss));
-      }
+    for (const ObjectPtr& ss : i.informer->store().byIndex(kTargetIndex, value)) {
+      queue_.add(k8s::objectKey(*ss));
     }
   }
 }

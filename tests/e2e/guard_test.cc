@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "shardscaler/e2e/deploy_rbac.h"
+#include "shardscaler/e2e/guard_webhook.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/guard/guard_status.h"
 #include "shardscaler/guard/shard_guard.h"
@@ -48,7 +49,7 @@ std::string rfc3339(std::chrono::system_clock::time_point t) {
       retention::Timestamp::fromTimePoint(std::chrono::floor<std::chrono::seconds>(t)));
 }
 
-// Rights of a plain user on StatefulSets, and of the operator (emulator) on what it manages.
+// Rights of a plain user on StatefulSets.
 std::string userRoles(const std::string& ns) {
   return "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: guard-e2e-user, "
          "namespace: " +
@@ -58,23 +59,7 @@ std::string userRoles(const std::string& ns) {
          "RoleBinding\nmetadata: {name: guard-e2e-user, namespace: " +
          ns +
          "}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: guard-e2e-user}\n"
-         "subjects: [{kind: User, name: user-1, apiGroup: rbac.authorization.k8s.io}]\n---\n"
-         "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: "
-         "guard-e2e-operator, "
-         "namespace: " +
-         ns +
-         "}\nrules:\n- {apiGroups: [monitoring.coreos.com], resources: [prometheuses, "
-         "prometheusagents, prometheuses/status, prometheusagents/status], verbs: [get, list, "
-         "watch, update, patch]}\n- {apiGroups: [apps], resources: [statefulsets], verbs: [get, "
-         "list, watch, create, update, patch, delete]}\n- {apiGroups: [\"\"], resources: [secrets, "
-         "services, configmaps], verbs: [get, list, watch, create, update, patch, delete]}\n- "
-         "{apiGroups: [\"\"], resources: [pods], verbs: [get, list, watch]}\n- {apiGroups: [\"\"], "
-         "resources: [events], verbs: [create, patch]}\n---\napiVersion: "
-         "rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: guard-e2e-operator, "
-         "namespace: " +
-         ns +
-         "}\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: guard-e2e-operator}\n"
-         "subjects: [{kind: User, name: user-2, apiGroup: rbac.authorization.k8s.io}]\n";
+         "subjects: [{kind: User, name: user-1, apiGroup: rbac.authorization.k8s.io}]\n";
 }
 
 // The target, ShardSet and shard StatefulSets of the other namespace, made as the operator and
@@ -160,6 +145,7 @@ void prepareNamespace(const std::string& ns, const std::string& guarded_by) {
       kubectl("label namespace " + ns + " " + kGuardedLabel + "=" + guarded_by + " --overwrite");
   if (r.exit_code != 0) throw std::runtime_error("label namespace: " + r.err);
   apply(userRoles(ns));
+  grantOperatorRole(ns, "user-2");  // the emulator, a plain user with the operator's rights
 }
 
 // deploy/webhook's configuration, calling the guard at https://127.0.0.1:<port>, for the

@@ -1,8 +1,8 @@
-// DESIGN.md section 4 end to end: real Prometheus shards (named like the operator's pods) under
-// load, one Prometheus scraping them with namespace/pod labels, and shardscaler reporting each
-// shard's ingestion rate and a recommendation in the ShardSet's status, `kubectl get shardsets`
-// and /metrics. Failures (Prometheus down, silent, a malformed query, an empty result) are
-// conditions and Events, never a crash and never a scale change.
+// docs/design.md section 4 end to end: real Prometheus shards (named like the operator's pods)
+// under load, one Prometheus scraping them with namespace/pod labels, and shardscaler reporting
+// each shard's ingestion rate and a recommendation in the ShardSet's status, `kubectl get
+// shardsets` and /metrics. Failures (Prometheus down, silent, a malformed query, an empty result)
+// are conditions and Events, never a crash and never a scale change.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>

@@ -205,7 +205,9 @@ TEST_F(RbacWithoutStatefulSetPatchTest, LogsTheForbiddenVerbAndResourceAndDelete
     return false;
   })) << shardscaler_->logTail();
   EXPECT_NE(line.find("Forbidden (403)"), std::string::npos) << line;
-  EXPECT_NE(line.find("prometheus-main-shard-"), std::string::npos) << "names the object: " << line;
+  // The first StatefulSet patch is the guard label on shard 0 (prometheus-main) or a detach.
+  EXPECT_NE(line.find("StatefulSet prometheus-main"), std::string::npos)
+      << "names the object: " << line;
   EXPECT_NE(line.find(" ERROR "), std::string::npos) << "logged at error level: " << line;
 
   // The ShardSet tells the user too.

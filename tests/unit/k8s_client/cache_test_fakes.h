@@ -154,7 +154,9 @@ class InMemoryApiServer final : public KubeClient {
       end = offset + static_cast<std::size_t>(*opts.limit);
     }
     Json items = Json::array();
-    for (std::size_t i = offset; i < end; ++i) items.push_back(*matching[i]);
+    for (std::size_t i = offset; i < end; ++i) {
+      items.push_back(served(*matching[i], opts.metadata_only, opts.fields.get()));
+    }
     Json metadata{{"resourceVersion", std::to_string(rv_)}};
     if (end < matching.size()) metadata["continue"] = std::to_string(end);
     return Json{{"kind", "List"}, {"metadata", metadata}, {"items", items}};
@@ -236,7 +238,10 @@ class InMemoryApiServer final : public KubeClient {
           if (!ns.empty() && entry.object["metadata"].value("namespace", "") != ns) continue;
           if (!labelsMatch(entry.object, opts.label_selector)) continue;
         }
-        WatchEvent event{entry.type, entry.object};
+        WatchEvent event{entry.type,
+                         entry.type == WatchEventType::Bookmark
+                             ? entry.object
+                             : served(entry.object, opts.metadata_only, opts.fields.get())};
         lock.unlock();
         bool more = handler(std::move(event));
         lock.lock();
@@ -253,6 +258,19 @@ class InMemoryApiServer final : public KubeClient {
   }
 
  private:
+  // What a real server and RestClient would hand back: PartialObjectMetadata when asked for
+  // metadata only, then only the fields asked for.
+  static Json served(const Json& object, bool metadata_only, const FieldMask* fields) {
+    Json out = object;
+    if (metadata_only) {
+      out = Json{{"kind", "PartialObjectMetadata"},
+                 {"apiVersion", "meta.k8s.io/v1"},
+                 {"metadata", object.value("metadata", Json::object())}};
+    }
+    if (fields != nullptr) fields->apply(out);
+    return out;
+  }
+
   struct Entry {
     std::string resource;
     WatchEventType type;

@@ -305,6 +305,34 @@ TEST_F(ReflectorTest, TransformRunsOnListedAndWatchedObjects) {
   EXPECT_FALSE(sink_.last_event->at("metadata").contains("managedFields"));
 }
 
+TEST_F(ReflectorTest, MetadataOnlyAndFieldsReachListAndWatch) {
+  auto listed = makeObject("ns", "a", {{"app", "web"}, {"tier", "x"}});
+  listed["data"] = {{"big", "value"}};
+  server_.put(kConfigMaps, listed);
+  auto fields = std::make_shared<FieldMask>(FieldMask::keepNone());
+  fields->keep({"metadata", "name"}).keep({"metadata", "namespace"});
+  fields->keep({"metadata", "resourceVersion"}).keep({"metadata", "labels", "app"});
+  ReflectorOptions options;
+  options.metadata_only = true;
+  options.fields = fields;
+  start(options);
+  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  EXPECT_TRUE(server_.listCalls()[0].metadata_only);
+  EXPECT_EQ(server_.listCalls()[0].fields, fields);
+  EXPECT_TRUE(server_.watchCalls()[0].metadata_only);
+  EXPECT_EQ(server_.watchCalls()[0].fields, fields);
+  ASSERT_EQ(sink_.last_objects.size(), 1u);
+  EXPECT_EQ(sink_.last_objects[0]->dump(),
+            R"({"metadata":{"labels":{"app":"web"},"name":"a","namespace":"ns",)"
+            R"("resourceVersion":")" +
+                resourceVersionOf(*sink_.last_objects[0]) + R"("}})");
+  server_.put(kConfigMaps, makeObject("ns", "b", {{"tier", "y"}}));
+  ASSERT_TRUE(sink_.log.awaitSize(2));
+  // Objects on the way to a kept field stay, even when nothing in them is kept.
+  EXPECT_EQ(sink_.last_event->at("metadata").at("labels"), Json::object());
+  EXPECT_FALSE(sink_.last_event->contains("kind"));
+}
+
 TEST_F(ReflectorTest, WatchTimeoutIsSpreadBetweenOnceAndTwiceTheMinimum) {
   ReflectorOptions options;
   options.min_watch_timeout = 300s;

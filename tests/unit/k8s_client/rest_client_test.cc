@@ -423,3 +423,78 @@ TEST(RestClient, ObserverSeesVerbResourceStatusAndLatency) {
 
 }  // namespace
 }  // namespace shardscaler::k8s
+
+namespace shardscaler::k8s {
+namespace {
+
+// metadata_only asks for PartialObjectMetadataList (plain JSON as the fallback), and `fields`
+// trims each item as it is decoded; the list's own metadata is kept whole.
+TEST(RestClient, MetadataOnlyListAsksForPartialObjectMetadataAndTrimsItems) {
+  testing::FakeApiServer server([](const testing::FakeRequest&, testing::FakeExchange& ex) {
+    ex.respond(200, R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1",
+      "metadata":{"resourceVersion":"77","continue":"next"},
+      "items":[{"kind":"PartialObjectMetadata","metadata":{"name":"a","uid":"1",
+                "managedFields":[{"manager":"x"}]}},
+               {"kind":"PartialObjectMetadata","metadata":{"name":"b","uid":"2"}}]})");
+  });
+  RestClient client(testing::configFor(server));
+  auto fields = std::make_shared<FieldMask>(FieldMask::keepAll());
+  fields->drop({"metadata", "managedFields"}).drop({"metadata", "uid"});
+  ListOptions opts;
+  opts.metadata_only = true;
+  opts.fields = fields;
+  auto list = client.list(resources::statefulSets(), "mon", opts);
+  ASSERT_TRUE(list.has_value()) << list.error().describe();
+  EXPECT_EQ((*list)["metadata"]["continue"], "next");
+  EXPECT_EQ((*list)["items"], Json::parse(R"([
+    {"kind":"PartialObjectMetadata","metadata":{"name":"a"}},
+    {"kind":"PartialObjectMetadata","metadata":{"name":"b"}}])"));
+  EXPECT_EQ(server.requests().at(0).header("Accept"),
+            "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json");
+
+  ASSERT_TRUE(client.list(resources::statefulSets(), "mon").has_value());
+  EXPECT_EQ(server.requests().at(1).header("Accept"), "application/json");
+}
+
+TEST(RestClient, MetadataOnlyWatchAsksForPartialObjectMetadata) {
+  testing::FakeApiServer server([](const testing::FakeRequest&, testing::FakeExchange& ex) {
+    ex.startChunked(200);
+    ex.chunk(R"({"type":"ADDED","object":{"kind":"PartialObjectMetadata","metadata":{"name":"a",)"
+             R"("labels":{"keep":"1","drop":"2"}}}})"
+             "\n");
+    ex.endChunked();
+  });
+  RestClient client(testing::configFor(server));
+  auto fields = std::make_shared<FieldMask>(FieldMask::keepNone());
+  fields->keep({"metadata", "name"}).keep({"metadata", "labels", "keep"});
+  WatchOptions opts;
+  opts.metadata_only = true;
+  opts.fields = fields;
+  std::vector<Json> objects;
+  auto result = client.watch(resources::statefulSets(), "mon", opts, [&](WatchEvent&& e) {
+    objects.push_back(std::move(e.object));
+    return true;
+  });
+  ASSERT_TRUE(result.has_value()) << result.error().describe();
+  ASSERT_EQ(objects.size(), 1u);
+  EXPECT_EQ(objects[0], Json::parse(R"({"metadata":{"name":"a","labels":{"keep":"1"}}})"));
+  EXPECT_EQ(server.requests().at(0).header("Accept"),
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
+}
+
+TEST(RestClient, MaskedListOfBrokenJsonIsADecodeError) {
+  testing::FakeApiServer server([](const testing::FakeRequest&, testing::FakeExchange& ex) {
+    ex.respond(200, R"({"items":[{"metadata":)");
+  });
+  RestClient client(testing::configFor(server));
+  ListOptions opts;
+  opts.fields = std::make_shared<FieldMask>(FieldMask::keepNone());
+  auto list = client.list(resources::pods(), "", opts);
+  ASSERT_FALSE(list.has_value());
+  EXPECT_EQ(list.error().kind, ErrorKind::Decode);
+  EXPECT_EQ(list.error().http_status, 200);
+  EXPECT_THAT(list.error().message, ::testing::HasSubstr("list pods/v1"));
+}
+
+}  // namespace
+}  // namespace shardscaler::k8s

@@ -76,3 +76,61 @@ TEST(StoreTest, ReplaceWithoutResourceVersionsComparesContent) {
 
 }  // namespace
 }  // namespace shardscaler::k8s
+
+namespace shardscaler::k8s {
+namespace {
+
+ObjectPtr labelled(const std::string& ns, const std::string& name, const std::string& rv,
+                   const std::string& team) {
+  auto o = cachetest::makeObject(ns, name, team.empty() ? Json(nullptr) : Json{{"team", team}});
+  o["metadata"]["resourceVersion"] = rv;
+  return std::make_shared<const Json>(std::move(o));
+}
+
+// Files each object under "<namespace>/<team label>" (none without the label).
+Indexers byTeam() {
+  return {{"team", [](const Json& o) {
+             std::vector<std::string> values;
+             const Json& labels = o["metadata"].value("labels", Json::object());
+             if (labels.contains("team")) {
+               values.push_back(o["metadata"].value("namespace", "") + "/" +
+                                labels["team"].get<std::string>());
+             }
+             return values;
+           }}};
+}
+
+std::vector<std::string> keysOf(const std::vector<ObjectPtr>& objects) {
+  std::vector<std::string> keys;
+  for (const auto& o : objects) keys.push_back(objectKey(*o));
+  return keys;
+}
+
+TEST(StoreIndexTest, UpsertEraseAndReplaceKeepTheIndexCurrent) {
+  Store store(byTeam());
+  store.upsert(labelled("ns", "b", "1", "red"));
+  store.upsert(labelled("ns", "a", "2", "red"));
+  store.upsert(labelled("other", "c", "3", "red"));
+  store.upsert(labelled("ns", "d", "4", ""));
+  EXPECT_EQ(keysOf(store.byIndex("team", "ns/red")), (std::vector<std::string>{"ns/a", "ns/b"}));
+  EXPECT_EQ(keysOf(store.byIndex("team", "other/red")), std::vector<std::string>{"other/c"});
+  EXPECT_TRUE(store.byIndex("team", "ns/blue").empty());
+  EXPECT_TRUE(store.byIndex("no-such-index", "ns/red").empty());
+
+  // An update that moves an object files it under its new value only.
+  store.upsert(labelled("ns", "b", "5", "blue"));
+  EXPECT_EQ(keysOf(store.byIndex("team", "ns/red")), std::vector<std::string>{"ns/a"});
+  EXPECT_EQ(keysOf(store.byIndex("team", "ns/blue")), std::vector<std::string>{"ns/b"});
+  EXPECT_EQ(resourceVersionOf(*store.byIndex("team", "ns/blue")[0]), "5");
+
+  store.erase("ns/a");
+  EXPECT_TRUE(store.byIndex("team", "ns/red").empty());
+
+  store.replace({labelled("ns", "b", "5", "blue"), labelled("ns", "e", "6", "red")});
+  EXPECT_EQ(keysOf(store.byIndex("team", "ns/red")), std::vector<std::string>{"ns/e"});
+  EXPECT_EQ(keysOf(store.byIndex("team", "ns/blue")), std::vector<std::string>{"ns/b"});
+  EXPECT_TRUE(store.byIndex("team", "other/red").empty());
+}
+
+}  // namespace
+}  // namespace shardscaler::k8s

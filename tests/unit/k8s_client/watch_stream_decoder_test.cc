@@ -114,3 +114,48 @@ TEST(WatchStreamDecoder, GarbageIsADecodeError) {
 
 }  // namespace
 }  // namespace shardscaler::k8s
+
+namespace shardscaler::k8s {
+namespace {
+
+// A mask that keeps only metadata.name: objects of ADDED/MODIFIED/DELETED keep it alone, while
+// bookmarks and errors, which the reflector reads other fields of, arrive whole.
+TEST(WatchStreamDecoder, ObjectFieldsTrimObjectsButNotBookmarksOrErrors) {
+  auto fields = std::make_shared<FieldMask>(FieldMask::keepNone());
+  fields->keep({"metadata", "name"});
+  WatchStreamDecoder decoder(fields);
+  std::vector<WatchEvent> events;
+  const std::string stream =
+      kStream + R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired"}})";
+  // Byte by byte: the mask must not change how events are cut out of the stream.
+  for (size_t i = 0; i < stream.size(); ++i) {
+    auto fed = decoder.feed(std::string_view(stream).substr(i, 1), [&](WatchEvent&& e) {
+      events.push_back(std::move(e));
+      return true;
+    });
+    ASSERT_TRUE(fed.has_value()) << fed.error().describe();
+  }
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].type, WatchEventType::Added);
+  EXPECT_EQ(events[0].object, Json::parse(R"({"metadata":{"name":"a"}})"));
+  EXPECT_EQ(events[1].object, Json::parse(R"({"metadata":{"name":"b"}})"));
+  EXPECT_EQ(events[2].type, WatchEventType::Bookmark);
+  EXPECT_EQ(events[2].object["metadata"]["resourceVersion"], "3");
+  EXPECT_EQ(events[3].type, WatchEventType::Error);
+  EXPECT_EQ(events[3].object["code"], 410);
+
+  auto one = decodeWatchEvent(R"({"object":{"metadata":{"name":"c","uid":"u"}},"type":"DELETED"})",
+                              fields.get());
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->type, WatchEventType::Deleted);
+  EXPECT_EQ(one->object, Json::parse(R"({"metadata":{"name":"c"}})"));
+
+  WatchStreamDecoder broken(fields);
+  auto fed = broken.feed(R"({"type":"ADDED","object":{"metadata":{"name":tru}}})",
+                         [](WatchEvent&&) { return true; });
+  ASSERT_FALSE(fed.has_value());
+  EXPECT_EQ(fed.error().kind, ErrorKind::Decode);
+}
+
+}  // namespace
+}  // namespace shardscaler::k8s

@@ -115,5 +115,19 @@ TEST(DeadlineAfter, RoundTripsThroughTheAnnotation) {
   EXPECT_EQ(*back, d);
 }
 
+// Found by tests/fuzz/deletion_timestamp_fuzz.cc: RFC3339 reaches year 0000, a nanosecond
+// system_clock only 1677..2262. Out of that range an annotation time is unreadable, not UB.
+TEST(AnnotationTime, OutsideTheClocksRangeIsUnreadable) {
+  for (const std::string text : {"0001-01-01T00:00:00Z", "1677-01-01T00:00:00Z",
+                                 "2263-01-01T00:00:00Z", "9999-12-31T23:59:59Z"}) {
+    EXPECT_EQ(parseAnnotationTime(&text), std::nullopt) << text;
+  }
+  const std::string ok = "2026-11-25T10:00:00.250Z";
+  auto t = parseAnnotationTime(&ok);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(duration_cast<milliseconds>(t->time_since_epoch()).count() % 1000, 250);
+}
+
 }  // namespace
 }  // namespace shardscaler::retention
+

@@ -396,7 +396,7 @@ TEST(PlannerProperty, RandomObservationsNeverLeadToUnsafeWrites) {
   EXPECT_GT(unpauses, 200u);
 }
 
-// A namespace with the target, its StatefulSets and an operator that behaves as DESIGN.md §2.
+// A namespace with the target, its StatefulSets and an operator that behaves as docs/design.md §2.
 class Cluster {
  public:
   Cluster(uint64_t seed, bool retain) : rng_(seed), retain_(retain) {

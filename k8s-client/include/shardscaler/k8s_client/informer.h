@@ -27,8 +27,15 @@ struct InformerOptions {
   std::int64_t page_size = 500;
   // > 0: every period, on_update(obj, obj) for every cached object (a level-triggered nudge).
   std::chrono::milliseconds resync_period{0};
+  // What the cache keeps of each object, decided before it is decoded: metadata only
+  // (PartialObjectMetadata from the server) and/or only these fields. Handlers and readers of
+  // the store must then read nothing else.
+  bool metadata_only = false;
+  std::shared_ptr<const FieldMask> fields;
   // Applied to each object before it is stored, e.g. dropManagedFields to save memory.
   std::function<void(Json&)> transform;
+  // Indexes the store keeps up to date (Store::byIndex), e.g. ShardSets by their target.
+  Indexers indexers;
   // See ReflectorOptions::on_watch_restart.
   std::function<void(std::string_view reason)> on_watch_restart;
   BackoffOptions backoff;

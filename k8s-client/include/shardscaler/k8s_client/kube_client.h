@@ -5,12 +5,14 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "shardscaler/k8s_client/error.h"
+#include "shardscaler/k8s_client/field_mask.h"
 #include "shardscaler/k8s_client/resource.h"
 
 namespace shardscaler::k8s {
@@ -24,6 +26,13 @@ struct ListOptions {
   std::string continue_token;
   std::string resource_version;        // "" = most recent (quorum read)
   std::string resource_version_match;  // "", "NotOlderThan", "Exact"
+  // Ask for metadata only: items are meta.k8s.io/v1 PartialObjectMetadata (kind, apiVersion,
+  // metadata), as client-go's metadata client does. A server that cannot answer so sends whole
+  // objects, which `fields` (or the caller) must then trim.
+  bool metadata_only = false;
+  // Decode only these fields of each item, without building the rest (nullptr: everything).
+  // A KubeClient may return more than asked (a test double may ignore it); never less.
+  std::shared_ptr<const FieldMask> fields;
 };
 
 struct WatchOptions {
@@ -35,6 +44,9 @@ struct WatchOptions {
   // Dead-connection detection: a stream that delivers no byte for this long fails with
   // Timeout. 0 = timeout_seconds + 30 (the server must have ended the watch by then).
   int idle_timeout_seconds = 0;
+  // As in ListOptions, for the objects of ADDED, MODIFIED and DELETED events.
+  bool metadata_only = false;
+  std::shared_ptr<const FieldMask> fields;
 };
 
 struct DeleteOptions {

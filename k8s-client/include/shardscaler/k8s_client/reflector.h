@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
@@ -39,6 +40,10 @@ struct ReflectorOptions {
   // watches of many clients do not all restart together.
   std::chrono::seconds min_watch_timeout{300};
   BackoffOptions backoff;
+  // Lists and watches PartialObjectMetadata (see ListOptions::metadata_only).
+  bool metadata_only = false;
+  // Only these fields of each object are decoded (see ListOptions::fields); nullptr: all.
+  std::shared_ptr<const FieldMask> fields;
   // Applied to every object before the sink sees it, e.g. to drop metadata.managedFields.
   std::function<void(Json&)> transform;
   // Called (on the reflector's thread) each time a watch ends other than by the server's normal

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
@@ -25,6 +28,11 @@ std::string objectKey(const Json& object);
 // metadata.resourceVersion, "" when absent.
 std::string resourceVersionOf(const Json& object);
 
+// An index function: the values under which an object is found in one index (none, one or
+// several), e.g. the target "namespace/Kind/name" a ShardSet names. As client-go's cache.Indexer.
+using IndexFunc = std::function<std::vector<std::string>(const Json&)>;
+using Indexers = std::map<std::string, IndexFunc, std::less<>>;
+
 // What Store::replace changed, in the order handlers should hear about it.
 struct StoreDiff {
   std::vector<ObjectPtr> added;
@@ -36,12 +44,17 @@ struct StoreDiff {
 // are exclusive. Returned pointers stay valid after the store changes.
 class Store {
  public:
+  explicit Store(Indexers indexers = {});
+
   ObjectPtr get(std::string_view key) const;  // nullptr when absent
   ObjectPtr get(std::string_view ns, std::string_view name) const;
   std::vector<ObjectPtr> list() const;
   std::vector<ObjectPtr> listNamespace(std::string_view ns) const;
   std::vector<std::string> keys() const;
   std::size_t size() const;
+  // The objects filed under `value` in index `index`, in key order; empty for an index that
+  // does not exist. Costs what it returns, not the size of the store.
+  std::vector<ObjectPtr> byIndex(std::string_view index, std::string_view value) const;
 
   // Writers (the informer's): each returns the object it replaced or removed, or nullptr.
   ObjectPtr upsert(ObjectPtr object);
@@ -51,8 +64,17 @@ class Store {
   StoreDiff replace(std::vector<ObjectPtr> objects);
 
  private:
+  struct Index {
+    IndexFunc function;
+    std::unordered_map<std::string, std::set<std::string, std::less<>>> keys;  // value -> keys
+  };
+  // Callers hold mutex_ exclusively.
+  void indexLocked(const std::string& key, const Json& object);
+  void unindexLocked(const std::string& key, const Json& object);
+
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, ObjectPtr> objects_;
+  std::map<std::string, Index, std::less<>> indexes_;
 };
 
 }  // namespace shardscaler::k8s

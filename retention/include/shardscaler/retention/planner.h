@@ -1,5 +1,5 @@
 // The retention planner: from a ShardSet, its target, the observed StatefulSets and `now`, the
-// ordered writes that move toward the desired shard count (DESIGN.md §3), plus the status and
+// ordered writes that move toward the desired shard count (docs/design.md §3), plus the status and
 // Events to publish. Pure and level-triggered: no I/O, no clock, same input => same plan.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Which shard-retention policy applies to a ShardSet: its own fields, else its target's, else
-// the defaults (DESIGN.md §1, as the operator's gracePeriodForPrometheusStorage). Pure lookup.
+// the defaults (docs/design.md §1, as the operator's gracePeriodForPrometheusStorage). Pure lookup.
 #pragma once
 
 #include <chrono>

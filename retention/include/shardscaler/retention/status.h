@@ -1,5 +1,5 @@
-// The retention part of ShardSet.status (DESIGN.md §1) as the planner computes it from observed
-// state. Values and JSON only; writing the status subresource is the controller's job.
+// The retention part of ShardSet.status (docs/design.md §1) as the planner computes it from
+// observed state. Values and JSON only; writing the status subresource is the controller's job.
 #pragma once
 
 #include <cstdint>

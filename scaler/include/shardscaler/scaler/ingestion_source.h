@@ -1,4 +1,4 @@
-// What the controller needs from the ingestion monitor (DESIGN.md §4): which ShardSets to
+// What the controller needs from the ingestion monitor (docs/design.md §4): which ShardSets to
 // watch, and the latest per-shard sample rates. Rates are reported, never acted upon here.
 #pragma once
 

@@ -91,7 +91,7 @@ struct RunOptions {
   // TokenReview) at start-up.
   std::string guard_self_user;
 
-  // The external metrics API (external.metrics.k8s.io, docs/design.md §12), served by the guard's
+  // The external metrics API (external.metrics.k8s.io, docs/design.md §13), served by the guard's
   // HTTPS server. Off unless --external-metrics-api: it needs the aggregation layer and RBAC.
   bool external_metrics_api = false;
   // The Service the APIService must name for it to be shardscaler's. Namespace default: the

@@ -95,8 +95,8 @@ class ShardSetController {
     std::unique_ptr<k8s::Informer> informer;
   };
 
-  void addInformer(const k8s::Resource& resource, const std::string& ns,
-                   const std::string& label_selector, void (*transform)(k8s::Json&),
+  // opts: what the informer selects and keeps; namespace, resync and metrics are added here.
+  void addInformer(const k8s::Resource& resource, const std::string& ns, k8s::InformerOptions opts,
                    k8s::EventHandlers handlers, std::vector<NamedInformer>& into);
   k8s::EventHandlers shardSetHandlers();
   k8s::EventHandlers targetHandlers(retention::TargetKind kind);

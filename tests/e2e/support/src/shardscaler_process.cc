@@ -40,7 +40,7 @@ void ShardscalerProcess::start(const std::vector<std::string>& extra_env) {
   metrics_port_ = static_cast<uint16_t>(ports[0]);
   probe_port_ = static_cast<uint16_t>(ports[1]);
   std::vector<std::string> argv = {
-      binary().string(),
+      options_.binary.empty() ? binary().string() : options_.binary.string(),
       "run",
       "--kubeconfig=" + options_.kubeconfig.string(),
       "--metrics-bind-address=127.0.0.1:" + std::to_string(metrics_port_),

@@ -1,4 +1,4 @@
-// operator-emulator: the Prometheus Operator emulator the shardscaler tests start (DESIGN.md
+// operator-emulator: the Prometheus Operator emulator the shardscaler tests start (docs/design.md
 // sections 2 and 7). Runs until SIGTERM or SIGINT; see --help.
 #include <pthread.h>
 #include <signal.h>

@@ -29,6 +29,8 @@ struct ShardscalerOptions {
   std::vector<std::string> extra_args;
   std::vector<std::string> extra_env;  // "NAME=value", beside PATH and HOME
   std::filesystem::path log_file;      // every start appends to it
+  // Another build of shardscaler (a benchmark's baseline); empty: binary().
+  std::filesystem::path binary;
 };
 
 class ShardscalerProcess {

@@ -1,6 +1,6 @@
-// Starts the operator-emulator program (the Prometheus Operator stand-in of DESIGN.md section 7)
-// as a child process for tests, stops it, and reads its action log. The child never outlives
-// the test process; nothing here talks to the API server itself.
+// Starts the operator-emulator program (the Prometheus Operator stand-in  of docs/design.md section
+// 7) as a child process for tests, stops it, and reads its action log. The child never outlives the
+// test process; nothing here talks to the API server itself.
 #pragma once
 
 #include <sys/types.h>
