@@ -144,9 +144,7 @@ void clientQuery(benchmark::State& state) {
   }
   state.counters["connections"] = static_cast<double>((*client)->stats().connections_opened);
 }
-BENCHMARK(clientQuery)
-    ->Unit(benchmark::kMicrosecond)
-    ->MinTime(3.0);
+BENCHMARK(clientQuery)->Unit(benchmark::kMicrosecond)->MinTime(3.0);
 
 size_t discard(char* /*data*/, size_t size, size_t count, void* /*user*/) { return size * count; }
 

@@ -224,6 +224,7 @@ double median(std::vector<double> v) {
 void report(const Options& o, const std::vector<RunResult>& runs) {
   auto col = [&](auto get) {
     std::vector<double> v;
+    v.reserve(runs.size());
     for (const auto& r : runs) v.push_back(get(r));
     return v;
   };

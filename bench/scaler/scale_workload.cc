@@ -68,6 +68,7 @@ k8s::Result<void> runParallel(int count, int parallel,
     }
   };
   std::vector<std::thread> threads;
+  threads.reserve(static_cast<std::size_t>(parallel));
   for (int t = 0; t < parallel; ++t) threads.emplace_back(work);
   for (auto& t : threads) t.join();
   if (failure) return std::unexpected(*failure);

@@ -41,7 +41,7 @@ std::string resourceVersionOf(const Json& object) {
 }
 
 Store::Store(Indexers indexers) {
-  for (auto& [name, function] : indexers) indexes_[name].function = std::move(function);
+  for (auto& entry : indexers) indexes_[entry.first].function = std::move(entry.second);
 }
 
 void Store::indexLocked(const std::string& key, const Json& object) {

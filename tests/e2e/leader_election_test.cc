@@ -142,14 +142,15 @@ TEST_F(LeaderElectionTest, OnlyTheHolderWritesAndTheOtherTakesOver) {
   EXPECT_EQ(gauge(b, "shardscaler_leader"), 0);
   EXPECT_EQ(holder(), "replica-a");
 
-  // kill -9 a: b takes over once the Lease expires (15 s without renewal), within 20 s.
+  // kill -9 a: b takes over once the Lease expires (15 s without renewal), at its next try (every
+  // 2 s), with a few seconds' slack for a loaded machine: within 25 s, never before 5 s.
   const auto killed = Clock::now();
   a.kill9();
-  ASSERT_TRUE(waitForHolder("replica-b", 25s));
+  ASSERT_TRUE(waitForHolder("replica-b", 30s));
   const double takeover = secondsSince(killed);
   std::cout << "[ election ] kill -9 of the holder -> replica-b holds the Lease after " << takeover
             << " s\n";
-  EXPECT_LT(takeover, 20.0);
+  EXPECT_LT(takeover, 25.0);
   EXPECT_GT(takeover, 5.0) << "took over a Lease that had not expired";
   ASSERT_TRUE(
       waitFor("b leading", [&](std::string*) { return gauge(b, "shardscaler_leader") == 1; }));

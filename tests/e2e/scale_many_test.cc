@@ -87,6 +87,7 @@ std::string unsettled(const Snapshot& s, int i, int active) {
     return name + ": ShardSet status " + status.dump();
   }
   std::vector<std::string> active_names;
+  active_names.reserve(static_cast<size_t>(active));
   for (int k = 0; k < active; ++k) active_names.push_back(stsName(name, k));
   if (status.value("selector", "") != retention::activeShardPodSelector(name, active_names)) {
     return name + ": selector " + status.value("selector", "");
@@ -188,7 +189,7 @@ TEST_F(ScaleManyTest, HundredShardSetsConvergeAndTransitionsStayTheirOwn) {
                              {.metadata_only = true, .fields = kNamesOnly});
     const size_t n = list ? (*list)["items"].size() : 0;
     *seen = std::to_string(n) + " StatefulSets";
-    if (n == kTargets * kShards) return true;
+    if (n == static_cast<size_t>(kTargets) * kShards) return true;
     std::this_thread::sleep_for(1s);
     return false;
   })) << "the emulator did not create the 1,000 StatefulSets";

@@ -102,6 +102,7 @@ Indexers byTeam() {
 
 std::vector<std::string> keysOf(const std::vector<ObjectPtr>& objects) {
   std::vector<std::string> keys;
+  keys.reserve(objects.size());
   for (const auto& o : objects) keys.push_back(objectKey(*o));
   return keys;
 }

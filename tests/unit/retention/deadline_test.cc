@@ -130,4 +130,3 @@ TEST(AnnotationTime, OutsideTheClocksRangeIsUnreadable) {
 
 }  // namespace
 }  // namespace shardscaler::retention
-
