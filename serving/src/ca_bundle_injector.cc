@@ -91,9 +91,31 @@ CaBundleTarget CaBundleTarget::mutatingWebhookConfiguration(std::string name) {
           {"/webhooks/*/clientConfig/caBundle"}};
 }
 
-CaBundleTarget CaBundleTarget::apiService(std::string name) {
-  return {
+CaBundleTarget CaBundleTarget::apiService(std::string name, std::string service_namespace,
+                                          std::string service_name) {
+  CaBundleTarget target{
       {"apiregistration.k8s.io", "v1", "apiservices", false}, std::move(name), {"/spec/caBundle"}};
+  if (!service_name.empty()) {
+    target.required = {{"/spec/service/namespace", std::move(service_namespace)},
+                       {"/spec/service/name", std::move(service_name)}};
+  }
+  return target;
+}
+
+std::optional<std::string> foreignTarget(const k8s::Json& object, const CaBundleTarget& target) {
+  for (const auto& [pointer, wanted] : target.required) {
+    std::string found = "nothing";
+    try {
+      const auto& value = object.at(k8s::Json::json_pointer(pointer));
+      if (value.is_string() && value.get_ref<const std::string&>() == wanted) continue;
+      found = "\"" + (value.is_string() ? value.get<std::string>() : value.dump()) + "\"";
+    } catch (const k8s::Json::exception&) {
+      // Absent (or not a valid pointer into this object): not ours either.
+    }
+    return target.describe() + " has " + found + " at " + pointer + ", not \"" + wanted +
+           "\": its caBundle belongs to another server and is left alone";
+  }
+  return std::nullopt;
 }
 
 std::expected<std::optional<k8s::Json>, std::string> caBundlePatch(
@@ -190,6 +212,17 @@ std::expected<bool, std::string> CaBundleInjector::injectInto(const CaBundleTarg
       const std::string why = target.describe() + ": " + object.error().describe();
       degraded(missing ? "ca_bundle_target_missing" : "ca_bundle_read_failed", why);
       return std::unexpected(why);
+    }
+    if (auto foreign = foreignTarget(*object, target)) {
+      std::lock_guard lock(foreign_mutex_);
+      std::string& last = foreign_[target.describe()];
+      if (last != *foreign) degraded("ca_bundle_target_foreign", *foreign);
+      last = *foreign;
+      return false;
+    }
+    {
+      std::lock_guard lock(foreign_mutex_);
+      foreign_.erase(target.describe());
     }
     auto patch = caBundlePatch(*object, target, bundle_base64);
     if (!patch) {
