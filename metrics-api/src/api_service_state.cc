@@ -42,7 +42,7 @@ std::string_view toString(Ownership ownership) {
 }
 
 std::string describe(const ApiServiceState& state, const ServiceReference& ours) {
-  const std::string name = "APIService " + std::string(kApiServiceName);
+  std::string name = "APIService " + std::string(kApiServiceName);
   const std::string availability =
       state.available
           ? "available"

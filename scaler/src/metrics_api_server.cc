@@ -17,8 +17,7 @@ k8s::Resource apiServices() { return {"apiregistration.k8s.io", "v1", "apiservic
 
 MetricsApiServer::MetricsApiServer(const RunOptions& options, k8s::RestClient& client,
                                    std::shared_ptr<const k8s::Clock> clock, Metrics& metrics)
-    : options_(options),
-      clock_(std::move(clock)),
+    : clock_(std::move(clock)),
       metrics_(metrics),
       ours_{options.external_metrics_service_namespace, options.external_metrics_service},
       client_trust_(std::make_shared<serving::TrustBundleSlot>()) {

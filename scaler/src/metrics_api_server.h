@@ -44,7 +44,6 @@ class MetricsApiServer {
   void observe(const metrics_api::RequestOutcome& outcome, double seconds);
   void noteApiService(const nlohmann::json& api_service);
 
-  const RunOptions& options_;
   std::shared_ptr<const k8s::Clock> clock_;
   Metrics& metrics_;
   const metrics_api::ServiceReference ours_;

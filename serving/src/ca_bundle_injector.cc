@@ -112,8 +112,11 @@ std::optional<std::string> foreignTarget(const k8s::Json& object, const CaBundle
     } catch (const k8s::Json::exception&) {
       // Absent (or not a valid pointer into this object): not ours either.
     }
-    return target.describe() + " has " + found + " at " + pointer + ", not \"" + wanted +
-           "\": its caBundle belongs to another server and is left alone";
+    std::string why = target.describe();
+    why.append(" has ").append(found).append(" at ").append(pointer);
+    why.append(", not \"").append(wanted);
+    why.append("\": its caBundle belongs to another server and is left alone");
+    return why;
   }
   return std::nullopt;
 }

@@ -122,7 +122,7 @@ TEST(ExternalMetrics, RatesAreExactInMilliUnits) {
 // spec.ingestion.targetSamplesPerShard gives ceil(total / target), the unclamped
 // status.recommendedShards, whenever the HPA acts (outside its 10% tolerance).
 TEST(ExternalMetrics, AnHpaOnTheTotalWantsTheRecommendedShards) {
-  const int64_t target = 1000 * 1000;  // 1000 samples/s per shard
+  const int64_t target = int64_t{1000} * 1000;  // 1000 samples/s per shard
   for (int32_t current = 1; current <= 12; ++current) {
     for (int64_t total = 0; total <= 15'000'000; total += 12'345) {
       const int32_t wanted = hpaAverageValueReplicas(total, target, current);
