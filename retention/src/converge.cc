@@ -51,6 +51,11 @@ struct Sorted {
   // and then delete it as one too many. spec.shards drops only once the operator acknowledged
   // the pause and the settle time has passed since it, guard or not.
   bool unseen_above_want = false;
+  // An attached shard at or above the target's count but below `want` (a quick down-then-up):
+  // a sync that started before the pause, with the lower count, may still delete it. Without
+  // the guard spec.shards rises only once the settle time has passed since the pause; with it,
+  // the raised count makes the API server refuse that deletion.
+  bool unexpected_attached = false;
 };
 
 Sorted sortShards(const PlanContext& c, int32_t cur, int32_t want, bool retain) {
@@ -70,7 +75,7 @@ Sorted sortShards(const PlanContext& c, int32_t cur, int32_t want, bool retain) 
     } else {
       if (a.carries_retention_marks) s.reattach.push_back(&a);
       // Visible to the operator but not expected by it yet: it would delete it.
-      if (a.index >= cur) s.need_pause = true;
+      if (a.index >= cur) s.need_pause = s.unexpected_attached = true;
     }
   }
   for (const auto& r : inv.retained) {
@@ -181,8 +186,8 @@ void planConverge(PlanContext& c) {
            std::min<nanoseconds>(kAckPoll, safety.pause_ack_timeout - waited));
     } else if (paused_at && now < *paused_at + safety.settle_time) {
       if (!s.reattach.empty()) may_reattach = false;
-      if (s.unseen_above_want) may_lower = false;
-      if (!s.reattach.empty() || s.unseen_above_want) {
+      if (s.unseen_above_want || s.unexpected_attached) may_lower = false;
+      if (!s.reattach.empty() || s.unseen_above_want || s.unexpected_attached) {
         wait("the settle time after the pause", *paused_at + safety.settle_time - now);
       }
     }

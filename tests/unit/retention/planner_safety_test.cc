@@ -228,6 +228,32 @@ TEST(UnseenShards, LoweringWaitsForTheOperatorToSettleGuardOrNot) {
   }
 }
 
+// Found by the soak (Delete policy, 3 -> 4 -> 3 -> 5 in two seconds): the operator created shard
+// 3 for 4 shards; a sync it had started for 3 shards, before the pause, deleted that shard after
+// spec.shards had gone up to 5. Without the guard, a shard the operator sees but does not expect
+// keeps the target paused for the settle time before spec.shards rises, so that such a sync has
+// ended while the shard was still one too many; with the guard the rise follows at once.
+TEST(UnexpectedShards, RaisingWaitsForTheSettleTimeWithoutTheGuard) {
+  for (const Json& policy : {retain3d(), retainPolicy("Delete", "3d")}) {
+    SCOPED_TRACE(policy.dump());
+    World paused{shardSetJson(5, policy), pausedAt(targetJson(3), "2026-11-22T09:59:59Z"),
+                 attachedRange(0, 4)};
+    paused.guarded = false;
+    const Plan early = planShardSet(paused.input());
+    EXPECT_THAT(steps(early), ::testing::IsEmpty());
+    EXPECT_EQ(early.decision.waiting_for, "the settle time after the pause");
+    ASSERT_TRUE(early.requeue_after.has_value());
+    EXPECT_EQ(*early.requeue_after, std::chrono::seconds(9));
+
+    paused.now += std::chrono::seconds(9);
+    EXPECT_THAT(steps(planShardSet(paused.input())), ElementsAre("update shards=5 unpause"));
+
+    World guarded{shardSetJson(5, policy), targetJson(3), attachedRange(0, 4)};
+    EXPECT_THAT(steps(planShardSet(guarded.input())),
+                ElementsAre("pause", "update shards=5 unpause any-rv"));
+  }
+}
+
 // Scaling down over shards that all exist is not held up with the guard.
 TEST(UnseenShards, AllPresentNeedsNoWaitWithTheGuard) {
   World w{shardSetJson(2, retain3d()), targetJson(3), attachedRange(0, 3)};
