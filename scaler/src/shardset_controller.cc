@@ -223,6 +223,10 @@ void ShardSetController::startWorkers() {
 }
 
 bool ShardSetController::stop(std::chrono::nanoseconds drain_timeout) {
+  {
+    std::lock_guard lock(drain_mutex_);
+    drain_deadline_ = clock_.deadlineAfter(drain_timeout);
+  }
   bool drained = queue_.shutDownWithDrain(drain_timeout);
   for (auto& w : workers_) {
     if (w.joinable()) w.join();

@@ -194,7 +194,15 @@ ShardSetController::Rounds ShardSetController::planAndApply(const retention::Sha
     rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
     rounds.plan = retention::planShardSet(planInput(shard_set, std::move(*observed), purpose));
     const retention::Plan& plan = rounds.plan;
-    if (plan.actions.empty()) return rounds;
+    if (plan.actions.empty()) {
+      if (!waitOutDuringDrain(plan)) return rounds;
+      spdlog::info(
+          "reconcile key={} reconcile_id={}: shutting down; waited for {} to finish the "
+          "transition",
+          key, id, plan.decision.waiting_for);
+      --round;  // a wait is not a round of writes
+      continue;
+    }
     if (round == options_.max_rounds) {
       spdlog::warn("reconcile key={} reconcile_id={}: still {} action(s) after {} rounds", key, id,
                    plan.actions.size(), round);
@@ -222,6 +230,18 @@ ShardSetController::Rounds ShardSetController::planAndApply(const retention::Sha
         "reconcile key={} reconcile_id={}: undoing the transition; none starts for {}s", key, id,
         std::chrono::duration_cast<std::chrono::seconds>(options_.apply_failure_hold).count());
   }
+}
+
+bool ShardSetController::waitOutDuringDrain(const retention::Plan& plan) {
+  // Room left in the drain after the wait, for the reads and writes that follow it.
+  constexpr auto kMargin = std::chrono::seconds(2);
+  if (plan.decision.waiting_for.empty() || !plan.requeue_after) return false;
+  std::unique_lock lock(drain_mutex_);
+  if (!drain_deadline_) return false;
+  const auto wake = clock_.deadlineAfter(*plan.requeue_after);
+  if (wake + kMargin > *drain_deadline_) return false;
+  clock_.waitUntil(lock, drain_cv_, wake, [] { return false; });
+  return true;
 }
 
 k8s::Result<retention::Plan> ShardSetController::dryRun(const std::string& ns,

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -120,6 +121,11 @@ class ShardSetController {
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
   Rounds planAndApply(const retention::ShardSet& shard_set, const InvolvedObject& subject,
                       uint64_t id, retention::PlanPurpose purpose);
+  // While stop() drains: when `plan` only waits a short while for the operator or a settle time
+  // (a transition under way), waits that long and returns true, so the reconcile in flight
+  // finishes the transition instead of leaving the target paused for the next instance. False,
+  // at once, when not draining or when the wait would not end well within the drain.
+  bool waitOutDuringDrain(const retention::Plan& plan);
   k8s::Result<void> ensureFinalizer(const k8s::Json& object);
   // Lets go of `shard_set`'s target (as bound, see kBoundTargetAnnotation); nullopt when done.
   std::optional<ReconcileOutcome> release(const retention::ShardSet& shard_set,
@@ -158,6 +164,10 @@ class ShardSetController {
     std::string why;
   };
   std::map<std::string, Hold> holds_;
+  // Set by stop(): when the drain ends.
+  std::mutex drain_mutex_;
+  std::condition_variable drain_cv_;
+  std::optional<k8s::Clock::MonotonicTime> drain_deadline_;
 };
 
 }  // namespace shardscaler::scaler
