@@ -22,6 +22,7 @@
 #include "shardscaler/retention/planner.h"
 #include "shardscaler/scaler/event_recorder.h"
 #include "shardscaler/scaler/metrics.h"
+#include "shardscaler/scaler/own_writes.h"
 #include "shardscaler/scaler/plan_applier.h"
 
 namespace shardscaler::scaler {
@@ -101,9 +102,12 @@ class ShardSetController {
   k8s::EventHandlers shardSetHandlers();
   k8s::EventHandlers targetHandlers(retention::TargetKind kind);
   k8s::EventHandlers statefulSetHandlers();
+  // Each queues every ShardSet the object maps to but `echo_of`: the ShardSet whose own write
+  // the event only echoes (empty: none).
   void enqueueForTarget(const std::string& ns, retention::TargetKind kind,
-                        const std::string& target_name);
-  void enqueueForStatefulSet(const k8s::Json& sts);
+                        const std::string& target_name, const std::string& echo_of = {});
+  void enqueueForStatefulSet(const k8s::Json& sts, const std::string& echo_of = {});
+  void enqueueUnlessEcho(const std::string& key, const std::string& echo_of);
 
   // What planAndApply ended with: the last plan, the write that failed for good (if any), or
   // the outcome to return at once (a read failed, or too many rounds).
@@ -136,6 +140,10 @@ class ShardSetController {
   void worker();
   void degraded(std::string_view reason);
 
+  // Every call goes through own_writes_client_ (client_ is it), which records our writes so that
+  // their watch echoes do not queue the ShardSet that made them again (own_writes.h).
+  OwnWrites own_writes_;
+  OwnWritesClient own_writes_client_;
   k8s::KubeClient& client_;
   const k8s::Clock& clock_;
   EventRecorder& events_;

@@ -1,0 +1,123 @@
+#include "shardscaler/scaler/own_writes.h"
+
+#include <algorithm>
+
+#include "shardscaler/k8s_client/store.h"
+
+namespace shardscaler::scaler {
+namespace {
+
+thread_local const std::string* current_writer = nullptr;
+
+std::string recordKey(const k8s::Resource& resource, const k8s::Json& object) {
+  std::string key = resource.resource;
+  key.append(".").append(resource.group).append("/").append(k8s::objectKey(object));
+  return key;
+}
+
+}  // namespace
+
+OwnWrites::Scope::Scope(std::string writer)
+    : writer_(std::move(writer)), previous_(current_writer) {
+  current_writer = &writer_;
+}
+
+OwnWrites::Scope::~Scope() { current_writer = previous_; }
+
+const std::string* OwnWrites::currentWriter() { return current_writer; }
+
+void OwnWrites::record(const k8s::Resource& resource, const k8s::Json& answer,
+                       const std::string& writer) {
+  std::string version = k8s::resourceVersionOf(answer);
+  if (version.empty()) return;  // not an object (e.g. a Status): nothing can echo it
+  std::lock_guard lock(mutex_);
+  auto& writes = writes_[recordKey(resource, answer)];
+  writes.push_back({std::move(version), writer});
+  // An echo older than the newest kPerObject writes was missed (a relist skipped it): dropping
+  // its record only means its echo, should it come, queues the ShardSet as any event does.
+  while (writes.size() > kPerObject) writes.pop_front();
+}
+
+std::optional<std::string> OwnWrites::echoWriter(const k8s::Resource& resource,
+                                                 const k8s::Json& old_object,
+                                                 const k8s::Json& new_object) {
+  const std::string version = k8s::resourceVersionOf(new_object);
+  // A resync hands the cached object over twice: a nudge, never an echo.
+  if (version.empty() || version == k8s::resourceVersionOf(old_object)) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  auto it = writes_.find(recordKey(resource, new_object));
+  if (it == writes_.end()) return std::nullopt;
+  auto& writes = it->second;
+  auto match = std::ranges::find(writes, version, &Write::resource_version);
+  if (match == writes.end()) return std::nullopt;
+  std::string writer = std::move(match->writer);
+  // Events of one object arrive in version order: the writes before this one have had their
+  // echoes (or will never get them).
+  writes.erase(writes.begin(), match + 1);
+  if (writes.empty()) writes_.erase(it);
+  return writer;
+}
+
+void OwnWrites::forget(const k8s::Resource& resource, const k8s::Json& object) {
+  std::lock_guard lock(mutex_);
+  writes_.erase(recordKey(resource, object));
+}
+
+std::size_t OwnWrites::size() const {
+  std::lock_guard lock(mutex_);
+  return writes_.size();
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::recorded(const k8s::Resource& r,
+                                                 k8s::Result<k8s::Json> answer) {
+  if (answer && answer->is_object()) {
+    if (const std::string* writer = OwnWrites::currentWriter()) {
+      writes_.record(r, *answer, *writer);
+    }
+  }
+  return answer;
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::get(const k8s::Resource& r, const std::string& ns,
+                                            const std::string& name,
+                                            const std::string& subresource) {
+  return inner_.get(r, ns, name, subresource);
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::list(const k8s::Resource& r, const std::string& ns,
+                                             const k8s::ListOptions& opts) {
+  return inner_.list(r, ns, opts);
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::create(const k8s::Resource& r, const std::string& ns,
+                                               const k8s::Json& obj) {
+  return recorded(r, inner_.create(r, ns, obj));
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::update(const k8s::Resource& r, const std::string& ns,
+                                               const k8s::Json& obj,
+                                               const std::string& subresource) {
+  return recorded(r, inner_.update(r, ns, obj, subresource));
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::patch(const k8s::Resource& r, const std::string& ns,
+                                              const std::string& name, k8s::PatchType type,
+                                              const k8s::Json& patch,
+                                              const std::string& subresource) {
+  return recorded(r, inner_.patch(r, ns, name, type, patch, subresource));
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::remove(const k8s::Resource& r, const std::string& ns,
+                                               const std::string& name,
+                                               const k8s::DeleteOptions& opts) {
+  return inner_.remove(r, ns, name, opts);
+}
+
+k8s::Result<void> OwnWritesClient::watch(const k8s::Resource& r, const std::string& ns,
+                                         const k8s::WatchOptions& opts,
+                                         const k8s::WatchHandler& handler,
+                                         const std::atomic<bool>* stop) {
+  return inner_.watch(r, ns, opts, handler, stop);
+}
+
+}  // namespace shardscaler::scaler
