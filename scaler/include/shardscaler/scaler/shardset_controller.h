@@ -31,7 +31,8 @@ class IngestionSource;
 
 struct ControllerOptions {
   std::vector<std::string> namespaces;  // empty = all namespaces
-  int workers = 2;
+  // The work is latency-bound (sequential API round trips): docs/design.md §12.
+  int workers = 8;
   // Plan/apply rounds in one reconcile: after a successful round the objects are read again
   // and planned again, so one reconcile usually finishes a whole transition.
   int max_rounds = 4;
