@@ -90,12 +90,16 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   // The target's shards by their own labels, so a read costs this ShardSet's shards, not the
   // namespace's: the active ones carry the operator's name label, the retained ones ours. Both
   // lists are at least as new as our newest StatefulSet write, so they show every write of the
-  // earlier plans (docs/design.md §12).
+  // earlier plans (docs/design.md §12). The second asks only for what the first did not return
+  // (`name!=` also matches a missing label): the union is the same, but the active shards, which
+  // carry both labels once guarded, are not sent and decoded twice.
   const std::uint64_t floor = applier_.newestStatefulSetWrite();
   std::set<std::string> seen;
   const std::string by_name =
       std::string(retention::kOperatorNameLabel) + "=" + shard_set.target_name;
-  const std::string by_shard_set = std::string(retention::kShardSetLabel) + "=" + shard_set.name;
+  const std::string by_shard_set = std::string(retention::kShardSetLabel) + "=" + shard_set.name +
+                                   "," + std::string(retention::kOperatorNameLabel) +
+                                   "!=" + shard_set.target_name;
   for (const std::string& selector : {by_name, by_shard_set}) {
     if (auto r = listInto(client_, shard_set.ns, selector, floor, seen, observed.stateful_sets);
         !r) {
