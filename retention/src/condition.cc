@@ -12,12 +12,12 @@ const Condition* findCondition(std::span<const Condition> conditions, std::strin
 }
 
 Condition makeCondition(std::span<const Condition> previous, std::string_view type, bool status,
-                        std::string reason, std::string message, int64_t observed_generation,
+                        std::string_view reason, std::string message, int64_t observed_generation,
                         std::chrono::system_clock::time_point now) {
   Condition c;
   c.type = std::string(type);
   c.status = status ? "True" : "False";
-  c.reason = std::move(reason);
+  c.reason = std::string(reason);
   c.message = std::move(message);
   c.observed_generation = observed_generation;
   const Condition* before = findCondition(previous, type);

@@ -136,15 +136,18 @@ void planConverge(PlanContext& c) {
   };
   const bool stamp_pause =
       ours && !guarded && !paused_at && (s.need_pause || !s.detach.empty() || !s.reattach.empty());
+  bool pausing_now = false;
   if ((s.need_pause && !target.paused) || stamp_pause) {
+    pausing_now = true;
     // (stamp_pause: paused by us with no readable paused-at, e.g. by an older shardscaler; the
     // settle time cannot be counted from it, so the pause is written again, stamped now.)
     b.pause();
     if (!guarded) {
       may_detach = may_reattach = false;
+      may_lower = false;
       wait("the operator to acknowledge the pause", kAckPoll);
     }
-    may_lower = false;  // the pause above changes the target's resourceVersion
+    // With the guard, spec.shards and the resume follow in this plan (see below).
   } else if (ours && !guarded && (s.need_pause || !s.detach.empty() || !s.reattach.empty())) {
     if (!target.pauseAcknowledged()) {
       const nanoseconds waited = now - *paused_at;
@@ -173,10 +176,17 @@ void planConverge(PlanContext& c) {
     for (const auto* a : s.reattach) b.reattach(*a);
   }
 
-  // spec.shards changes, and the target resumes, only from an observation in which every detach
-  // and re-attach has already held: these writes act on what was just read.
+  // Without the guard, spec.shards changes and the target resumes only from an observation in
+  // which every detach and re-attach has already held: these writes act on what was just read.
+  // With it, they follow this plan's pause, detaches and re-attaches, which the applier runs in
+  // order and stops at the first that fails; the API server then keeps a detached shard detached
+  // and an active one undeleted whatever the operator does, so nothing needs to be seen again.
+  // After a pause in this plan the update is conditional on the uid only: the pause itself was
+  // conditional on the observed resourceVersion, and the operator's status write acknowledging
+  // it changes the resourceVersion before the update is sent, for nothing that matters here.
   const bool settled_in_observation =
-      s.detach.empty() && s.reattach.empty() && (!s.need_pause || target.paused);
+      guarded ? (!s.need_pause || target.paused || pausing_now)
+              : s.detach.empty() && s.reattach.empty() && (!s.need_pause || target.paused);
   if (!guarded && s.last_detach && now < *s.last_detach + safety.settle_time) {
     may_lower = false;
     wait("the settle time after the last detach", *s.last_detach + safety.settle_time - now);
@@ -185,7 +195,7 @@ void planConverge(PlanContext& c) {
   bool unpause = false;
   if (settled_in_observation && may_lower) {
     if (cur != want) shards = want;
-    unpause = ours;
+    unpause = ours || pausing_now;
   }
   const bool stale = stalePausedBy(target, ss);
   if (shards || unpause || stale) {
@@ -201,7 +211,7 @@ void planConverge(PlanContext& c) {
     b.update({.shards = shards,
               .unpause = unpause,
               .clear_paused_by = unpause || stale,
-              .precondition_resource_version = shards.has_value()},
+              .precondition_resource_version = shards.has_value() && !pausing_now},
              std::move(events));
   }
   for (const auto* a : s.scaled_away) {

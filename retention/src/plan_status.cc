@@ -20,7 +20,7 @@ std::string count(size_t n, std::string_view what) {
 
 struct ConditionText {
   bool status;
-  std::string reason;
+  std::string_view reason;  // one of the kReason constants
   std::string message;
 };
 
@@ -76,35 +76,36 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
 
   if (scaling) {
     ready = {
-        false, "Scaling",
+        false, kReasonScaling,
         "scaling " + target_text + " from " + std::to_string(cur) + " to " + std::to_string(want) +
             " shards (whenScaled=" + std::string(toString(d.policy->when_scaled)) + ")" + suffix};
   } else if (cur != want || active != want) {
-    ready = {false, "WaitingForShards", active_text + suffix};
+    ready = {false, kReasonWaitingForShards, active_text + suffix};
   } else {
     ready = {
-        true, "ShardsReady",
+        true, kReasonShardsReady,
         active_text + ", " + std::to_string(c.inventory->retained.size()) + " retained" + suffix};
   }
 
   if (!d.abandoned_because.empty() || d.waiting_for.starts_with("the hold after")) {
-    progressing = {false, std::string(kReasonPauseNotAcknowledged),
+    progressing = {false, kReasonPauseNotAcknowledged,
                    "transition given up and undone: " +
                        (d.abandoned_because.empty() ? d.waiting_for : d.abandoned_because)};
   } else if (!c.plan.actions.empty() || !d.waiting_for.empty()) {
-    const std::string reason = want < cur   ? "ScalingDown"
-                               : want > cur ? "ScalingUp"
-                               : scaling    ? "Reconciling"
-                                            : "DeletingShards";
+    const std::string_view reason = want < cur   ? kReasonScalingDown
+                                    : want > cur ? kReasonScalingUp
+                                    : scaling    ? kReasonReconciling
+                                                 : kReasonDeletingShards;
     std::string message = progressMessage(c.plan.actions);
     if (!d.waiting_for.empty()) {
       message += std::string(message.empty() ? "" : "; ") + "waiting for " + d.waiting_for;
     }
     progressing = {true, reason, message};
   } else if (cur != want || active != want) {
-    progressing = {true, "WaitingForOperator", active_text + "; waiting for the operator" + suffix};
+    progressing = {true, kReasonWaitingForOperator,
+                   active_text + "; waiting for the operator" + suffix};
   } else {
-    progressing = {false, "Stable", "nothing to do"};
+    progressing = {false, kReasonStable, "nothing to do"};
   }
 }
 
@@ -145,7 +146,7 @@ void fillStatus(PlanContext& c) {
     }
   }
 
-  ConditionText ready, progressing, degraded{false, "AsExpected", ""};
+  ConditionText ready, progressing, degraded{false, kReasonAsExpected, ""};
   const std::string target_text = ss.target_kind + " " + ss.target_name;
   switch (d.mode) {
     case PlanMode::InvalidSpec: {
@@ -156,46 +157,47 @@ void fillStatus(PlanContext& c) {
       if (!c.kept_paused_because.empty()) {
         message += "; " + target_text + " " + c.kept_paused_because;
       }
-      ready = {false, "InvalidSpec", message};
-      progressing = plan.actions.empty()
-                        ? ConditionText{false, "InvalidSpec", "no changes until the spec is fixed"}
-                        : ConditionText{true, "RestoringTarget", progressMessage(plan.actions)};
-      degraded = {true, "InvalidSpec", message};
+      ready = {false, kReasonInvalidSpec, message};
+      progressing =
+          plan.actions.empty()
+              ? ConditionText{false, kReasonInvalidSpec, "no changes until the spec is fixed"}
+              : ConditionText{true, kReasonRestoringTarget, progressMessage(plan.actions)};
+      degraded = {true, kReasonInvalidSpec, message};
       break;
     }
     case PlanMode::TargetNotFound: {
       const std::string message = target_text + " not found in namespace " + ss.ns;
-      ready = {false, "TargetNotFound", message};
-      progressing = {false, "TargetNotFound", "waiting for the target to exist"};
-      degraded = {true, "TargetNotFound", message};
+      ready = {false, kReasonTargetNotFound, message};
+      progressing = {false, kReasonTargetNotFound, "waiting for the target to exist"};
+      degraded = {true, kReasonTargetNotFound, message};
       break;
     }
     case PlanMode::TargetDeleting:
-      ready = {false, "TargetDeleting", target_text + " is being deleted"};
-      progressing = {false, "TargetDeleting", "no changes while the target is being deleted"};
+      ready = {false, kReasonTargetDeleting, target_text + " is being deleted"};
+      progressing = {false, kReasonTargetDeleting, "no changes while the target is being deleted"};
       break;
     case PlanMode::TargetClaimed: {
       const std::string message = target_text + " is managed by ShardSet " + d.claimed_by +
                                   " (annotation " + std::string(kClaimedByAnnotation) +
                                   "); this ShardSet changes nothing";
-      ready = {false, std::string(kReasonTargetClaimed), message};
-      progressing = {false, std::string(kReasonTargetClaimed), "waiting for the claim to go"};
-      degraded = {true, std::string(kReasonTargetClaimed), message};
+      ready = {false, kReasonTargetClaimed, message};
+      progressing = {false, kReasonTargetClaimed, "waiting for the claim to go"};
+      degraded = {true, kReasonTargetClaimed, message};
       break;
     }
     case PlanMode::Release:
-      ready = {false, "Releasing", "letting go of " + target_text};
-      progressing = {!plan.actions.empty(), "Releasing", progressMessage(plan.actions)};
+      ready = {false, kReasonReleasing, "letting go of " + target_text};
+      progressing = {!plan.actions.empty(), kReasonReleasing, progressMessage(plan.actions)};
       break;
     case PlanMode::Converge:
       convergeConditions(c, active, ready, progressing);
       break;
   }
-  if (degraded.reason == "AsExpected" && !d.abandoned_because.empty()) {
-    degraded = {true, std::string(kReasonPauseNotAcknowledged), d.abandoned_because};
+  if (degraded.reason == kReasonAsExpected && !d.abandoned_because.empty()) {
+    degraded = {true, kReasonPauseNotAcknowledged, d.abandoned_because};
   }
-  if (degraded.reason == "AsExpected" && !bad_deadlines.empty()) {
-    degraded = {true, std::string(kReasonInvalidDeletionTimestamp),
+  if (degraded.reason == kReasonAsExpected && !bad_deadlines.empty()) {
+    degraded = {true, kReasonInvalidDeletionTimestamp,
                 "kept, never deleted on doubt: " + join(bad_deadlines, "; ")};
   }
 
@@ -215,7 +217,7 @@ void fillStatus(PlanContext& c) {
   if (degraded.status &&
       (before == nullptr || before->status != "True" || before->reason != degraded.reason ||
        before->message != degraded.message)) {
-    plan.events.push_back({EventType::Warning, degraded.reason, degraded.message});
+    plan.events.push_back({EventType::Warning, std::string(degraded.reason), degraded.message});
   }
 
   if (d.mode == PlanMode::Converge) {

@@ -6,6 +6,8 @@
 #include <atomic>
 #include <charconv>
 #include <cstdlib>
+#include <future>
+#include <vector>
 
 #include "shardscaler/k8s_client/store.h"
 
@@ -47,22 +49,59 @@ bool ApplyOutcome::isPermanent() const {
          error->is(k8s::ErrorKind::BadRequest) || error->is(k8s::ErrorKind::Unauthorized);
 }
 
+namespace {
+
+// Writes to different StatefulSets that the plan puts next to each other (detaches, re-attaches,
+// guard labels) depend on nothing but the observation: they are sent at once. Deletions stay one
+// at a time, and a target write is never sent beside anything, so the plan's order between the
+// target and its shards holds.
+bool concurrent(const retention::Action& a) {
+  return a.type == ActionType::DetachStatefulSet || a.type == ActionType::ReattachStatefulSet ||
+         a.type == ActionType::LabelStatefulSet;
+}
+
+}  // namespace
+
 ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource& target_resource,
                                 const std::string& ns, const InvolvedObject& shard_set) {
   ApplyOutcome outcome;
-  for (const retention::Action& action : plan.actions) {
-    auto result = applyOne(action, target_resource, ns);
-    if (!result) {
-      outcome.error = result.error();
-      outcome.failed_action = action.summary;
-      return outcome;
+  const auto& actions = plan.actions;
+  for (std::size_t first = 0; first < actions.size();) {
+    std::size_t end = first + 1;
+    while (concurrent(actions[first]) && end < actions.size() && concurrent(actions[end])) ++end;
+    std::vector<k8s::Result<void>> results;
+    results.reserve(end - first);
+    if (end - first == 1) {
+      results.push_back(applyOne(actions[first], target_resource, ns));
+    } else {
+      std::vector<std::future<k8s::Result<void>>> sent;
+      sent.reserve(end - first);
+      for (std::size_t i = first; i < end; ++i) {
+        sent.push_back(std::async(std::launch::async,
+                                  [&, i] { return applyOne(actions[i], target_resource, ns); }));
+      }
+      for (auto& f : sent) results.push_back(f.get());
     }
-    spdlog::info("applied shardset={}/{} action=\"{}\"", ns, shard_set.name, action.summary);
-    countWriteForFaultInjection();
-    for (const retention::Event& event : action.events) {
-      events_.record(shard_set, event.type, event.reason, event.message);
+    // Every write that succeeded is reported; the first failure (in plan order) ends the plan.
+    for (std::size_t i = first; i < end; ++i) {
+      const retention::Action& action = actions[i];
+      auto& result = results[i - first];
+      if (!result) {
+        if (!outcome.error) {
+          outcome.error = result.error();
+          outcome.failed_action = action.summary;
+        }
+        continue;
+      }
+      spdlog::info("applied shardset={}/{} action=\"{}\"", ns, shard_set.name, action.summary);
+      countWriteForFaultInjection();
+      for (const retention::Event& event : action.events) {
+        events_.record(shard_set, event.type, event.reason, event.message);
+      }
+      ++outcome.applied;
     }
-    ++outcome.applied;
+    if (outcome.error) return outcome;
+    first = end;
   }
   return outcome;
 }

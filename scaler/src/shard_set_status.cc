@@ -98,8 +98,9 @@ Json shardSetStatusJson(const retention::Plan& plan, const Json& shard_set,
   if (apply_failure) {
     for (retention::Condition& c : status.conditions) {
       if (c.type == retention::kConditionDegraded) {
-        c = retention::makeCondition(previous, retention::kConditionDegraded, true, "ApplyFailed",
-                                     *apply_failure, status.observed_generation, now);
+        c = retention::makeCondition(previous, retention::kConditionDegraded, true,
+                                     retention::kReasonApplyFailed, *apply_failure,
+                                     status.observed_generation, now);
       }
     }
   }

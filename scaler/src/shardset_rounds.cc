@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <set>
 
@@ -27,15 +28,14 @@ struct ShardSetController::Observed {
 
 namespace {
 
-// The StatefulSets one list returns, skipping those already seen (a shard can match both
-// selectors) and those that are not StatefulSets at all. The list is served by the API server's
-// watch cache, once it holds `floor` (NotOlderThan; 0: as it is): a quorum list with a label
-// selector reads every StatefulSet of the namespace from etcd and filters them, which made each
-// reconcile cost the server O(namespace) (about 0.1 s per 500 StatefulSets).
-k8s::Result<void> listInto(k8s::KubeClient& client, const std::string& ns,
-                           const std::string& selector, std::uint64_t floor,
-                           std::set<std::string>& seen,
-                           std::vector<retention::ObservedStatefulSet>& into) {
+// The StatefulSets one list returns, skipping what is not a StatefulSet at all. The list is
+// served by the API server's watch cache, once it holds `floor` (NotOlderThan; 0: as it is): a
+// quorum list with a label selector reads every StatefulSet of the namespace from etcd and filters
+// them, which made each reconcile cost the server O(namespace) (about 0.1 s per 500 StatefulSets).
+k8s::Result<std::vector<retention::ObservedStatefulSet>> listShards(k8s::KubeClient& client,
+                                                                    const std::string& ns,
+                                                                    const std::string& selector,
+                                                                    std::uint64_t floor) {
   // parseStatefulSet reads metadata and spec.replicas; the pod template, most of the bytes,
   // is never decoded.
   static const auto kFields =
@@ -50,15 +50,16 @@ k8s::Result<void> listInto(k8s::KubeClient& client, const std::string& ns,
   }
   auto list = k8s::listAll(client, k8s::resources::statefulSets(), ns, opts);
   if (!list) return std::unexpected(list.error());
+  std::vector<retention::ObservedStatefulSet> out;
   for (const Json& item : (*list)["items"]) {
     auto sts = retention::parseStatefulSet(item);
     if (!sts) {
       spdlog::warn("ignoring malformed StatefulSet in {}: {}", ns, sts.error().describe());
       continue;
     }
-    if (seen.insert(sts->uid).second) into.push_back(std::move(*sts));
+    out.push_back(std::move(*sts));
   }
-  return {};
+  return out;
 }
 
 bool pausedBy(const retention::Target& t, const std::string& shard_set) {
@@ -74,6 +75,26 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   auto kind = retention::parseTargetKind(shard_set.target_kind);
   if (!kind || shard_set.target_name.empty()) return observed;  // the planner says why
 
+  // The target's shards by their own labels, so a read costs this ShardSet's shards, not the
+  // namespace's: the active ones carry the operator's name label, the retained ones ours. Both
+  // lists are at least as new as our newest StatefulSet write, so they show every write of the
+  // earlier plans (docs/design.md §12). They are independent of the target read and of each
+  // other: sent at once, on threads of their own, a round costs the slowest read, not the sum.
+  // The second asks only for what the first does not return (`name!=` also matches a missing
+  // label): the union is the same, but an active shard, which carries both labels once guarded,
+  // is not sent and decoded twice.
+  const std::uint64_t floor = applier_.newestStatefulSetWrite();
+  auto list = [&](std::string selector) {
+    return std::async(std::launch::async,
+                      [this, &shard_set, floor, selector = std::move(selector)] {
+                        return listShards(client_, shard_set.ns, selector, floor);
+                      });
+  };
+  auto by_name = list(std::string(retention::kOperatorNameLabel) + "=" + shard_set.target_name);
+  auto by_shard_set =
+      list(std::string(retention::kShardSetLabel) + "=" + shard_set.name + "," +
+           std::string(retention::kOperatorNameLabel) + "!=" + shard_set.target_name);
+
   auto target = client_.get(targetResource(*kind), shard_set.ns, shard_set.target_name);
   if (!target) {
     if (!target.error().is(k8s::ErrorKind::NotFound)) return std::unexpected(target.error());
@@ -86,27 +107,19 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
     }
     observed.target = std::move(*parsed);
   }
-
-  // The target's shards by their own labels, so a read costs this ShardSet's shards, not the
-  // namespace's: the active ones carry the operator's name label, the retained ones ours. Both
-  // lists are at least as new as our newest StatefulSet write, so they show every write of the
-  // earlier plans (docs/design.md §12). The second asks only for what the first did not return
-  // (`name!=` also matches a missing label): the union is the same, but the active shards, which
-  // carry both labels once guarded, are not sent and decoded twice.
-  const std::uint64_t floor = applier_.newestStatefulSetWrite();
-  std::set<std::string> seen;
-  const std::string by_name =
-      std::string(retention::kOperatorNameLabel) + "=" + shard_set.target_name;
-  const std::string by_shard_set = std::string(retention::kShardSetLabel) + "=" + shard_set.name +
-                                   "," + std::string(retention::kOperatorNameLabel) +
-                                   "!=" + shard_set.target_name;
-  for (const std::string& selector : {by_name, by_shard_set}) {
-    if (auto r = listInto(client_, shard_set.ns, selector, floor, seen, observed.stateful_sets);
-        !r) {
-      return std::unexpected(r.error());
+  // The claim and the guard are read while the lists are still on their way.
+  auto with_shards = [&]() -> k8s::Result<Observed> {
+    std::set<std::string> seen;  // a shard can match both selectors
+    for (auto* shards : {&by_name, &by_shard_set}) {
+      auto listed = shards->get();
+      if (!listed) return std::unexpected(listed.error());
+      for (auto& sts : *listed) {
+        if (seen.insert(sts.uid).second) observed.stateful_sets.push_back(std::move(sts));
+      }
     }
-  }
-  if (!observed.target) return observed;
+    return std::move(observed);
+  };
+  if (!observed.target) return with_shards();
   const retention::Target& t = *observed.target;
 
   if (const std::string* holder = t.annotation(retention::kClaimedByAnnotation);
@@ -132,7 +145,7 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
                     shard_set.ns, shard_set.name, why);
     }
   }
-  return observed;
+  return with_shards();
 }
 
 retention::PlanInput ShardSetController::planInput(const retention::ShardSet& shard_set,

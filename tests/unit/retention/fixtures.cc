@@ -57,6 +57,10 @@ std::string step(const Action& a) {
         s += " clear-paused-by";
       }
       if (annotations.contains("shardscaler.io/claimed-by")) s += " release-claim";
+      // A shard-count change with no resourceVersion precondition (guarded, after a pause).
+      if (p.contains("spec") && p["spec"].contains("shards") && a.resource_version.empty()) {
+        s += " any-rv";
+      }
       return s;
     }
   }

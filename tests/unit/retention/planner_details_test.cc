@@ -295,7 +295,7 @@ TEST(PlannerStatus, AgentNamesAndMode) {
                                  attachedSts(1, "PrometheusAgent"),
                                  attachedSts(2, "PrometheusAgent")};
   const Plan plan = planShardSet(World{ss, targetJson(3, {}, "PrometheusAgent"), sts}.input());
-  EXPECT_THAT(steps(plan), ElementsAre("pause", "detach 2"));
+  EXPECT_THAT(steps(plan), ElementsAre("pause", "detach 2", "update shards=2 unpause any-rv"));
   EXPECT_EQ(only(plan, ActionType::DetachStatefulSet).object_name, "prom-agent-main-shard-2");
   EXPECT_EQ(plan.status.selector,
             "operator.prometheus.io/name=main,statefulset.kubernetes.io/pod-name in "

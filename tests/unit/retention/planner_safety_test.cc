@@ -176,8 +176,19 @@ TEST(Fallback, DeletePolicyScaleDownNeedsNoPause) {
 }
 
 TEST(Guarded, NoWaitingAtAll) {
+  // One plan: the API server refuses a stale operator's deletes and re-labels, so nothing needs
+  // to be observed between the detaches and lowering spec.shards. The pause is conditional on the
+  // observed resourceVersion; the update after it only on the uid (the operator's status write
+  // acknowledging the pause changes the resourceVersion in between).
   World w{shardSetJson(3, retain3d()), targetJson(5), attachedRange(0, 5)};
-  EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("pause", "detach 3", "detach 4"));
+  const Plan plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan),
+              ElementsAre("pause", "detach 3", "detach 4", "update shards=3 unpause any-rv"));
+  EXPECT_EQ(plan.actions.front().merge_patch["metadata"]["resourceVersion"], "1001");
+  EXPECT_FALSE(plan.actions.back().merge_patch["metadata"].contains("resourceVersion"));
+  EXPECT_EQ(plan.actions.back().merge_patch["metadata"]["uid"], kTargetUid);
+  // A plan cut short after the detaches (a crash) finishes from the next observation, with the
+  // observed resourceVersion as its precondition.
   World next{shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:59Z", false),
              attachedRange(0, 3) +
                  std::vector{detachedAt(retainedSts(3, kFuture), "2026-11-22T09:59:59Z"),

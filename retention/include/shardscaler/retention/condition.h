@@ -34,7 +34,7 @@ const Condition* findCondition(std::span<const Condition> conditions, std::strin
 // A condition as of `now`: lastTransitionTime is kept from the previous condition of the same
 // type when its status did not change, as metav1.Condition requires.
 Condition makeCondition(std::span<const Condition> previous, std::string_view type, bool status,
-                        std::string reason, std::string message, int64_t observed_generation,
+                        std::string_view reason, std::string message, int64_t observed_generation,
                         std::chrono::system_clock::time_point now);
 
 nlohmann::json toJson(const Condition& condition);
@@ -62,6 +62,22 @@ inline constexpr std::string_view kReasonPauseNotAcknowledged = "PauseNotAcknowl
 inline constexpr std::string_view kReasonRetainedShardsOrphaned = "RetainedShardsOrphaned";
 // A write the API server refused for good (Forbidden, Invalid).
 inline constexpr std::string_view kReasonApplyFailed = "ApplyFailed";
+
+// Condition reasons that are not also Event reasons (docs/design.md §1 lists which condition
+// carries which).
+inline constexpr std::string_view kReasonShardsReady = "ShardsReady";            // Ready
+inline constexpr std::string_view kReasonScaling = "Scaling";                    // Ready
+inline constexpr std::string_view kReasonWaitingForShards = "WaitingForShards";  // Ready
+inline constexpr std::string_view kReasonTargetDeleting = "TargetDeleting";  // Ready, Progressing
+inline constexpr std::string_view kReasonReleasing = "Releasing";            // Ready, Progressing
+inline constexpr std::string_view kReasonScalingDown = "ScalingDown";        // Progressing
+inline constexpr std::string_view kReasonScalingUp = "ScalingUp";            // Progressing
+inline constexpr std::string_view kReasonReconciling = "Reconciling";        // Progressing
+inline constexpr std::string_view kReasonDeletingShards = "DeletingShards";  // Progressing
+inline constexpr std::string_view kReasonWaitingForOperator = "WaitingForOperator";  // Progressing
+inline constexpr std::string_view kReasonStable = "Stable";                          // Progressing
+inline constexpr std::string_view kReasonRestoringTarget = "RestoringTarget";        // Progressing
+inline constexpr std::string_view kReasonAsExpected = "AsExpected";                  // Degraded
 
 // An Event about the ShardSet (its involvedObject).
 struct Event {

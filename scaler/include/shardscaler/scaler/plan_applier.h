@@ -1,5 +1,5 @@
-// Carries out a retention plan's actions through the Kubernetes API, in order, and publishes
-// each action's Events once it succeeded. It decides nothing: what to write is the plan's.
+// Carries out a plan's actions in order (adjacent StatefulSet writes at once), publishing each
+// action's Events once it succeeded. It decides nothing: what to write is the plan's.
 #pragma once
 
 #include <atomic>
@@ -15,8 +15,9 @@
 namespace shardscaler::scaler {
 
 struct ApplyOutcome {
-  std::size_t applied = 0;  // actions that succeeded, in plan order
-  // The first failure; the rest of the plan was not attempted.
+  std::size_t applied = 0;  // actions that succeeded
+  // The first failure in plan order; the rest of the plan was not attempted (beyond writes to
+  // other StatefulSets sent together with the failing one).
   std::optional<k8s::Error> error;
   std::string failed_action;  // the failing action's summary
 
