@@ -1,13 +1,12 @@
 #include "shardscaler/scaler/own_writes.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "shardscaler/k8s_client/store.h"
 
 namespace shardscaler::scaler {
 namespace {
-
-thread_local const std::string* current_writer = nullptr;
 
 std::string recordKey(const k8s::Resource& resource, const k8s::Json& object) {
   std::string key = resource.resource;
@@ -17,19 +16,11 @@ std::string recordKey(const k8s::Resource& resource, const k8s::Json& object) {
 
 }  // namespace
 
-OwnWrites::Scope::Scope(std::string writer)
-    : writer_(std::move(writer)), previous_(current_writer) {
-  current_writer = &writer_;
-}
-
-OwnWrites::Scope::~Scope() { current_writer = previous_; }
-
-const std::string* OwnWrites::currentWriter() { return current_writer; }
-
 void OwnWrites::record(const k8s::Resource& resource, const k8s::Json& answer,
                        const std::string& writer) {
   std::string version = k8s::resourceVersionOf(answer);
   if (version.empty()) return;  // not an object (e.g. a Status): nothing can echo it
+  if (resource == k8s::resources::statefulSets()) noteStatefulSetWrite(version);
   std::lock_guard lock(mutex_);
   auto& writes = writes_[recordKey(resource, answer)];
   writes.push_back({std::move(version), writer});
@@ -68,13 +59,21 @@ std::size_t OwnWrites::size() const {
   return writes_.size();
 }
 
+void OwnWrites::noteStatefulSetWrite(const std::string& resource_version) {
+  // etcd-backed API servers write resourceVersions as decimal revisions; clients may not rely on
+  // more than that, and NotOlderThan (which the server compares) is all they are used for.
+  std::uint64_t value = 0;
+  const char* end = resource_version.data() + resource_version.size();
+  const auto [at, ec] = std::from_chars(resource_version.data(), end, value);
+  if (ec != std::errc() || at != end || value == 0) return;
+  std::uint64_t seen = newest_stateful_set_write_.load();
+  while (value > seen && !newest_stateful_set_write_.compare_exchange_weak(seen, value)) {
+  }
+}
+
 k8s::Result<k8s::Json> OwnWritesClient::recorded(const k8s::Resource& r,
                                                  k8s::Result<k8s::Json> answer) {
-  if (answer && answer->is_object()) {
-    if (const std::string* writer = OwnWrites::currentWriter()) {
-      writes_.record(r, *answer, *writer);
-    }
-  }
+  if (answer && answer->is_object()) writes_.record(r, *answer, writer_);
   return answer;
 }
 
@@ -110,7 +109,8 @@ k8s::Result<k8s::Json> OwnWritesClient::patch(const k8s::Resource& r, const std:
 k8s::Result<k8s::Json> OwnWritesClient::remove(const k8s::Resource& r, const std::string& ns,
                                                const std::string& name,
                                                const k8s::DeleteOptions& opts) {
-  return inner_.remove(r, ns, name, opts);
+  // A foreground delete answers with the object, deletionTimestamp set: that version is ours.
+  return recorded(r, inner_.remove(r, ns, name, opts));
 }
 
 k8s::Result<void> OwnWritesClient::watch(const k8s::Resource& r, const std::string& ns,

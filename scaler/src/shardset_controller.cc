@@ -154,14 +154,12 @@ class ShardSetController::QueueMetrics final : public k8s::WorkQueueObserver {
 ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock& clock,
                                        EventRecorder& events, Metrics* metrics,
                                        ControllerOptions options, IngestionSource* ingestion)
-    : own_writes_client_(client, own_writes_),
-      client_(own_writes_client_),
+    : client_(client),
       clock_(clock),
       events_(events),
       metrics_(metrics),
       options_(std::move(options)),
       ingestion_(ingestion),
-      applier_(client_, events),
       queue_metrics_(std::make_unique<QueueMetrics>(metrics)),
       queue_(clock, nullptr, queue_metrics_.get()) {
   if (options_.namespaces.empty()) options_.namespaces.emplace_back();
@@ -363,11 +361,7 @@ void ShardSetController::enqueueForStatefulSet(const Json& sts, const std::strin
 void ShardSetController::worker() {
   while (auto key = queue_.get()) {
     const auto started = clock_.monotonicNow();
-    ReconcileOutcome outcome;
-    {
-      OwnWrites::Scope writes_of(*key);
-      outcome = reconcile(*key);
-    }
+    ReconcileOutcome outcome = reconcile(*key);
     const double seconds = std::chrono::duration<double>(clock_.monotonicNow() - started).count();
     if (metrics_ != nullptr) metrics_->observeReconcile(outcome.result, seconds);
     switch (outcome.result) {

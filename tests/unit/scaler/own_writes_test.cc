@@ -1,6 +1,6 @@
 // OwnWrites and OwnWritesClient: which watch events only echo a reconcile's own writes, and
-// that every other event (anyone else's write, a resync, a write made outside a reconcile)
-// is never taken for one.
+// that every other event (anyone else's write, a resync, another reconcile's write) is never
+// taken for one.
 #include "shardscaler/scaler/own_writes.h"
 
 #include <gtest/gtest.h>
@@ -162,69 +162,64 @@ TEST(OwnWrites, AnAnswerWithoutVersionIsNotRecorded) {
   EXPECT_EQ(writes.size(), 0u);
 }
 
-TEST(OwnWritesClient, RecordsSuccessfulWritesInsideAScopeOnly) {
+TEST(OwnWritesClient, RecordsSuccessfulWritesAsItsWritersOnly) {
   AnsweringClient inner;
   OwnWrites writes;
-  OwnWritesClient client(inner, writes);
+  OwnWritesClient client(inner, writes, "mon/a");
   k8s::KubeClient& kube = client;
 
-  // Outside any reconcile (e.g. `shardscaler plan`, a test): nothing is ours.
   ASSERT_TRUE(kube.patch(prometheuses(), "mon", "main", k8s::PatchType::Merge, Json::object()));
-  EXPECT_EQ(writes.size(), 0u);
-
-  {
-    OwnWrites::Scope scope("mon/a");
-    ASSERT_TRUE(kube.patch(prometheuses(), "mon", "main", k8s::PatchType::Merge, Json::object()));
-    ASSERT_TRUE(kube.get(prometheuses(), "mon", "main"));
-    ASSERT_TRUE(kube.list(prometheuses(), "mon"));
-    ASSERT_TRUE(kube.remove(prometheuses(), "mon", "gone"));
-    inner.fail = k8s::Error{.kind = k8s::ErrorKind::Conflict,
-                            .http_status = 409,
-                            .reason = {},
-                            .message = "conflict",
-                            .retry_after = {}};
-    EXPECT_FALSE(kube.patch(prometheuses(), "mon", "other", k8s::PatchType::Merge, Json::object()));
-    inner.fail.reset();
-  }
+  ASSERT_TRUE(kube.get(prometheuses(), "mon", "main"));
+  ASSERT_TRUE(kube.list(prometheuses(), "mon"));
+  inner.fail = k8s::Error{.kind = k8s::ErrorKind::Conflict,
+                          .http_status = 409,
+                          .reason = {},
+                          .message = "conflict",
+                          .retry_after = {}};
+  EXPECT_FALSE(kube.patch(prometheuses(), "mon", "other", k8s::PatchType::Merge, Json::object()));
+  inner.fail.reset();
   EXPECT_EQ(inner.reads, 2);
-  EXPECT_EQ(writes.size(), 1u);  // the patch of main; reads, the delete and the failure are not
+  EXPECT_EQ(writes.size(), 1u);  // the patch of main; reads and the failure are not
   auto writer =
-      writes.echoWriter(prometheuses(), object("mon", "main", "100"), object("mon", "main", "101"));
+      writes.echoWriter(prometheuses(), object("mon", "main", "99"), object("mon", "main", "100"));
   ASSERT_TRUE(writer);
   EXPECT_EQ(*writer, "mon/a");
 
-  // After the scope, writes are nobody's again.
-  ASSERT_TRUE(kube.update(prometheuses(), "mon", object("mon", "main", "101")));
-  EXPECT_EQ(writes.size(), 0u);
+  // Every kind of write counts: a foreground delete answers with the object it marked.
+  ASSERT_TRUE(kube.create(prometheuses(), "mon", object("mon", "new", "")));
+  ASSERT_TRUE(kube.update(prometheuses(), "mon", object("mon", "upd", "1")));
+  ASSERT_TRUE(kube.remove(prometheuses(), "mon", "gone"));
+  EXPECT_EQ(writes.size(), 3u);
 }
 
-TEST(OwnWritesClient, TheWriterIsPerThread) {
+TEST(OwnWritesClient, EachReconcileItsOwnWriter) {
   AnsweringClient inner;
   OwnWrites writes;
-  OwnWritesClient client(inner, writes);
-  OwnWrites::Scope scope("mon/a");
-  std::thread other([&] {
-    EXPECT_EQ(OwnWrites::currentWriter(), nullptr);
-    OwnWrites::Scope mine("mon/b");
-    ASSERT_TRUE(client.create(prometheuses(), "mon", object("mon", "b-target", "")));
-  });
+  OwnWritesClient a_client(inner, writes, "mon/a");
+  OwnWritesClient b_client(inner, writes, "mon/b");
+  k8s::KubeClient& a = a_client;
+  k8s::KubeClient& b = b_client;
+  // b writes from a thread of its own, as the applier sends adjacent writes.
+  std::thread other([&] { ASSERT_TRUE(b.create(prometheuses(), "mon", object("mon", "t", ""))); });
   other.join();
-  ASSERT_TRUE(client.create(prometheuses(), "mon", object("mon", "a-target", "")));
-  EXPECT_EQ(*writes.echoWriter(prometheuses(), object("mon", "b-target", "1"),
-                               object("mon", "b-target", "100")),
+  ASSERT_TRUE(a.patch(prometheuses(), "mon", "t", k8s::PatchType::Merge, Json::object()));
+  EXPECT_EQ(*writes.echoWriter(prometheuses(), object("mon", "t", "1"), object("mon", "t", "100")),
             "mon/b");
-  EXPECT_EQ(*writes.echoWriter(prometheuses(), object("mon", "a-target", "1"),
-                               object("mon", "a-target", "101")),
-            "mon/a");
+  EXPECT_EQ(
+      *writes.echoWriter(prometheuses(), object("mon", "t", "100"), object("mon", "t", "101")),
+      "mon/a");
 }
 
-TEST(OwnWritesClient, ScopesNest) {
-  OwnWrites::Scope outer("mon/a");
-  {
-    OwnWrites::Scope inner("mon/b");
-    EXPECT_EQ(*OwnWrites::currentWriter(), "mon/b");
-  }
-  EXPECT_EQ(*OwnWrites::currentWriter(), "mon/a");
+TEST(OwnWrites, TheNewestStatefulSetWriteIsTheReadFloor) {
+  OwnWrites writes;
+  EXPECT_EQ(writes.newestStatefulSetWrite(), 0u);
+  const k8s::Resource sts = k8s::resources::statefulSets();
+  writes.record(sts, object("mon", "s-1", "120"), "mon/a");
+  writes.record(sts, object("mon", "s-2", "110"), "mon/b");  // answered late: an older version
+  EXPECT_EQ(writes.newestStatefulSetWrite(), 120u);
+  writes.record(prometheuses(), object("mon", "main", "130"), "mon/a");  // not a StatefulSet
+  writes.record(sts, object("mon", "s-3", "not-a-number"), "mon/a");
+  EXPECT_EQ(writes.newestStatefulSetWrite(), 120u);
 }
 
 }  // namespace

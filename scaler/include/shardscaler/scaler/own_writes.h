@@ -2,7 +2,9 @@
 // them do not queue that ShardSet again. It must never hide an event of anyone else's write.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -20,24 +22,6 @@ namespace shardscaler::scaler {
 // Thread-safety: all methods may be called from any thread.
 class OwnWrites {
  public:
-  // While a Scope lives, writes an OwnWritesClient makes on this thread are recorded as made by
-  // the reconcile of ShardSet `writer` ("namespace/name"). A thread-local, because the writes
-  // are made deep inside the PlanApplier, which knows nothing of who it writes for.
-  class Scope {
-   public:
-    explicit Scope(std::string writer);
-    ~Scope();
-    Scope(const Scope&) = delete;
-    Scope& operator=(const Scope&) = delete;
-
-   private:
-    std::string writer_;
-    const std::string* previous_;
-  };
-
-  // The ShardSet whose reconcile is running on this thread (nullptr: none).
-  static const std::string* currentWriter();
-
   // `answer` is what the API server returned for a write of `resource` by `writer`.
   void record(const k8s::Resource& resource, const k8s::Json& answer, const std::string& writer);
 
@@ -54,6 +38,10 @@ class OwnWrites {
   // Objects with a write whose echo has not come (yet): for tests and the memory bound.
   std::size_t size() const;
 
+  // The resourceVersion of the newest StatefulSet written through the record (0: none yet). A
+  // read at least this new shows every StatefulSet write of earlier plans (shardset_rounds.cc).
+  std::uint64_t newestStatefulSetWrite() const { return newest_stateful_set_write_.load(); }
+
   // Writes kept per object whose echoes have not come: a reconcile writes one object a few times
   // in a row (the ShardSet's bound annotation, then its status) before the first echo arrives.
   static constexpr std::size_t kPerObject = 4;
@@ -63,17 +51,23 @@ class OwnWrites {
     std::string resource_version;
     std::string writer;
   };
+  void noteStatefulSetWrite(const std::string& resource_version);
+
   mutable std::mutex mutex_;
   // "<resource>.<group>/<namespace>/<name>" -> its recorded writes, oldest first.
   std::unordered_map<std::string, std::deque<Write>> writes_;
+  std::atomic<std::uint64_t> newest_stateful_set_write_{0};
 };
 
-// A KubeClient that forwards every call to `inner` and records each successful create, update
-// and patch made inside an OwnWrites::Scope. Reads, watches and deletes are only forwarded.
+// A KubeClient for the writes of one reconcile, of the ShardSet `writer` ("namespace/name"): it
+// forwards every call to `inner` and records each successful create, update, patch and delete
+// as that ShardSet's. One per reconcile, so that writes the PlanApplier sends from threads of
+// its own are attributed too. Reads and watches are only forwarded.
 class OwnWritesClient final : public k8s::KubeClient {
  public:
-  // Both must outlive this client.
-  OwnWritesClient(k8s::KubeClient& inner, OwnWrites& writes) : inner_(inner), writes_(writes) {}
+  // inner and writes must outlive this client.
+  OwnWritesClient(k8s::KubeClient& inner, OwnWrites& writes, std::string writer)
+      : inner_(inner), writes_(writes), writer_(std::move(writer)) {}
 
   k8s::Result<k8s::Json> get(const k8s::Resource& r, const std::string& ns, const std::string& name,
                              const std::string& subresource) override;
@@ -97,6 +91,7 @@ class OwnWritesClient final : public k8s::KubeClient {
 
   k8s::KubeClient& inner_;
   OwnWrites& writes_;
+  const std::string writer_;
 };
 
 }  // namespace shardscaler::scaler

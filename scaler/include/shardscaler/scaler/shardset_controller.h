@@ -141,17 +141,16 @@ class ShardSetController {
   void worker();
   void degraded(std::string_view reason);
 
-  // Every call goes through own_writes_client_ (client_ is it), which records our writes so that
-  // their watch echoes do not queue the ShardSet that made them again (own_writes.h).
-  OwnWrites own_writes_;
-  OwnWritesClient own_writes_client_;
   k8s::KubeClient& client_;
   const k8s::Clock& clock_;
   EventRecorder& events_;
   Metrics* metrics_;
   ControllerOptions options_;
   IngestionSource* ingestion_;
-  PlanApplier applier_;
+  // The writes of reconciles (through an OwnWritesClient each), so that their watch echoes do
+  // not queue the ShardSet that made them again; and the newest StatefulSet among them, the
+  // floor of observe()'s reads.
+  OwnWrites own_writes_;
 
   std::unique_ptr<QueueMetrics> queue_metrics_;
   k8s::WorkQueue queue_;
