@@ -21,6 +21,7 @@
 
 #include "shardscaler/e2e/cluster.h"
 #include "shardscaler/e2e/guard_webhook.h"
+#include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/e2e/shardscaler_process.h"
 #include "shardscaler/guard/guard_status.h"
@@ -32,9 +33,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
-
-const k8s::Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
-const k8s::Resource kPrometheuses{"monitoring.coreos.com", "v1", "prometheuses", true};
 
 // The state the bench waits for, read from watch events as they arrive.
 struct Observed {

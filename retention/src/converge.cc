@@ -3,6 +3,7 @@
 // waits; without it, a transition waits for the operator to acknowledge the pause, and for the
 // settle time after the pause (re-attach) and after the last detach (lowering spec.shards).
 #include <algorithm>
+#include <set>
 
 #include "action_builder.h"
 #include "shardscaler/retention/duration.h"
@@ -45,6 +46,11 @@ struct Sorted {
   // Latest detached-at among retained shards at or above `want`: until the settle time has passed
   // since, the operator may still see one of them attached.
   std::optional<Clock::time_point> last_detach;
+  // Retain, spec.shards about to drop, and a shard in [want, cur) has no StatefulSet yet: a
+  // lagging operator may still create it from the count it last saw, after spec.shards drops,
+  // and then delete it as one too many. spec.shards drops only once the operator acknowledged
+  // the pause and the settle time has passed since it, guard or not.
+  bool unseen_above_want = false;
 };
 
 Sorted sortShards(const PlanContext& c, int32_t cur, int32_t want, bool retain) {
@@ -82,6 +88,15 @@ Sorted sortShards(const PlanContext& c, int32_t cur, int32_t want, bool retain) 
       s.expired.push_back(&r);
     }
   }
+  if (retain && cur > want) {
+    std::set<int32_t> present;
+    for (const auto& a : inv.attached) present.insert(a.index);
+    for (const auto& r : inv.retained) present.insert(r.index);
+    for (int32_t i = want; i < cur && !s.unseen_above_want; ++i) {
+      s.unseen_above_want = !present.contains(i);
+    }
+    if (s.unseen_above_want) s.need_pause = true;
+  }
   std::ranges::sort(s.reattach, {}, &ShardStatefulSet::index);
   return s;
 }
@@ -99,6 +114,8 @@ void planConverge(PlanContext& c) {
   const bool retain = d.policy->when_scaled == WhenScaled::Retain;
   const auto now = c.input.now;
   const Sorted s = sortShards(c, cur, want, retain);
+  // The fallback's gates: always without the guard, and with it while shards may still appear.
+  const bool gated = !guarded || s.unseen_above_want;
 
   ActionBuilder b(c);
   for (const auto* a : s.unlabelled) b.label(*a, false);
@@ -135,20 +152,20 @@ void planConverge(PlanContext& c) {
     c.requeueWithin(left);
   };
   const bool stamp_pause =
-      ours && !guarded && !paused_at && (s.need_pause || !s.detach.empty() || !s.reattach.empty());
+      ours && gated && !paused_at && (s.need_pause || !s.detach.empty() || !s.reattach.empty());
   bool pausing_now = false;
   if ((s.need_pause && !target.paused) || stamp_pause) {
     pausing_now = true;
     // (stamp_pause: paused by us with no readable paused-at, e.g. by an older shardscaler; the
     // settle time cannot be counted from it, so the pause is written again, stamped now.)
     b.pause();
-    if (!guarded) {
+    if (gated) {
       may_detach = may_reattach = false;
       may_lower = false;
       wait("the operator to acknowledge the pause", kAckPoll);
     }
     // With the guard, spec.shards and the resume follow in this plan (see below).
-  } else if (ours && !guarded && (s.need_pause || !s.detach.empty() || !s.reattach.empty())) {
+  } else if (ours && gated && (s.need_pause || !s.detach.empty() || !s.reattach.empty())) {
     if (!target.pauseAcknowledged()) {
       const nanoseconds waited = now - *paused_at;
       if (waited >= safety.pause_ack_timeout) {
@@ -162,9 +179,12 @@ void planConverge(PlanContext& c) {
       may_detach = may_reattach = may_lower = false;
       wait("the operator to acknowledge the pause",
            std::min<nanoseconds>(kAckPoll, safety.pause_ack_timeout - waited));
-    } else if (paused_at && now < *paused_at + safety.settle_time && !s.reattach.empty()) {
-      may_reattach = false;
-      wait("the settle time after the pause", *paused_at + safety.settle_time - now);
+    } else if (paused_at && now < *paused_at + safety.settle_time) {
+      if (!s.reattach.empty()) may_reattach = false;
+      if (s.unseen_above_want) may_lower = false;
+      if (!s.reattach.empty() || s.unseen_above_want) {
+        wait("the settle time after the pause", *paused_at + safety.settle_time - now);
+      }
     }
   }
 
@@ -185,8 +205,8 @@ void planConverge(PlanContext& c) {
   // conditional on the observed resourceVersion, and the operator's status write acknowledging
   // it changes the resourceVersion before the update is sent, for nothing that matters here.
   const bool settled_in_observation =
-      guarded ? (!s.need_pause || target.paused || pausing_now)
-              : s.detach.empty() && s.reattach.empty() && (!s.need_pause || target.paused);
+      !gated ? (!s.need_pause || target.paused || pausing_now)
+             : s.detach.empty() && s.reattach.empty() && (!s.need_pause || target.paused);
   if (!guarded && s.last_detach && now < *s.last_detach + safety.settle_time) {
     may_lower = false;
     wait("the settle time after the last detach", *s.last_detach + safety.settle_time - now);

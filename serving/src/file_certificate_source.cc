@@ -79,7 +79,7 @@ std::expected<void, std::string> FileCertificateSource::reload() {
     return fail((dir / file).string() + ": " + why);
   }
   last_error_.clear();
-  if (slot_.set(*certificate)) {
+  if (store(*certificate)) {
     spdlog::info("event=serving_certificate_loaded directory=\"{}\" subject=\"{}\" not_after={}",
                  dir.string(), (*certificate)->leaf().subjectCommonName(),
                  detail::formatRfc3339((*certificate)->leaf().notAfter()));

@@ -179,7 +179,7 @@ void SecretCertificateStore::load(const k8s::Json& secret) {
     return;
   }
   const Certificate& leaf = (*certificate)->leaf();
-  if (slot_.set(*certificate)) {
+  if (store(*certificate)) {
     spdlog::info(
         "event=serving_certificate_loaded secret={} fingerprint={} not_after={} ca_bundle_size={}",
         describe(), leaf.fingerprint().substr(0, 16), detail::formatRfc3339(leaf.notAfter()),

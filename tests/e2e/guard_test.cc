@@ -20,6 +20,7 @@
 
 #include "shardscaler/e2e/deploy_rbac.h"
 #include "shardscaler/e2e/guard_webhook.h"
+#include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/guard/guard_status.h"
 #include "shardscaler/guard/shard_guard.h"
@@ -32,8 +33,6 @@ namespace {
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
 
-const k8s::Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
-const k8s::Resource kPrometheuses{"monitoring.coreos.com", "v1", "prometheuses", true};
 const k8s::Resource kWebhookConfigurations{"admissionregistration.k8s.io", "v1",
                                            "validatingwebhookconfigurations", false};
 // deploy/rbac's ClusterRole names the default webhook configuration.

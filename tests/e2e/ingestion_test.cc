@@ -22,6 +22,7 @@
 #include <sstream>
 #include <thread>
 
+#include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/promql_client/prometheus_client.h"
 #include "shardscaler/retention/deadline.h"
@@ -31,8 +32,6 @@ namespace shardscaler::e2e {
 namespace {
 
 using namespace std::chrono_literals;
-
-const k8s::Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
 
 // A short rate window (the default query's [5m] under-reports until five minutes of data
 // exist) over a 1 s scrape interval.

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "shardscaler/e2e/cluster.h"
+#include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/e2e/shardscaler_process.h"
 #include "shardscaler/retention/condition.h"
@@ -27,8 +28,6 @@ using namespace std::chrono_literals;
 
 constexpr int kTargets = 100;
 constexpr int kShards = 10;
-const k8s::Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
-const k8s::Resource kPrometheuses{"monitoring.coreos.com", "v1", "prometheuses", true};
 
 const auto kNamesOnly =
     std::make_shared<const k8s::FieldMask>(k8s::FieldMask::keepNone().keep({"metadata", "name"}));

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "shardscaler/e2e/cluster.h"
+#include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/e2e/shardscaler_process.h"
 #include "shardscaler/testenv/operator_emulator.h"
@@ -27,8 +28,6 @@ namespace {
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
-const k8s::Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
-const k8s::Resource kPrometheuses{"monitoring.coreos.com", "v1", "prometheuses", true};
 constexpr const char* kNs = "monitoring";
 
 class Timeline {

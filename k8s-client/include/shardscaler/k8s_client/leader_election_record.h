@@ -8,6 +8,7 @@
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/error.h"
 #include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::k8s {
 
@@ -26,10 +27,5 @@ struct LeaderElectionRecord {
 Json toLeaseSpec(const LeaderElectionRecord& record);
 // Missing fields read as empty/zero, as the API server omits them; wrong types are Decode.
 Result<LeaderElectionRecord> fromLeaseSpec(const Json& spec);
-
-// metav1.MicroTime: RFC 3339 in UTC with microseconds, "2006-01-02T15:04:05.000000Z".
-std::string formatMicroTime(Clock::SystemTime t);
-// Accepts any RFC 3339 time (fraction optional, "Z" or a +hh:mm offset).
-Result<Clock::SystemTime> parseMicroTime(std::string_view text);
 
 }  // namespace shardscaler::k8s

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shardscaler/serving/x509.h"
@@ -85,6 +86,26 @@ class CertificateSlot final : public CertificateSource {
   std::shared_ptr<const ServingCertificate> current_;
   std::map<std::uint64_t, std::shared_ptr<ListenerEntry>> listeners_;
   std::uint64_t next_id_ = 1;
+};
+
+// A source that fills a CertificateSlot of its own (from files, from a Secret): what it loaded
+// goes through store(), and current() and the listeners are the slot's.
+class SlotBackedCertificateSource : public CertificateSource {
+ public:
+  std::shared_ptr<const ServingCertificate> current() const final { return slot_.current(); }
+  std::uint64_t addListener(Listener listener) final {
+    return slot_.addListener(std::move(listener));
+  }
+  void removeListener(std::uint64_t id) final { slot_.removeListener(id); }
+
+ protected:
+  // Makes `certificate` current and tells the listeners; false when it is the same as before.
+  bool store(std::shared_ptr<const ServingCertificate> certificate) {
+    return slot_.set(std::move(certificate));
+  }
+
+ private:
+  CertificateSlot slot_;
 };
 
 }  // namespace shardscaler::serving

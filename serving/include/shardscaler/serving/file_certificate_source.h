@@ -33,7 +33,7 @@ struct FileCertificateSourceOptions {
   std::function<void(std::string_view reason)> degraded;
 };
 
-class FileCertificateSource final : public CertificateSource {
+class FileCertificateSource final : public SlotBackedCertificateSource {
  public:
   FileCertificateSource(std::shared_ptr<const k8s::Clock> clock,
                         FileCertificateSourceOptions options);
@@ -49,16 +49,9 @@ class FileCertificateSource final : public CertificateSource {
   void start();
   void stop();
 
-  std::shared_ptr<const ServingCertificate> current() const override { return slot_.current(); }
-  std::uint64_t addListener(Listener listener) override {
-    return slot_.addListener(std::move(listener));
-  }
-  void removeListener(std::uint64_t id) override { slot_.removeListener(id); }
-
  private:
   std::shared_ptr<const k8s::Clock> clock_;
   FileCertificateSourceOptions options_;
-  CertificateSlot slot_;
   std::mutex reload_mutex_;
   std::string last_error_;  // reported once per distinct problem
   std::unique_ptr<detail::PeriodicTask> task_;

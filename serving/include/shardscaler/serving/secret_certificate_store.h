@@ -45,7 +45,7 @@ struct SecretCertificateStoreOptions {
 // Checks names, hosts and the rotation policy; the message names the field at fault.
 std::expected<void, std::string> validate(const SecretCertificateStoreOptions& options);
 
-class SecretCertificateStore final : public CertificateSource {
+class SecretCertificateStore final : public SlotBackedCertificateSource {
  public:
   // Secret keys: tls.crt, tls.key (the serving certificate), ca.crt (the CA bundle clients trust:
   // the signing CA first, then older CAs still needed), ca.key (the signing CA's key, so that any
@@ -65,12 +65,6 @@ class SecretCertificateStore final : public CertificateSource {
   void start();
   void stop();
 
-  std::shared_ptr<const ServingCertificate> current() const override { return slot_.current(); }
-  std::uint64_t addListener(Listener listener) override {
-    return slot_.addListener(std::move(listener));
-  }
-  void removeListener(std::uint64_t id) override { slot_.removeListener(id); }
-
  private:
   std::expected<SystemTime, std::string> syncLocked();
   std::expected<k8s::Json, std::string> create(SystemTime now);
@@ -81,7 +75,6 @@ class SecretCertificateStore final : public CertificateSource {
   k8s::KubeClient& client_;
   std::shared_ptr<const k8s::Clock> clock_;
   SecretCertificateStoreOptions options_;
-  CertificateSlot slot_;
   std::mutex sync_mutex_;  // one round at a time
   std::unique_ptr<detail::PeriodicTask> task_;
 };

@@ -11,6 +11,7 @@
 
 #include "lag_report.h"
 #include "shardscaler/e2e/guard_webhook.h"
+#include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/e2e/shard_history.h"
 #include "shardscaler/guard/guard_status.h"
@@ -24,8 +25,6 @@ namespace {
 using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
-const k8s::Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
-const k8s::Resource kPrometheuses{"monitoring.coreos.com", "v1", "prometheuses", true};
 constexpr const char* kGuardLabel = "e2e.shardscaler.io/lag-guarded-by";
 
 std::string goDuration(std::chrono::milliseconds d) { return std::to_string(d.count()) + "ms"; }

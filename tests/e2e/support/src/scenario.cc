@@ -1,4 +1,5 @@
 #include "shardscaler/e2e/scenario.h"
+#include "shardscaler/e2e/resources.h"
 
 #include <algorithm>
 
@@ -6,9 +7,6 @@
 
 namespace shardscaler::e2e {
 namespace {
-
-const k8s::Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
-const k8s::Resource kPrometheuses{"monitoring.coreos.com", "v1", "prometheuses", true};
 
 std::string str(const Json& j, const Json::json_pointer& p) {
   return j.contains(p) && j[p].is_string() ? j[p].get<std::string>() : std::string();

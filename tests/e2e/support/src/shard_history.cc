@@ -1,4 +1,5 @@
 #include "shardscaler/e2e/shard_history.h"
+#include "shardscaler/e2e/resources.h"
 
 #include <algorithm>
 #include <charconv>
@@ -11,8 +12,6 @@
 
 namespace shardscaler::e2e {
 namespace {
-
-const k8s::Resource kPrometheuses{"monitoring.coreos.com", "v1", "prometheuses", true};
 
 std::string nameOf(const Json& object) {
   return object.contains("metadata") ? object["metadata"].value("name", "") : "";

@@ -4,27 +4,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <ctime>
+#include <chrono>
 #include <system_error>
 
+#include "shardscaler/k8s_client/meta_time.h"
+
 namespace shardscaler::emulator {
-
-namespace {
-
-std::string nowRfc3339Micros() {
-  auto now = std::chrono::system_clock::now();
-  auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(now.time_since_epoch()).count();
-  std::time_t seconds = static_cast<std::time_t>(micros / 1000000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[40];
-  std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(buf + n, sizeof buf - n, ".%06lldZ", static_cast<long long>(micros % 1000000));
-  return buf;
-}
-
-}  // namespace
 
 ActionLog::ActionLog(const std::string& path) {
   if (path.empty()) return;
@@ -38,7 +23,7 @@ ActionLog::~ActionLog() {
 
 void ActionLog::record(const Action& action) {
   if (fd_ < 0) return;
-  nlohmann::json line{{"time", nowRfc3339Micros()},
+  nlohmann::json line{{"time", k8s::formatMicroTime(std::chrono::system_clock::now())},
                       {"verb", action.verb},
                       {"kind", action.kind},
                       {"namespace", action.ns},

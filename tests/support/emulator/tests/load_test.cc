@@ -8,8 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cstdio>
-#include <ctime>
 #include <functional>
 #include <memory>
 #include <string>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "shardscaler/k8s_client/kube_config.h"
+#include "shardscaler/k8s_client/meta_time.h"
 #include "shardscaler/k8s_client/rest_client.h"
 #include "shardscaler/testenv/child_process.h"
 #include "shardscaler/testenv/control_plane.h"
@@ -44,19 +43,6 @@ bool waitFor(std::chrono::milliseconds timeout, const std::function<bool()>& con
     std::this_thread::sleep_for(100ms);  // polling interval of a bounded wait
   }
   return true;
-}
-
-// As the action log writes its times, so that the two compare as strings.
-std::string rfc3339Micros(std::chrono::system_clock::time_point t) {
-  const auto micros =
-      std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
-  const auto seconds = static_cast<std::time_t>(micros / 1000000);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
-  char buf[40];
-  const std::size_t n = std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(buf + n, sizeof buf - n, ".%06lldZ", static_cast<long long>(micros % 1000000));
-  return buf;
 }
 
 class EmulatorLoadTest : public ::testing::Test {
@@ -256,7 +242,7 @@ TEST_F(EmulatorLoadTest, ASyncThatReadTheTargetBeforeAPauseDeletesAfterIt) {
   patch(kPrometheuses, "main", {{"spec", {{"shards", 2}}}});
   std::this_thread::sleep_for(kHold / 3);  // the sync has read shards=2 and is holding
   patch(kPrometheuses, "main", {{"spec", {{"paused", true}}}});
-  const std::string paused_at = rfc3339Micros(std::chrono::system_clock::now());
+  const std::string paused_at = k8s::formatMicroTime(std::chrono::system_clock::now());
   ASSERT_TRUE(emulator_->waitForAction(kTimeout, [&](const EmulatorAction& a) {
     return a.verb == "delete" && a.name == kDetached;
   }));
