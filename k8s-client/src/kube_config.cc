@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "file_contents.h"
+#include "shardscaler/k8s_client/base64.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -31,35 +32,16 @@ struct MergedKubeconfig {
   std::string origin;  // every file, for messages about the whole
 };
 
-Result<std::string> base64Decode(std::string_view text, const std::string& what) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  uint32_t bits = 0;
-  int bit_count = 0;
-  bool padding = false;
-  for (char c : text) {
-    if (c == ' ' || c == '\n' || c == '\r' || c == '\t') continue;
-    if (c == '=') {
-      padding = true;
-      continue;
-    }
-    int v = value(c);
-    if (v < 0 || padding) return makeError(ErrorKind::Config, what + " is not valid base64");
-    bits = (bits << 6) | static_cast<uint32_t>(v);
-    bit_count += 6;
-    if (bit_count >= 8) {
-      bit_count -= 8;
-      out.push_back(static_cast<char>((bits >> bit_count) & 0xff));
-    }
+// kubeconfig data fields, as client-go reads them (Go's StdEncoding skips line breaks).
+Result<std::string> base64Field(std::string_view text, const std::string& what) {
+  std::string compact;
+  compact.reserve(text.size());
+  for (const char c : text) {
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') compact.push_back(c);
   }
-  return out;
+  auto decoded = base64Decode(compact);
+  if (!decoded) return makeError(ErrorKind::Config, what + " is not valid base64");
+  return std::move(*decoded);
 }
 
 // A string field of a mapping; "" when absent; an error when it is not a scalar.
@@ -171,7 +153,7 @@ Result<std::string> credentialSource(const Entry& entry, const std::string& fiel
   auto encoded = stringField(entry.body, (field + "-data").c_str(), where);
   if (!encoded) return std::unexpected(encoded.error());
   if (!encoded->empty()) {
-    auto decoded = base64Decode(*encoded, where + ": " + field + "-data");
+    auto decoded = base64Field(*encoded, where + ": " + field + "-data");
     if (!decoded) return std::unexpected(decoded.error());
     data = *decoded;
     return decoded;

@@ -59,7 +59,11 @@ bool pause(const k8s::Clock& clock, std::chrono::nanoseconds d,
 
 GuardServer::GuardServer(const RunOptions& options, k8s::RestClient& client,
                          std::shared_ptr<const k8s::Clock> clock, Metrics& metrics)
-    : options_(options), client_(client), clock_(std::move(clock)), metrics_(metrics) {}
+    : options_(options), client_(client), clock_(std::move(clock)), metrics_(metrics) {
+  if (options.external_metrics_api) {
+    metrics_api_ = std::make_unique<MetricsApiServer>(options, client_, clock_, metrics_);
+  }
+}
 
 GuardServer::~GuardServer() { stop(); }
 
@@ -122,7 +126,8 @@ void GuardServer::observe(const guard::ReviewRecord& r) {
 }
 
 std::expected<void, std::string> GuardServer::start(const std::function<bool()>& stopping) {
-  const serving::ServingOptions serving_options = servingOptions(options_);
+  serving::ServingOptions serving_options = servingOptions(options_);
+  if (metrics_api_) serving_options.api_services.push_back(metrics_api_->apiService());
   if (auto ok = serving::validate(serving_options); !ok) {
     return std::unexpected("shard guard: " + ok.error());
   }
@@ -151,6 +156,11 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
   server_ = std::make_unique<serving::HttpsServer>(serving::HttpsServer::Options{
       .address = serving_options.bind_address,
       .certificates = certificates_.source,
+      // The front proxy proves itself with a certificate; the webhook's callers send none. A
+      // certificate that does not verify reaches the metrics handler unverified (its 401).
+      .client_certificates = metrics_api_ ? serving::ClientCertificateMode::Request
+                                          : serving::ClientCertificateMode::None,
+      .client_trust = metrics_api_ ? metrics_api_->clientTrust() : nullptr,
       .workers = kHandlerWorkers,
       .observer =
           [this](const serving::RequestRecord& r) {
@@ -170,6 +180,7 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
     response.body = std::move(answer.body);
     return response;
   });
+  if (metrics_api_) metrics_api_->registerRoutes(*server_);
   auto port = server_->start();
   if (!port) return std::unexpected("shard guard: cannot serve: " + port.error());
   spdlog::info("shard guard serving POST {} on {} (port {})", guard::kGuardPath,
@@ -177,6 +188,10 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
   // Every replica keeps the caBundle current: the patches are idempotent and carry a
   // resourceVersion precondition, and a standby keeps it right while the leader is gone.
   if (certificates_.injector) certificates_.injector->start();
+  if (metrics_api_) {
+    metrics_api_->start();
+    spdlog::info("external metrics API serving external.metrics.k8s.io/v1beta1 on the same port");
+  }
   return {};
 }
 
@@ -194,6 +209,7 @@ std::expected<void, std::string> GuardServer::readiness() const {
 }
 
 void GuardServer::stop() {
+  if (metrics_api_) metrics_api_->stop();
   if (certificates_.injector) certificates_.injector->stop();
   if (server_) server_->stop();
   if (certificates_.store) certificates_.store->stop();

@@ -1,6 +1,7 @@
 // The shard guard inside `shardscaler run`, on every replica: shardscaler's own identity, the
-// serving certificate, the HTTPS server of the webhook and the caBundle injection. It never starts
-// the controller; an error from start() means shardscaler must not run without its guard.
+// serving certificate, the HTTPS server of the webhook (and of the external metrics API, which
+// shares it) and the caBundle injection. It never starts the controller; an error from start()
+// means shardscaler must not run without its guard.
 #pragma once
 
 #include <expected>
@@ -15,6 +16,8 @@
 #include "shardscaler/scaler/run_options.h"
 #include "shardscaler/serving/https_server.h"
 #include "shardscaler/serving/serving_options.h"
+
+#include "metrics_api_server.h"
 
 namespace shardscaler::scaler {
 
@@ -48,6 +51,7 @@ class GuardServer {
   std::unique_ptr<guard::ShardGuard> guard_;
   serving::CertificateParts certificates_;
   std::unique_ptr<serving::HttpsServer> server_;
+  std::unique_ptr<MetricsApiServer> metrics_api_;  // with --external-metrics-api
 };
 
 }  // namespace shardscaler::scaler

@@ -182,6 +182,33 @@ Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus
                                     "reads included.")
                                 .Register(r)
                                 .Add({}, reconcileBuckets());
+  external_metrics_requests_ =
+      &prometheus::BuildCounter()
+           .Name("shardscaler_external_metrics_requests_total")
+           .Help(
+               "Requests to the external metrics API, by route, HTTP code and the reason of a "
+               "refusal (StaleRates, QueryFailed, Unauthorized, Forbidden, ...).")
+           .Register(r);
+  external_metrics_request_duration_ =
+      &prometheus::BuildHistogram()
+           .Name("shardscaler_external_metrics_request_duration_seconds")
+           .Help(
+               "Time shardscaler took to answer an external metrics request, its review and "
+               "reads included.")
+           .Register(r);
+  external_metrics_api_owner_ =
+      &prometheus::BuildGauge()
+           .Name("shardscaler_external_metrics_api_owner")
+           .Help(
+               "1 for who owns the APIService v1beta1.external.metrics.k8s.io: ours, other (KEDA, "
+               "prometheus-adapter, ...), local or missing.")
+           .Register(r);
+  external_metrics_api_available_ =
+      &prometheus::BuildGauge()
+           .Name("shardscaler_external_metrics_api_available")
+           .Help("1 when that APIService is shardscaler's and its Available condition is True.")
+           .Register(r)
+           .Add({});
 }
 
 Metrics::~Metrics() = default;
@@ -320,6 +347,25 @@ void Metrics::observeGuardReview(std::string_view operation, std::string_view re
       .Increment();
   if (!rule.empty()) guard_denials_->Add({{"rule", std::string(rule)}}).Increment();
   guard_review_duration_->Observe(seconds);
+}
+
+void Metrics::observeExternalMetricsRequest(std::string_view route, int code,
+                                            std::string_view reason, double seconds) {
+  external_metrics_requests_
+      ->Add({{"route", std::string(route)},
+             {"code", std::to_string(code)},
+             {"reason", std::string(reason)}})
+      .Increment();
+  external_metrics_request_duration_->Add({{"route", std::string(route)}}, reconcileBuckets())
+      .Observe(seconds);
+}
+
+void Metrics::setExternalMetricsApiOwner(std::string_view owner, bool available) {
+  for (std::string_view state : {"ours", "other", "local", "missing"}) {
+    external_metrics_api_owner_->Add({{"owner", std::string(state)}})
+        .Set(state == owner ? 1.0 : 0.0);
+  }
+  external_metrics_api_available_->Set(owner == "ours" && available ? 1.0 : 0.0);
 }
 
 void Metrics::incDegraded(std::string_view reason) {

@@ -48,5 +48,9 @@ std::expected<std::optional<BindAddress>, std::string> parseListenerFlag(std::st
 
 // The shard guard's and its HTTPS server's rows (webhook_options.cc).
 const std::vector<RunSpec>& webhookRunSpecs();
+// The external metrics API's rows (metrics_api_options.cc), and its defaults that depend on the
+// pod's namespace and on other options.
+const std::vector<RunSpec>& metricsApiRunSpecs();
+Applied finishMetricsApiOptions(RunOptions& options, const std::string& pod_namespace);
 
 }  // namespace shardscaler::scaler::detail

@@ -271,6 +271,8 @@ const std::vector<RunSpec>& runSpecs() {
     std::vector<RunSpec> all = base;
     const auto& webhook = webhookRunSpecs();
     all.insert(all.end(), webhook.begin(), webhook.end());
+    const auto& metrics_api = metricsApiRunSpecs();
+    all.insert(all.end(), metrics_api.begin(), metrics_api.end());
     return all;
   }();
   return specs;
@@ -584,6 +586,9 @@ std::expected<Command, std::string> parseRun(std::span<const std::string_view> a
   if (options.webhook_hosts.empty()) {
     const std::string service = std::string(kWebhookServiceName) + "." + pod_namespace + ".svc";
     options.webhook_hosts = {service, service + ".cluster.local"};
+  }
+  if (auto ok = finishMetricsApiOptions(options, pod_namespace); !ok) {
+    return std::unexpected(ok.error());
   }
   if (options.webhook_cert_validity > options.webhook_ca_validity) {
     return fail("--webhook-cert-validity (" + formatGoDuration(options.webhook_cert_validity) +

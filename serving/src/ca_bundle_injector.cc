@@ -2,8 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "base64.h"
 #include "periodic_task.h"
+#include "shardscaler/k8s_client/base64.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -91,9 +91,34 @@ CaBundleTarget CaBundleTarget::mutatingWebhookConfiguration(std::string name) {
           {"/webhooks/*/clientConfig/caBundle"}};
 }
 
-CaBundleTarget CaBundleTarget::apiService(std::string name) {
-  return {
+CaBundleTarget CaBundleTarget::apiService(std::string name, std::string service_namespace,
+                                          std::string service_name) {
+  CaBundleTarget target{
       {"apiregistration.k8s.io", "v1", "apiservices", false}, std::move(name), {"/spec/caBundle"}};
+  if (!service_name.empty()) {
+    target.required = {{"/spec/service/namespace", std::move(service_namespace)},
+                       {"/spec/service/name", std::move(service_name)}};
+  }
+  return target;
+}
+
+std::optional<std::string> foreignTarget(const k8s::Json& object, const CaBundleTarget& target) {
+  for (const auto& [pointer, wanted] : target.required) {
+    std::string found = "nothing";
+    try {
+      const auto& value = object.at(k8s::Json::json_pointer(pointer));
+      if (value.is_string() && value.get_ref<const std::string&>() == wanted) continue;
+      found = "\"" + (value.is_string() ? value.get<std::string>() : value.dump()) + "\"";
+    } catch (const k8s::Json::exception&) {
+      // Absent (or not a valid pointer into this object): not ours either.
+    }
+    std::string why = target.describe();
+    why.append(" has ").append(found).append(" at ").append(pointer);
+    why.append(", not \"").append(wanted);
+    why.append("\": its caBundle belongs to another server and is left alone");
+    return why;
+  }
+  return std::nullopt;
 }
 
 std::expected<std::optional<k8s::Json>, std::string> caBundlePatch(
@@ -166,7 +191,7 @@ std::expected<int, std::string> CaBundleInjector::injectOnce() {
     degraded("ca_bundle_unavailable", why);
     return std::unexpected(why);
   }
-  const std::string bundle = detail::base64Encode(certificate->caBundlePem());
+  const std::string bundle = k8s::base64Encode(certificate->caBundlePem());
   int written = 0;
   std::string errors;
   for (const auto& target : options_.targets) {
@@ -190,6 +215,17 @@ std::expected<bool, std::string> CaBundleInjector::injectInto(const CaBundleTarg
       const std::string why = target.describe() + ": " + object.error().describe();
       degraded(missing ? "ca_bundle_target_missing" : "ca_bundle_read_failed", why);
       return std::unexpected(why);
+    }
+    if (auto foreign = foreignTarget(*object, target)) {
+      std::lock_guard lock(foreign_mutex_);
+      std::string& last = foreign_[target.describe()];
+      if (last != *foreign) degraded("ca_bundle_target_foreign", *foreign);
+      last = *foreign;
+      return false;
+    }
+    {
+      std::lock_guard lock(foreign_mutex_);
+      foreign_.erase(target.describe());
     }
     auto patch = caBundlePatch(*object, target, bundle_base64);
     if (!patch) {

@@ -1,7 +1,7 @@
 #include "certificate_secret.h"
 
-#include "base64.h"
 #include "rfc3339.h"
+#include "shardscaler/k8s_client/base64.h"
 
 namespace shardscaler::serving::detail {
 namespace {
@@ -14,7 +14,7 @@ std::expected<std::string, std::string> dataValue(const k8s::Json& secret, const
   if (value == data->end() || !value->is_string() || value->get_ref<const std::string&>().empty()) {
     return std::unexpected(std::string(key) + " is missing");
   }
-  auto decoded = base64Decode(value->get_ref<const std::string&>());
+  auto decoded = k8s::base64Decode(value->get_ref<const std::string&>());
   if (!decoded) return std::unexpected(std::string(key) + " is not base64");
   return std::move(*decoded);
 }
@@ -127,10 +127,10 @@ std::expected<std::shared_ptr<const ServingCertificate>, std::string> servingCer
 void encodeCertificateSecret(k8s::Json& secret, const CertificateSecretData& data) {
   auto& fields = secret["data"];
   if (!fields.is_object()) fields = k8s::Json::object();
-  fields[kTlsCertKey] = base64Encode(data.tls_crt);
-  fields[kTlsKeyKey] = base64Encode(data.tls_key);
-  fields[kCaCertKey] = base64Encode(data.ca_crt);
-  fields[kCaKeyKey] = base64Encode(data.ca_key);
+  fields[kTlsCertKey] = k8s::base64Encode(data.tls_crt);
+  fields[kTlsKeyKey] = k8s::base64Encode(data.tls_key);
+  fields[kCaCertKey] = k8s::base64Encode(data.ca_crt);
+  fields[kCaKeyKey] = k8s::base64Encode(data.ca_key);
   setAnnotation(secret, kCaPublishedAtAnnotation, data.ca_published_at);
   setAnnotation(secret, kOldCasNeededUntilAnnotation, data.old_cas_needed_until);
 }

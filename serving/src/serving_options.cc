@@ -63,8 +63,9 @@ std::expected<CertificateParts, std::string> makeCertificateParts(
     injector.targets.push_back(
         CaBundleTarget::validatingWebhookConfiguration(options.webhook_configuration_name));
   }
-  for (const auto& name : options.api_service_names) {
-    injector.targets.push_back(CaBundleTarget::apiService(name));
+  for (const auto& api_service : options.api_services) {
+    injector.targets.push_back(CaBundleTarget::apiService(
+        api_service.name, api_service.service_namespace, api_service.service_name));
   }
   if (!injector.targets.empty()) {
     injector.resync_period = options.injector_resync_period;

@@ -49,6 +49,8 @@ std::expected<void, std::string> useCertificate(SSL_CTX* native,
   return {};
 }
 
+int acceptAnyChain(int /*preverify_ok*/, X509_STORE_CTX* /*context*/) { return 1; }
+
 std::expected<void, std::string> trustClients(SSL_CTX* native, ClientCertificateMode mode,
                                               const TrustBundle* trust) {
   if (mode == ClientCertificateMode::None) {
@@ -70,7 +72,10 @@ std::expected<void, std::string> trustClients(SSL_CTX* native, ClientCertificate
   }
   int flags = SSL_VERIFY_PEER;
   if (mode == ClientCertificateMode::Require) flags |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
-  SSL_CTX_set_verify(native, flags, nullptr);
+  // Request: the chain is still verified (SSL_get_verify_result keeps the outcome, which the
+  // session reads), but a failure does not end the handshake.
+  SSL_CTX_set_verify(native, flags,
+                     mode == ClientCertificateMode::Request ? acceptAnyChain : nullptr);
   return {};
 }
 

@@ -2,12 +2,21 @@
 // ShardSet, and each PodMonitor selects a shardscaler pod and names a port it has.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "shardscaler_pod.h"
 
 namespace shardscaler::deploy_test {
 namespace {
 
 const std::vector<Json>& examples() { return render("examples").objects; }
+
+bool selects(const Json& selector, const Json& labels) {
+  for (const auto& [key, value] : selector.items()) {
+    if (!labels.contains(key) || labels[key] != value) return false;
+  }
+  return true;
+}
 
 TEST(ExamplesTest, HpaScalesTheExampleShardSetWithinItsClamps) {
   auto hpa = find(examples(), "HorizontalPodAutoscaler", "prometheus-main-shards");
@@ -22,16 +31,116 @@ TEST(ExamplesTest, HpaScalesTheExampleShardSetWithinItsClamps) {
   // Outside the ShardSet's clamps the HPA would ask for counts shardscaler never sets.
   EXPECT_GE((*hpa)["spec"].value("minReplicas", 1), (*shard_set)["spec"].value("minShards", 1));
   EXPECT_LE((*hpa)["spec"].value("maxReplicas", 0), (*shard_set)["spec"].value("maxShards", 50));
+  // The external metric of this ShardSet, with the target that makes the HPA's count
+  // status.recommendedShards (metrics-api/include/shardscaler/metrics_api/external_metrics.h).
   const Json& metric = (*hpa)["spec"]["metrics"][0];
-  EXPECT_EQ(metric.value("type", ""), "Resource");
-  EXPECT_EQ(metric["resource"].value("name", ""), "cpu");
+  EXPECT_EQ(metric.value("type", ""), "External");
+  EXPECT_EQ(metric["external"]["metric"].value("name", ""), "shardscaler_samples_per_second");
+  EXPECT_EQ(metric["external"]["metric"]["selector"]["matchLabels"], Json({{"shardset", "main"}}));
+  EXPECT_EQ(metric["external"]["target"].value("type", ""), "AverageValue");
+  EXPECT_EQ(
+      metric["external"]["target"].value("averageValue", ""),
+      std::to_string((*shard_set)["spec"]["ingestion"]["targetSamplesPerShard"].get<int64_t>()));
+  EXPECT_GT((*hpa)["spec"]["behavior"]["scaleDown"].value("stabilizationWindowSeconds", 0), 0);
 }
 
-bool selects(const Json& selector, const Json& labels) {
-  for (const auto& [key, value] : selector.items()) {
-    if (!labels.contains(key) || labels[key] != value) return false;
+TEST(ExamplesTest, TheAlternativesScaleTheSameShardSet) {
+  auto shard_set = find(examples(), "ShardSet", "main");
+  ASSERT_TRUE(shard_set);
+  // Same name as the default HPA: applying the CPU one replaces it.
+  auto cpu =
+      find(render("examples/cpu").objects, "HorizontalPodAutoscaler", "prometheus-main-shards");
+  ASSERT_TRUE(cpu);
+  EXPECT_EQ((*cpu)["spec"]["scaleTargetRef"].value("name", ""), "main");
+  EXPECT_EQ((*cpu)["spec"]["metrics"][0]["resource"].value("name", ""), "cpu");
+  auto keda = find(render("examples/keda").objects, "ScaledObject", "prometheus-main-shards");
+  ASSERT_TRUE(keda);
+  const Json& ref = (*keda)["spec"]["scaleTargetRef"];
+  EXPECT_EQ(ref.value("apiVersion", ""), "shardscaler.io/v1alpha1");
+  EXPECT_EQ(ref.value("kind", ""), "ShardSet");
+  EXPECT_EQ(ref.value("name", ""), "main");
+  EXPECT_EQ((*keda)["metadata"]["namespace"], (*shard_set)["metadata"]["namespace"]);
+  const Json& trigger = (*keda)["spec"]["triggers"][0];
+  EXPECT_EQ(trigger.value("type", ""), "prometheus");
+  EXPECT_EQ(trigger.value("metricType", ""), "AverageValue");
+  EXPECT_EQ(
+      trigger["metadata"].value("threshold", ""),
+      std::to_string((*shard_set)["spec"]["ingestion"]["targetSamplesPerShard"].get<int64_t>()));
+  EXPECT_EQ(trigger["metadata"].value("serverAddress", ""),
+            (*shard_set)["spec"]["ingestion"].value("prometheusURL", ""));
+}
+
+// Each install that serves the external metrics API renders its APIService, pointed at a Service
+// of that install that reaches the port the API is served on.
+TEST(MetricsApiTest, TheApiServiceReachesShardscalersServingPort) {
+  for (const auto& install : shardscalerInstalls()) {
+    SCOPED_TRACE("deploy/" + install.dir);
+    const ShardscalerPod pod = shardscalerPod(install);
+    const auto& objects = render(install.dir).objects;
+    auto api_service = find(objects, "APIService", "v1beta1.external.metrics.k8s.io");
+    if (!pod.options.external_metrics_api) {
+      EXPECT_FALSE(api_service) << "an APIService for a shardscaler that does not serve it";
+      continue;
+    }
+    ASSERT_TRUE(api_service);
+    const Json& spec = (*api_service)["spec"];
+    EXPECT_EQ(spec.value("group", ""), "external.metrics.k8s.io");
+    EXPECT_EQ(spec.value("version", ""), "v1beta1");
+    EXPECT_FALSE(spec.value("insecureSkipTLSVerify", false));
+    EXPECT_EQ(spec["service"].value("namespace", ""),
+              pod.options.external_metrics_service_namespace);
+    EXPECT_EQ(spec["service"].value("name", ""), pod.options.external_metrics_service);
+    EXPECT_EQ(pod.options.external_metrics_service_namespace, pod.ns);
+    auto service = find(objects, "Service", pod.options.external_metrics_service);
+    ASSERT_TRUE(service);
+    EXPECT_EQ((*service)["metadata"].value("namespace", ""), pod.ns);
+    EXPECT_TRUE(selects((*service)["spec"]["selector"],
+                        pod.deployment["spec"]["template"]["metadata"]["labels"]));
+    const Json& port = (*service)["spec"]["ports"][0];
+    EXPECT_EQ(port.value("port", 0), spec["service"].value("port", 0));
+    int64_t target = -1;
+    for (const Json& declared : pod.container["ports"]) {
+      if (declared.value("name", "") == port.value("targetPort", "")) {
+        target = declared.value("containerPort", -1);
+      }
+    }
+    EXPECT_EQ(target, pod.options.webhook_bind_address->port);
+    // The serving certificate names the Service (shardscaler's own, or cert-manager's).
+    if (pod.options.webhook_cert_dir.empty()) {
+      EXPECT_NE(std::ranges::find(pod.options.webhook_hosts,
+                                  pod.options.external_metrics_service + "." + pod.ns + ".svc"),
+                pod.options.webhook_hosts.end());
+    } else {
+      EXPECT_TRUE(
+          (*api_service)["metadata"]["annotations"].contains("cert-manager.io/inject-ca-from"));
+    }
+    // The front proxy's ConfigMap can only be read from kube-system.
+    auto reader =
+        find(objects, "RoleBinding", "shardscaler-extension-apiserver-authentication-reader");
+    ASSERT_TRUE(reader);
+    EXPECT_EQ((*reader)["metadata"].value("namespace", ""), "kube-system");
   }
-  return true;
+}
+
+// The HPA controller may read every metric shardscaler serves, as its ServiceAccount and as
+// kube-controller-manager's own user.
+TEST(MetricsApiTest, TheHpaControllerMayReadTheMetrics) {
+  auto role = find(render("base").objects, "ClusterRole", "shardscaler-external-metrics-reader");
+  auto binding =
+      find(render("base").objects, "ClusterRoleBinding", "shardscaler-external-metrics-reader");
+  ASSERT_TRUE(role);
+  ASSERT_TRUE(binding);
+  std::vector<std::string> resources = (*role)["rules"][0]["resources"];
+  std::ranges::sort(resources);
+  EXPECT_EQ(resources, (std::vector<std::string>{"shardscaler_max_shard_samples_per_second",
+                                                 "shardscaler_recommended_shards",
+                                                 "shardscaler_samples_per_second"}));
+  EXPECT_EQ((*role)["rules"][0]["verbs"], Json({"get", "list"}));
+  EXPECT_EQ((*binding)["subjects"],
+            Json::parse(R"([{"kind":"ServiceAccount","name":"horizontal-pod-autoscaler",
+                             "namespace":"kube-system"},
+                            {"apiGroup":"rbac.authorization.k8s.io","kind":"User",
+                             "name":"system:kube-controller-manager"}])"));
 }
 
 TEST(ExamplesTest, EachPodMonitorSelectsAShardscalerPodAndItsMetricsPort) {

@@ -76,6 +76,25 @@ std::set<Grant> expectedGrants(const scaler::RunOptions& options) {
       out.insert({ns, "", "secrets", "create", ""});
     }
   }
+  if (options.external_metrics_api) {
+    // system:auth-delegator (built in): SubjectAccessReviews of the callers
+    // (metrics-api/src/metrics_api_handler.cc), and TokenReviews.
+    out.insert({"", "authentication.k8s.io", "tokenreviews", "create", ""});
+    out.insert({"", "authorization.k8s.io", "subjectaccessreviews", "create", ""});
+    // extension-apiserver-authentication-reader (built in): front_proxy_config_watch.cc.
+    for (const char* verb : {"get", "list", "watch"}) {
+      out.insert({"kube-system", "", "configmaps", verb, "extension-apiserver-authentication"});
+    }
+    // scaler/src/metrics_api_server.cc watches the APIService by name; serving/ injects its
+    // caBundle unless the certificates come from a directory.
+    const std::string api_service = "v1beta1.external.metrics.k8s.io";
+    out.insert({"", "apiregistration.k8s.io", "apiservices", "list", api_service});
+    out.insert({"", "apiregistration.k8s.io", "apiservices", "watch", api_service});
+    if (options.webhook_cert_dir.empty()) {
+      out.insert({"", "apiregistration.k8s.io", "apiservices", "get", api_service});
+      out.insert({"", "apiregistration.k8s.io", "apiservices", "patch", api_service});
+    }
+  }
   if (options.leader_elect) {
     // k8s-client/src/leader_elector.cc: get and update by name, create without one.
     const auto& ns = options.leader_election_namespace;
@@ -111,6 +130,23 @@ bool bindsTo(const Json& binding, const std::string& ns, const std::string& serv
   return false;
 }
 
+// The roles every cluster has (kube-apiserver's bootstrap policy) that deploy/ binds to, with the
+// rules of theirs that matter here.
+std::optional<Json> builtInRole(const std::string& kind, const std::string& name) {
+  if (kind == "ClusterRole" && name == "system:auth-delegator") {
+    return Json::parse(R"({"rules":[
+      {"apiGroups":["authentication.k8s.io"],"resources":["tokenreviews"],"verbs":["create"]},
+      {"apiGroups":["authorization.k8s.io"],"resources":["subjectaccessreviews"],
+       "verbs":["create"]}]})");
+  }
+  if (kind == "Role" && name == "extension-apiserver-authentication-reader") {
+    return Json::parse(R"({"metadata":{"namespace":"kube-system"},"rules":[
+      {"apiGroups":[""],"resources":["configmaps"],
+       "resourceNames":["extension-apiserver-authentication"],"verbs":["get","list","watch"]}]})");
+  }
+  return std::nullopt;
+}
+
 // What the rendering grants the ServiceAccount, through its bindings.
 std::set<Grant> grantsOf(const std::vector<Json>& objects, const std::string& ns,
                          const std::string& service_account) {
@@ -122,6 +158,7 @@ std::set<Grant> grantsOf(const std::vector<Json>& objects, const std::string& ns
           std::string(kind) == "RoleBinding" ? binding["metadata"].value("namespace", "") : "";
       const Json& ref = binding["roleRef"];
       auto role = find(objects, ref.value("kind", ""), ref.value("name", ""));
+      if (!role) role = builtInRole(ref.value("kind", ""), ref.value("name", ""));
       EXPECT_TRUE(role) << kind << " " << binding["metadata"]["name"] << " refers to a missing "
                         << ref;
       if (!role) continue;

@@ -141,6 +141,54 @@ TEST_F(CaBundleInjectorTest, AConflictIsReReadAndAMissingTargetNamed) {
   EXPECT_EQ(reason, "ca_bundle_target_missing");
 }
 
+TEST(CaBundlePatch, AnApiServiceOfAnotherServerIsNotOurs) {
+  const auto target = CaBundleTarget::apiService("v1beta1.external.metrics.k8s.io", "monitoring",
+                                                 "shardscaler-metrics-api");
+  Json api_service = {{"metadata", {{"resourceVersion", "3"}}},
+                      {"spec",
+                       {{"service", {{"namespace", "keda"}, {"name", "keda-metrics-apiserver"}}},
+                        {"caBundle", "S0VEQQ=="}}}};
+  auto foreign = foreignTarget(api_service, target);
+  ASSERT_TRUE(foreign.has_value());
+  EXPECT_THAT(*foreign, HasSubstr("\"keda\" at /spec/service/namespace"));
+  api_service["spec"]["service"] = {{"namespace", "monitoring"}, {"name", "other"}};
+  EXPECT_THAT(foreignTarget(api_service, target).value_or(""), HasSubstr("\"other\""));
+  api_service["spec"].erase("service");  // served by the API server itself
+  EXPECT_THAT(foreignTarget(api_service, target).value_or(""), HasSubstr("nothing at"));
+  api_service["spec"]["service"] = {{"namespace", "monitoring"},
+                                    {"name", "shardscaler-metrics-api"}};
+  EXPECT_EQ(foreignTarget(api_service, target), std::nullopt);
+  // Without a Service to check, every object is ours (the webhook configurations).
+  EXPECT_EQ(foreignTarget(api_service, CaBundleTarget::apiService("x")), std::nullopt);
+}
+
+TEST_F(CaBundleInjectorTest, LeavesAnotherServersApiServiceAloneAndSaysSoOnce) {
+  slot_->set(testing::makeTestPki().serving);
+  const auto target = CaBundleTarget::apiService("v1beta1.external.metrics.k8s.io", "monitoring",
+                                                 "shardscaler-metrics-api");
+  Json keda = {{"apiVersion", "apiregistration.k8s.io/v1"},
+               {"kind", "APIService"},
+               {"metadata", {{"name", "v1beta1.external.metrics.k8s.io"}}},
+               {"spec",
+                {{"service", {{"namespace", "keda"}, {"name", "keda-metrics-apiserver"}}},
+                 {"caBundle", "S0VEQQ=="}}}};
+  client_.put(target.resource, keda);
+  auto o = options();
+  o.targets = {target};
+  std::vector<std::string> reasons;
+  o.degraded = [&](std::string_view r) { reasons.emplace_back(r); };
+  CaBundleInjector injector(client_, slot_, clock_, o);
+  EXPECT_EQ(injector.injectOnce().value(), 0);
+  EXPECT_EQ(injector.injectOnce().value(), 0);
+  EXPECT_EQ(client_.writes(), 0);
+  EXPECT_EQ(client_.find(target.resource, "", target.name).value()["spec"]["caBundle"], "S0VEQQ==");
+  EXPECT_EQ(reasons, std::vector<std::string>{"ca_bundle_target_foreign"});
+  // Pointed at shardscaler: from then on it is injected.
+  keda["spec"]["service"] = {{"namespace", "monitoring"}, {"name", "shardscaler-metrics-api"}};
+  client_.put(target.resource, keda);
+  EXPECT_EQ(injector.injectOnce().value(), 1);
+}
+
 TEST_F(CaBundleInjectorTest, NothingIsWrittenWithoutABundle) {
   CaBundleInjector injector(client_, slot_, clock_, options());
   auto result = injector.injectOnce();

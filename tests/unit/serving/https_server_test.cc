@@ -254,6 +254,22 @@ TEST_F(HttpsClientCertificateTest, OptionalCertificatesAreVerifiedWhenGiven) {
             CURLE_OK);
 }
 
+TEST_F(HttpsClientCertificateTest, RequestedCertificatesThatFailReachTheHandlerUnverified) {
+  startWith(ClientCertificateMode::Request, bundleOf(clients_.ca));
+  EXPECT_EQ(curlOnce(request("/whoami")).body, "anonymous  0");
+  const auto client = testing::issueClientCertificate(clients_.ca, "front-proxy-client");
+  EXPECT_EQ(curlOnce(withCertificate(client)).body, "verified front-proxy-client 2");
+  // Another CA's certificate: the handshake succeeds (the handler answers 401 as an API server
+  // would), but nothing of that certificate is passed on as verified.
+  const auto stranger = testing::makeTestPki("stranger");
+  const auto eve = curlOnce(withCertificate(testing::issueClientCertificate(stranger.ca, "eve")));
+  ASSERT_EQ(eve.code, CURLE_OK) << eve.error;
+  EXPECT_EQ(eve.body, "anonymous  0");
+  // Before any CA is known, no certificate verifies.
+  trust_->set(nullptr);
+  EXPECT_EQ(curlOnce(withCertificate(client)).body, "anonymous  0");
+}
+
 TEST_F(HttpsClientCertificateTest, WithVerificationOffACertificateIsNeverTakenAsVerified) {
   auto o = options();
   HttpsServer server(o);

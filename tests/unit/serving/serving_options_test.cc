@@ -60,7 +60,7 @@ TEST(ServingOptions, SecretModeMakesAStoreAndAnInjector) {
   auto no_injector = makeCertificateParts(o, client, clock);
   ASSERT_TRUE(no_injector.has_value());
   EXPECT_EQ(no_injector->injector, nullptr);
-  o.api_service_names = {"v1beta1.external.metrics.k8s.io"};
+  o.api_services = {{"v1beta1.external.metrics.k8s.io", "monitoring", "shardscaler-metrics-api"}};
   EXPECT_NE(makeCertificateParts(o, client, clock)->injector, nullptr);
 }
 

@@ -1,6 +1,5 @@
 #include "tls_test_support.h"
 
-#include <openssl/evp.h>
 #include <openssl/ssl.h>
 
 #include <chrono>
@@ -12,6 +11,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "shardscaler/k8s_client/base64.h"
 #include "shardscaler/serving/x509.h"
 
 namespace shardscaler::serving::testing {
@@ -145,29 +145,10 @@ CurlReply curlOnce(const CurlRequest& request) {
   return client.perform(request);
 }
 
-std::string base64Encode(const std::string& data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(data.data()),
-                                static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
+std::string base64Encode(const std::string& data) { return k8s::base64Encode(data); }
 
 std::string base64Decode(const std::string& text) {
-  std::string out(text.size() / 4 * 3 + 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(text.data()),
-                                static_cast<int>(text.size()));
-  if (n < 0) return {};
-  size_t size = static_cast<size_t>(n);
-  if (text.ends_with("==")) {
-    size -= 2;
-  } else if (text.ends_with("=")) {
-    size -= 1;
-  }
-  out.resize(size);
-  return out;
+  return k8s::base64Decode(text).value_or(std::string());
 }
 
 }  // namespace shardscaler::serving::testing

@@ -65,6 +65,15 @@ class Metrics {
   void observeGuardReview(std::string_view operation, std::string_view result,
                           std::string_view rule, double seconds);
 
+  // ---- external metrics API ----
+  // One request: route "metric", "discovery", "openapi" or "none", the HTTP status, and the
+  // reason of a refusal ("" when answered).
+  void observeExternalMetricsRequest(std::string_view route, int code, std::string_view reason,
+                                     double seconds);
+  // Who owns the APIService v1beta1.external.metrics.k8s.io: "ours", "other", "local",
+  // "missing" (one series at 1, the others 0), and whether it is Available.
+  void setExternalMetricsApiOwner(std::string_view owner, bool available);
+
   // Every degraded path calls this next to its warning log.
   void incDegraded(std::string_view reason);
 
@@ -102,6 +111,10 @@ class Metrics {
   prometheus::Family<prometheus::Counter>* guard_reviews_;
   prometheus::Family<prometheus::Counter>* guard_denials_;
   prometheus::Histogram* guard_review_duration_;
+  prometheus::Family<prometheus::Counter>* external_metrics_requests_;
+  prometheus::Family<prometheus::Histogram>* external_metrics_request_duration_;
+  prometheus::Family<prometheus::Gauge>* external_metrics_api_owner_;
+  prometheus::Gauge* external_metrics_api_available_;
 
   // The per-ShardSet series that exist, so removeShardSet can drop them all. Guarded by mutex_,
   // which also keeps a set racing a remove from leaving half a ShardSet behind.

@@ -91,6 +91,18 @@ struct RunOptions {
   // TokenReview) at start-up.
   std::string guard_self_user;
 
+  // The external metrics API (external.metrics.k8s.io, docs/design.md §13), served by the guard's
+  // HTTPS server. Off unless --external-metrics-api: it needs the aggregation layer and RBAC.
+  bool external_metrics_api = false;
+  // The Service the APIService must name for it to be shardscaler's. Namespace default: the
+  // pod's; --external-metrics-service takes NAME or NAMESPACE/NAME.
+  std::string external_metrics_service_namespace;
+  std::string external_metrics_service = "shardscaler-metrics-api";
+  // A ShardSet's rates older than this many ingestion intervals (and at least the floor) are an
+  // error to the HPA, never a value.
+  int external_metrics_max_age_intervals = 3;
+  std::chrono::nanoseconds external_metrics_min_max_age = std::chrono::seconds(10);
+
   // Transitions without the admission guard (docs/design.md §11).
   std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
   std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);

@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "shardscaler/k8s_client/clock.h"
@@ -31,20 +34,29 @@ struct CaBundleTarget {
   // JSON pointers (RFC 6901) to the caBundle fields. A "*" segment stands for every element of
   // the array there: "/webhooks/*/clientConfig/caBundle".
   std::vector<std::string> paths;
+  // Fields (JSON pointer, value) the object must hold for its caBundle to be ours to write: an
+  // APIService that points at another server's Service (KEDA, prometheus-adapter) is left alone,
+  // since our CA there would break that server's API.
+  std::vector<std::pair<std::string, std::string>> required;
 
   std::string describe()
       const;  // "validatingwebhookconfigurations.admissionregistration.k8s.io/v1 shardscaler"
 
   static CaBundleTarget validatingWebhookConfiguration(std::string name);
   static CaBundleTarget mutatingWebhookConfiguration(std::string name);
-  // apiregistration.k8s.io/v1 APIService, spec.caBundle.
-  static CaBundleTarget apiService(std::string name);
+  // apiregistration.k8s.io/v1 APIService, spec.caBundle; with a service namespace and name, only
+  // while spec.service names that Service.
+  static CaBundleTarget apiService(std::string name, std::string service_namespace = {},
+                                   std::string service_name = {});
 };
 
 // The JSON patch that makes every field the target names in `object` equal to `bundle_base64`,
 // with `object`'s resourceVersion as precondition (the server answers 409 when it moved on); or
 // nullopt when they already are equal. A path whose parent is missing, or that goes through
 // something that is not an object or an array, is an error naming the path.
+// Why the caBundle of `object` is not ours to write (a required field differs), or nullopt.
+std::optional<std::string> foreignTarget(const k8s::Json& object, const CaBundleTarget& target);
+
 std::expected<std::optional<k8s::Json>, std::string> caBundlePatch(
     const k8s::Json& object, const CaBundleTarget& target, const std::string& bundle_base64);
 
@@ -55,7 +67,8 @@ struct CaBundleInjectorOptions {
   // After a failure, the next attempt comes this soon.
   std::chrono::nanoseconds retry_period = std::chrono::seconds(5);
   // Told of each degraded path after its warning is logged: "ca_bundle_unavailable",
-  // "ca_bundle_target_missing", "ca_bundle_read_failed", "ca_bundle_write_failed".
+  // "ca_bundle_target_missing", "ca_bundle_read_failed", "ca_bundle_write_failed",
+  // "ca_bundle_target_foreign" (once each time a target becomes someone else's).
   std::function<void(std::string_view reason)> degraded;
 };
 
@@ -88,6 +101,8 @@ class CaBundleInjector {
   CaBundleInjectorOptions options_;
   std::unique_ptr<detail::PeriodicTask> task_;
   std::optional<std::uint64_t> listener_;
+  std::mutex foreign_mutex_;
+  std::map<std::string, std::string> foreign_;  // target -> why it is not ours, as last reported
 };
 
 }  // namespace shardscaler::serving

@@ -27,6 +27,10 @@ enum class ClientCertificateMode {
   None,           // no client certificate is asked for
   VerifyIfGiven,  // asked for; one that is sent must verify, else the handshake fails
   Require,        // a verified client certificate is required
+  // Asked for, never required: one that does not verify leaves the request unverified
+  // (PeerCertificate::verified false) instead of failing the handshake, so that the handler can
+  // answer 401 as a Kubernetes API server does (Go's tls.RequestClientCert).
+  Request,
 };
 
 class HttpsServer {

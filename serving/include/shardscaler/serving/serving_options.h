@@ -39,8 +39,14 @@ struct ServingOptions {
   std::chrono::nanoseconds secret_poll_period = std::chrono::seconds(30);
   // The ValidatingWebhookConfiguration whose caBundle is kept current; "" injects nothing.
   std::string webhook_configuration_name = "shardscaler-shard-guard";
-  // APIServices whose spec.caBundle is kept current (the external metrics API, issue 12).
-  std::vector<std::string> api_service_names;
+  // APIServices whose spec.caBundle is kept current (the external metrics API), each only while
+  // its spec.service names the given Service.
+  struct ApiService {
+    std::string name;  // v1beta1.external.metrics.k8s.io
+    std::string service_namespace;
+    std::string service_name;
+  };
+  std::vector<ApiService> api_services;
   std::chrono::nanoseconds injector_resync_period = std::chrono::seconds(30);
 
   // Directory mode.

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "shardscaler/k8s_client/base64.h"
 #include "shardscaler/k8s_client/kube_config.h"
 
 namespace shardscaler::e2e {
@@ -24,25 +25,6 @@ void installCrds(testenv::ControlPlane& cp) {
   if (cp.kubectl("wait --for condition=established --timeout=60s " + files, &out, &err) != 0) {
     throw std::runtime_error("CRDs not established: " + err);
   }
-}
-
-std::string base64Decode(const std::string& in) {
-  static const std::string kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  uint32_t buffer = 0;
-  int bits = 0;
-  for (char c : in) {
-    const auto pos = kAlphabet.find(c);
-    if (pos == std::string::npos) continue;  // '=' padding, line breaks
-    buffer = (buffer << 6) | static_cast<uint32_t>(pos);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out += static_cast<char>((buffer >> bits) & 0xFF);
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -134,7 +116,7 @@ std::string serviceAccountToken(const std::string& ns, const std::string& name) 
       Json secret = getOrNull(k8s::resources::secrets(), ns, ref.value("name", ""));
       if (secret.is_object() && secret.value("type", "") == "kubernetes.io/service-account-token" &&
           secret.contains("data") && secret["data"].contains("token")) {
-        token = base64Decode(secret["data"]["token"].get<std::string>());
+        token = k8s::base64Decode(secret["data"]["token"].get<std::string>()).value_or("");
         return true;
       }
     }

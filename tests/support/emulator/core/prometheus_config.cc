@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "shard_naming.h"
+#include "shardscaler/k8s_client/base64.h"
 
 namespace shardscaler::emulator {
 
@@ -206,47 +207,10 @@ k8s::Result<std::string> gzipDecompress(const std::string& data) {
   return out;
 }
 
-std::string base64Encode(const std::string& data) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((data.size() + 2) / 3 * 4);
-  for (std::size_t i = 0; i < data.size(); i += 3) {
-    std::uint32_t chunk = static_cast<unsigned char>(data[i]) << 16;
-    if (i + 1 < data.size()) chunk |= static_cast<unsigned char>(data[i + 1]) << 8;
-    if (i + 2 < data.size()) chunk |= static_cast<unsigned char>(data[i + 2]);
-    out.push_back(kAlphabet[(chunk >> 18) & 63]);
-    out.push_back(kAlphabet[(chunk >> 12) & 63]);
-    out.push_back(i + 1 < data.size() ? kAlphabet[(chunk >> 6) & 63] : '=');
-    out.push_back(i + 2 < data.size() ? kAlphabet[chunk & 63] : '=');
-  }
-  return out;
-}
-
 k8s::Result<std::string> base64Decode(const std::string& text) {
-  auto value = [](char c) -> int {
-    if (c >= 'A' && c <= 'Z') return c - 'A';
-    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-    if (c >= '0' && c <= '9') return c - '0' + 52;
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    return -1;
-  };
-  std::string out;
-  std::uint32_t buffer = 0;
-  int bits = 0;
-  for (char c : text) {
-    if (c == '=') break;
-    int v = value(c);
-    if (v < 0) return k8s::makeError(k8s::ErrorKind::Decode, "invalid base64");
-    buffer = (buffer << 6) | static_cast<std::uint32_t>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((buffer >> bits) & 0xff));
-    }
-  }
-  return out;
+  auto decoded = k8s::base64Decode(text);
+  if (!decoded) return k8s::makeError(k8s::ErrorKind::Decode, "invalid base64");
+  return std::move(*decoded);
 }
 
 Json makeConfigSecret(const TargetKind& kind, const Json& target, const std::string& config) {
@@ -259,7 +223,7 @@ Json makeConfigSecret(const TargetKind& kind, const Json& target, const std::str
         {"namespace", meta.value("namespace", "")},
         {"labels", {{kManagedByLegacyLabel, kManagedByValue}, {kManagedByLabel, kManagedByValue}}},
         {"ownerReferences", Json::array({controllerOwnerReference(kind, target)})}}},
-      {"data", {{kConfigSecretKey, base64Encode(gzipCompress(config))}}},
+      {"data", {{kConfigSecretKey, k8s::base64Encode(gzipCompress(config))}}},
   };
 }
 

@@ -39,10 +39,10 @@ k8s::Result<std::string> generateConfiguration(const TargetKind& kind, const Jso
 // The three relabel rules appendShardingRelabelingWithAddress adds (modulus = shards).
 Json shardingRelabelings(int shards);
 
-// gzip (RFC 1952, mtime 0, as Go's gzip.Writer) and its inverse; base64 for Secret data.
+// gzip (RFC 1952, mtime 0, as Go's gzip.Writer) and its inverse; base64 for Secret data
+// (k8s::base64Decode as an error that says so).
 std::string gzipCompress(const std::string& data);
 k8s::Result<std::string> gzipDecompress(const std::string& data);
-std::string base64Encode(const std::string& data);
 k8s::Result<std::string> base64Decode(const std::string& text);
 
 // MakeConfigurationSecret: name <prefix>-<name>, managed-by labels, controller owner reference,

@@ -164,6 +164,21 @@ spec:
     return all.size();
   }
 
+  // Waits until the emulator has recorded nothing new for `quiet` (its resync is 5 min, so an
+  // idle emulator stays idle); false if it is still busy after kTimeout.
+  bool waitForQuiet(std::chrono::milliseconds quiet = 1s) {
+    std::size_t seen = emulator_->actions().size();
+    auto since = std::chrono::steady_clock::now();
+    return waitFor(kTimeout, [&] {
+      const std::size_t now = emulator_->actions().size();
+      if (now != seen) {
+        seen = now;
+        since = std::chrono::steady_clock::now();
+      }
+      return std::chrono::steady_clock::now() - since >= quiet;
+    });
+  }
+
   std::vector<EmulatorAction> statefulSetWrites(std::size_t after = 0) {
     std::vector<EmulatorAction> writes;
     auto all = emulator_->actions();
@@ -308,6 +323,9 @@ TEST_F(OperatorEmulatorTest, PausedTargetGetsNoCreateNorDeleteUntilResumed) {
 TEST_F(OperatorEmulatorTest, WantedShardWithoutNameLabelGetsItsLabelsBackThroughAlreadyExists) {
   createPrometheus("main", 2);
   ASSERT_TRUE(waitFor(kTimeout, [&] { return liveStatefulSets().size() == 2; }));
+  // The first syncs update the StatefulSets they just created; one still in flight would put
+  // the label back by that update, not by the create path under test.
+  ASSERT_TRUE(waitForQuiet());
   const std::string name = "prometheus-main-shard-1";
   const std::size_t mark = emulator_->actions().size();
   auto removed =

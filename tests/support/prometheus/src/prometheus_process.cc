@@ -1,7 +1,12 @@
 #include "shardscaler/testenv/prometheus_process.h"
 
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -45,6 +50,14 @@ void writeFile(const std::filesystem::path& path, const std::string& content) {
   std::ofstream out(path, std::ios::trunc);
   out << content;
   if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+// The value of an unlabelled series in a /metrics exposition, or nullopt.
+std::optional<double> sampleValue(const std::string& exposition, const std::string& series) {
+  const std::string prefix = "\n" + series + " ";
+  const size_t at = exposition.find(prefix);
+  if (at == std::string::npos) return std::nullopt;
+  return std::strtod(exposition.c_str() + at + prefix.size(), nullptr);
 }
 
 }  // namespace
@@ -201,6 +214,48 @@ void PrometheusProcess::stop(std::chrono::milliseconds grace) {
 void PrometheusProcess::restart() {
   stop();
   state_->start(/*keep_port=*/true);
+}
+
+void PrometheusProcess::reload(const std::string& config_yaml, std::chrono::milliseconds timeout) {
+  State& s = *state_;
+  if (!running()) throw std::runtime_error("prometheus \"" + s.options.name + "\" is not running");
+  constexpr const char* kReloadedAt = "prometheus_config_last_reload_success_timestamp_seconds";
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto scrape = [&] {
+    return httpGet(s.url() + "/metrics", std::chrono::milliseconds(2000),
+                   s.options.probe_basic_auth);
+  };
+  const auto before = sampleValue(scrape().body, kReloadedAt);
+  if (!before)
+    throw std::runtime_error("prometheus \"" + s.options.name + "\" has no " + kReloadedAt);
+  // The timestamp has whole seconds: a reload within the second of the last one would not show.
+  const auto last = std::chrono::system_clock::time_point(
+      std::chrono::seconds(static_cast<std::int64_t>(*before)));
+  std::this_thread::sleep_until(
+      std::max(std::chrono::system_clock::now(), last + std::chrono::milliseconds(1100)));
+  s.options.config_yaml = config_yaml;
+  writeFile(s.work_dir / "prometheus.yml", replaceAll(config_yaml, "@SELF@", s.address()));
+  if (::kill(s.pid, SIGHUP) != 0) {
+    throw std::runtime_error("SIGHUP to prometheus \"" + s.options.name + "\" failed");
+  }
+  std::string last_seen;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const HttpGetResult r = scrape();
+    const auto at = sampleValue(r.body, kReloadedAt);
+    const auto ok = sampleValue(r.body, "prometheus_config_last_reload_successful");
+    if (at && *at > *before && ok && *ok == 1) return;
+    if (ok && *ok == 0) {
+      throw std::runtime_error("prometheus \"" + s.options.name +
+                               "\" rejected its new configuration; log ends with:\n" +
+                               fileTail(s.logPath(), 2000));
+    }
+    last_seen = r.status != 0 ? "HTTP " + std::to_string(r.status) : r.error;
+    // Prometheus reloads on its own goroutine; /metrics is the only sign that it did.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw std::runtime_error("prometheus \"" + s.options.name + "\" did not reload within " +
+                           std::to_string(timeout.count()) + "ms (last /metrics: " + last_seen +
+                           ")");
 }
 
 }  // namespace shardscaler::testenv

@@ -165,6 +165,20 @@ PrometheusProcess& ShardedPrometheus::shard(int shard, int replica) {
 PrometheusProcess& ShardedPrometheus::scraper() { return *state_->scraper; }
 std::string ShardedPrometheus::scraperUrl() const { return state_->scraper->url(); }
 
+void ShardedPrometheus::setLoad(int load_jobs, std::chrono::milliseconds load_interval) {
+  if (load_jobs < 0 || load_interval <= std::chrono::milliseconds(0)) {
+    throw std::invalid_argument("ShardedPrometheus::setLoad needs load_jobs >= 0, interval > 0");
+  }
+  State& s = *state_;
+  s.options.load_jobs = load_jobs;
+  s.options.load_interval = load_interval;
+  for (int shard = 0; shard < shards(); ++shard) {
+    for (int replica = 0; replica < replicas(); ++replica) {
+      s.shards[shard][replica]->reload(s.shardConfig(shard, replica));
+    }
+  }
+}
+
 void ShardedPrometheus::waitForScrapes(int samples, std::chrono::milliseconds deadline) const {
   const std::string query = "count_over_time(up{job=\"" + std::string(kScrapeJob) +
                             "\",namespace=\"" + state_->options.ns + "\"}[1h])";

@@ -103,6 +103,7 @@ struct ControlPlane::State {
   KubeBinaries binaries;
   WorkDir work_dir;
   PkiFiles pki;
+  std::optional<FrontProxyPki> front_proxy;  // with options.aggregation_layer
   std::string admin_token;
   std::vector<std::string> user_tokens;
   std::filesystem::path token_file;
@@ -119,6 +120,7 @@ void ControlPlane::State::prepare() {
   const auto& dir = work_dir.path();
   std::filesystem::create_directories(dir / "pki");
   pki = writePki(dir / "pki");
+  if (options.aggregation_layer) front_proxy = writeFrontProxyPki(dir / "pki");
   admin_token = randomToken();
   // Static token file: token,user,uid,"groups". Only the admin is in a group with rights.
   std::string tokens = admin_token + ",admin,uid-admin,\"system:masters\"\n";
@@ -217,6 +219,19 @@ void ControlPlane::State::start() {
       // Endpoints may not hold a loopback address, so the "kubernetes" Service gets none
       // instead of a reconciler failing forever.
       "--endpoint-reconciler-type=none", "--allow-privileged=true", "--profiling=false"};
+  if (front_proxy) {
+    apiserver_args.insert(
+        apiserver_args.end(),
+        {"--requestheader-client-ca-file=" + front_proxy->ca_cert.string(),
+         "--requestheader-allowed-names=" + std::string(kFrontProxyClientName),
+         "--requestheader-username-headers=X-Remote-User",
+         "--requestheader-group-headers=X-Remote-Group",
+         "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+         "--proxy-client-cert-file=" + front_proxy->client_cert.string(),
+         "--proxy-client-key-file=" + front_proxy->client_key.string(),
+         // Dial the Endpoints' address, not the Service's cluster IP: there is no kube-proxy.
+         "--enable-aggregator-routing=true"});
+  }
   apiserver_args.insert(apiserver_args.end(), options.extra_apiserver_flags.begin(),
                         options.extra_apiserver_flags.end());
   apiserver = std::make_unique<ChildProcess>("kube-apiserver", apiserver_args, env,

@@ -65,6 +65,7 @@ struct CertSpec {
   std::string common_name;
   bool is_ca = false;
   std::string subject_alt_names;  // OpenSSL config syntax, e.g. "IP:127.0.0.1,DNS:localhost"
+  std::string extended_key_usage = "serverAuth";  // of a leaf certificate
 };
 
 // Signs with `issuer_key`; a null issuer means self-signed.
@@ -99,7 +100,7 @@ CertPtr makeCertificate(const CertSpec& spec, EVP_PKEY* key, X509* issuer, EVP_P
   } else {
     addExtension(cert.get(), signer, NID_basic_constraints, "critical,CA:FALSE");
     addExtension(cert.get(), signer, NID_key_usage, "critical,digitalSignature,keyEncipherment");
-    addExtension(cert.get(), signer, NID_ext_key_usage, "serverAuth");
+    addExtension(cert.get(), signer, NID_ext_key_usage, spec.extended_key_usage);
   }
   addExtension(cert.get(), signer, NID_subject_key_identifier, "hash");
   if (issuer) addExtension(cert.get(), signer, NID_authority_key_identifier, "keyid:always");
@@ -168,6 +169,20 @@ ServingPki writeServingPki(const std::filesystem::path& dir, const std::string& 
   writeCert(files.ca_cert, ca.get());
   writeCert(files.serving_cert, serving.get());
   writePrivateKey(files.serving_key, serving_key.get());
+  return files;
+}
+
+FrontProxyPki writeFrontProxyPki(const std::filesystem::path& dir) {
+  FrontProxyPki files{dir / "front-proxy-ca.crt", dir / "front-proxy-client.crt",
+                      dir / "front-proxy-client.key"};
+  auto ca_key = generateRsaKey();
+  auto ca = makeCertificate({"front-proxy-ca", true, ""}, ca_key.get(), nullptr, nullptr);
+  auto client_key = generateRsaKey();
+  auto client = makeCertificate({std::string(kFrontProxyClientName), false, "", "clientAuth"},
+                                client_key.get(), ca.get(), ca_key.get());
+  writeCert(files.ca_cert, ca.get());
+  writeCert(files.client_cert, client.get());
+  writePrivateKey(files.client_key, client_key.get());
   return files;
 }
 

@@ -29,4 +29,17 @@ struct ServingPki {
 // as <name>-ca.crt, <name>.crt and <name>.key (key mode 0600). Throws as writePki does.
 ServingPki writeServingPki(const std::filesystem::path& dir, const std::string& name);
 
+// The aggregation layer's front proxy: the request-header CA and the client certificate
+// kube-apiserver presents to aggregated API servers (CN kFrontProxyClientName, clientAuth).
+inline constexpr const char* kFrontProxyClientName = "front-proxy-client";
+struct FrontProxyPki {
+  std::filesystem::path ca_cert;
+  std::filesystem::path client_cert;
+  std::filesystem::path client_key;
+};
+
+// Writes them into `dir` as front-proxy-ca.crt, front-proxy-client.crt and .key (key mode 0600).
+// Throws as writePki does.
+FrontProxyPki writeFrontProxyPki(const std::filesystem::path& dir);
+
 }  // namespace shardscaler::testenv::control_plane_detail

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "shardscaler/testenv/control_plane.h"
@@ -15,6 +16,7 @@ namespace {
 struct SharedState {
   std::unique_ptr<ControlPlane> plane;
   std::optional<std::string> start_error;
+  ControlPlaneOptions options;
   bool environment_registered = false;
 };
 
@@ -54,7 +56,7 @@ ControlPlane& sharedControlPlane() {
     state.environment_registered = true;
   }
   try {
-    state.plane = std::make_unique<ControlPlane>();
+    state.plane = std::make_unique<ControlPlane>(state.options);
   } catch (const std::exception& e) {
     state.start_error = e.what();
     throw;
@@ -63,6 +65,14 @@ ControlPlane& sharedControlPlane() {
   std::cerr << "testenv: control plane at " << state.plane->server() << ", kubeconfig "
             << state.plane->kubeconfigPath() << std::endl;
   return *state.plane;
+}
+
+void setSharedControlPlaneOptions(ControlPlaneOptions options) {
+  auto& state = shared();
+  if (state.plane || state.start_error) {
+    throw std::logic_error("setSharedControlPlaneOptions after the shared control plane started");
+  }
+  state.options = std::move(options);
 }
 
 }  // namespace shardscaler::testenv

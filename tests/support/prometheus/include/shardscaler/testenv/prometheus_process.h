@@ -62,6 +62,11 @@ class PrometheusProcess {
   void stop(std::chrono::milliseconds grace = std::chrono::seconds(10));
   // Starts again on the same port with the same data (after stop()); waits for /-/ready.
   void restart();
+  // Replaces prometheus.yml (also for later restarts) and has the running process reload it
+  // (SIGHUP); returns once /metrics reports a successful reload after this call. Throws
+  // std::runtime_error when it is not running, the reload fails or is not seen within `timeout`.
+  void reload(const std::string& config_yaml,
+              std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
  private:
   struct State;

@@ -53,6 +53,12 @@ class ShardedPrometheus {
   PrometheusProcess& scraper();
   std::string scraperUrl() const;
 
+  // Changes the load (ShardedPrometheusOptions::load_jobs and load_interval) of every shard
+  // process while it runs: rewrites each one's configuration and reloads it. Throws
+  // std::invalid_argument for a negative job count or a non-positive interval, and
+  // std::runtime_error when a reload fails.
+  void setLoad(int load_jobs, std::chrono::milliseconds load_interval);
+
   // Blocks until the scraper holds at least `samples` scraped samples of `up` for every pod
   // (so that rate() over a window of that many intervals has data). Throws after `deadline`.
   void waitForScrapes(int samples, std::chrono::milliseconds deadline) const;

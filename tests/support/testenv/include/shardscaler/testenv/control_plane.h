@@ -24,6 +24,11 @@ struct ControlPlaneOptions {
   // Extra kube-apiserver flags, after the defaults.
   std::vector<std::string> extra_apiserver_flags;
   bool start_controller_manager = true;
+  // The aggregation layer's flags: a front-proxy CA and client certificate of its own
+  // (requestheader-* with allowed name "front-proxy-client", proxy-client-*) and
+  // --enable-aggregator-routing. An aggregated API server still needs a non-loopback endpoint:
+  // the API server refuses 127.0.0.0/8 in Endpoints.
+  bool aggregation_layer = false;
   // Bound on the whole start-up (etcd, kube-apiserver /readyz, controllers working).
   std::chrono::seconds start_timeout{90};
   // Polled while waiting for the servers; returning true aborts the start-up (the constructor
@@ -87,5 +92,8 @@ class ControlPlane {
 // directory is kept when a test failed or SHARDSCALER_TESTENV_KEEP=1. If start-up fails, every
 // later call throws the same error without trying again.
 ControlPlane& sharedControlPlane();
+// The options sharedControlPlane() starts its control plane with (default: ControlPlaneOptions{}).
+// Only before its first call; throws std::logic_error after.
+void setSharedControlPlaneOptions(ControlPlaneOptions options);
 
 }  // namespace shardscaler::testenv

@@ -1,11 +1,11 @@
-#include "base64.h"
+#include "shardscaler/k8s_client/base64.h"
 
 #include <openssl/evp.h>
 
 #include <climits>
 #include <vector>
 
-namespace shardscaler::serving::detail {
+namespace shardscaler::k8s {
 
 std::string base64Encode(std::string_view data) {
   if (data.empty()) return {};
@@ -39,4 +39,4 @@ std::optional<std::string> base64Decode(std::string_view text) {
   return std::string(reinterpret_cast<const char*>(out.data()), size);
 }
 
-}  // namespace shardscaler::serving::detail
+}  // namespace shardscaler::k8s

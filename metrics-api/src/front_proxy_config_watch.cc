@@ -1,0 +1,78 @@
+#include "shardscaler/metrics_api/front_proxy_config_watch.h"
+
+#include <spdlog/spdlog.h>
+
+#include "api_resources.h"
+
+namespace shardscaler::metrics_api {
+
+using Json = nlohmann::json;
+
+FrontProxyConfigWatch::FrontProxyConfigWatch(k8s::KubeClient& client, const k8s::Clock& clock,
+                                             RequestHeaderConfigSlot& config,
+                                             serving::TrustBundleSlot& client_trust,
+                                             std::function<void(std::string_view)> degraded)
+    : config_(config), client_trust_(client_trust), degraded_(std::move(degraded)) {
+  k8s::InformerOptions options;
+  options.ns = std::string(kAuthenticationConfigMapNamespace);
+  // The Role extension-apiserver-authentication-reader names this one object: list and watch
+  // are allowed with this field selector only.
+  options.field_selector = "metadata.name=" + std::string(kAuthenticationConfigMapName);
+  informer_ = std::make_unique<k8s::Informer>(client, detail::configMaps(), options, clock);
+  informer_->addEventHandlers(k8s::EventHandlers{
+      .on_add = [this](const k8s::ObjectPtr& o) { apply(*o); },
+      .on_update = [this](const k8s::ObjectPtr&, const k8s::ObjectPtr& o) { apply(*o); },
+      .on_delete =
+          [this](const k8s::ObjectPtr&) {
+            spdlog::warn(
+                "external metrics API: ConfigMap {}/{} was deleted; keeping its last settings "
+                "until the API server publishes it again",
+                kAuthenticationConfigMapNamespace, kAuthenticationConfigMapName);
+            if (degraded_) degraded_("front_proxy_config_deleted");
+          },
+  });
+}
+
+FrontProxyConfigWatch::~FrontProxyConfigWatch() { stop(); }
+
+void FrontProxyConfigWatch::start() { informer_->start(); }
+void FrontProxyConfigWatch::requestStop() { informer_->requestStop(); }
+void FrontProxyConfigWatch::stop() { informer_->stop(); }
+bool FrontProxyConfigWatch::hasSynced() const { return informer_->hasSynced(); }
+
+void FrontProxyConfigWatch::apply(const Json& config_map) {
+  const std::string version =
+      config_map.value("metadata", Json::object()).value("resourceVersion", "");
+  if (!version.empty() && version == applied_version_) return;  // a resync: nothing new
+  auto config = requestHeaderConfigFromConfigMap(config_map);
+  if (!config) {
+    spdlog::error(
+        "external metrics API: ConfigMap {}/{} (resourceVersion {}) is unusable: {}; keeping "
+        "the front proxy settings read before",
+        kAuthenticationConfigMapNamespace, kAuthenticationConfigMapName, version, config.error());
+    if (degraded_) degraded_("front_proxy_config_invalid");
+    return;
+  }
+  applied_version_ = version;
+  if (!config->client_ca) {
+    spdlog::error(
+        "external metrics API: ConfigMap {}/{} has no requestheader-client-ca-file: the API "
+        "server runs without the aggregation layer (--requestheader-client-ca-file, "
+        "--proxy-client-cert-file), and every request will be refused with 401",
+        kAuthenticationConfigMapNamespace, kAuthenticationConfigMapName);
+    if (degraded_) degraded_("front_proxy_config_without_ca");
+  } else {
+    std::string names;
+    for (const auto& n : config->allowed_names) names += (names.empty() ? "" : ",") + n;
+    spdlog::info(
+        "external metrics API: front proxy settings loaded (resourceVersion {}): {} CA "
+        "certificate(s), allowed names [{}], user headers {}, group headers {}",
+        version, config->client_ca->certificates().size(), names,
+        Json(config->username_headers).dump(), Json(config->group_headers).dump());
+  }
+  // The CA first: a connection accepted between the two reads at worst the old settings.
+  client_trust_.set(config->client_ca);
+  config_.set(std::make_shared<const RequestHeaderConfig>(std::move(*config)));
+}
+
+}  // namespace shardscaler::metrics_api

@@ -1,0 +1,223 @@
+#include "shardscaler/metrics_api/label_selector.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace shardscaler::metrics_api {
+namespace {
+
+// Written by hand: no Debian package parses Kubernetes selectors in C++. It follows
+// apimachinery's labels.Parse for the operators above, including its checks of keys and values.
+
+bool isAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
+
+// A label value, or the name part of a key: at most 63 characters, alphanumeric at both ends,
+// '-', '_' and '.' inside; a value may also be empty.
+bool isLabelName(std::string_view s, bool may_be_empty) {
+  if (s.empty()) return may_be_empty;
+  if (s.size() > 63 || !isAlnum(s.front()) || !isAlnum(s.back())) return false;
+  return std::ranges::all_of(s,
+                             [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
+}
+
+bool isDnsSubdomain(std::string_view s) {
+  if (s.empty() || s.size() > 253) return false;
+  size_t start = 0;
+  while (true) {
+    const size_t dot = s.find('.', start);
+    const std::string_view part =
+        s.substr(start, dot == std::string_view::npos ? dot : dot - start);
+    if (part.empty() || part.size() > 63 || !isAlnum(part.front()) || !isAlnum(part.back()) ||
+        !std::ranges::all_of(part, [](char c) {
+          return (std::islower(static_cast<unsigned char>(c)) != 0) ||
+                 (std::isdigit(static_cast<unsigned char>(c)) != 0) || c == '-';
+        })) {
+      return false;
+    }
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+bool isQualifiedKey(std::string_view key) {
+  const size_t slash = key.find('/');
+  if (slash == std::string_view::npos) return isLabelName(key, false);
+  return isDnsSubdomain(key.substr(0, slash)) && isLabelName(key.substr(slash + 1), false);
+}
+
+bool isIdentifierChar(char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.' || c == '/'; }
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : text_(text) {}
+
+  std::expected<std::vector<SelectorRequirement>, std::string> parse() {
+    std::vector<SelectorRequirement> out;
+    skipSpace();
+    if (pos_ == text_.size()) return out;
+    while (true) {
+      auto requirement = parseRequirement();
+      if (!requirement) return std::unexpected(requirement.error());
+      out.push_back(std::move(*requirement));
+      skipSpace();
+      if (pos_ == text_.size()) return out;
+      if (text_[pos_] != ',') return fail("expected ',' or the end");
+      ++pos_;
+      skipSpace();
+    }
+  }
+
+ private:
+  std::unexpected<std::string> fail(const std::string& what) const {
+    return std::unexpected("label selector \"" + std::string(text_) + "\": " + what +
+                           " at position " + std::to_string(pos_ + 1));
+  }
+
+  void skipSpace() {
+    while (pos_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[pos_])) != 0) {
+      ++pos_;
+    }
+  }
+
+  std::string_view identifier() {
+    const size_t start = pos_;
+    while (pos_ < text_.size() && isIdentifierChar(text_[pos_])) ++pos_;
+    return text_.substr(start, pos_ - start);
+  }
+
+  std::expected<std::string, std::string> key() {
+    skipSpace();
+    const std::string_view k = identifier();
+    if (k.empty()) return fail("expected a label key");
+    if (!isQualifiedKey(k)) return fail("\"" + std::string(k) + "\" is not a valid label key");
+    return std::string(k);
+  }
+
+  std::expected<std::string, std::string> value(const std::string& key) {
+    skipSpace();
+    const std::string_view v = identifier();
+    if (v.find('/') != std::string_view::npos || !isLabelName(v, true)) {
+      return fail("\"" + std::string(v) + "\" is not a valid value for \"" + key + "\"");
+    }
+    return std::string(v);
+  }
+
+  bool consume(std::string_view token) {
+    if (text_.substr(pos_, token.size()) != token) return false;
+    pos_ += token.size();
+    return true;
+  }
+
+  // A keyword ("in", "notin") is a whole word.
+  bool consumeWord(std::string_view word) {
+    if (text_.substr(pos_, word.size()) != word) return false;
+    const size_t end = pos_ + word.size();
+    if (end < text_.size() && isIdentifierChar(text_[end])) return false;
+    pos_ = end;
+    return true;
+  }
+
+  std::expected<SelectorRequirement, std::string> parseRequirement() {
+    SelectorRequirement r;
+    if (consume("!")) {
+      auto k = key();
+      if (!k) return std::unexpected(k.error());
+      r.key = std::move(*k);
+      r.op = SelectorOperator::DoesNotExist;
+      return r;
+    }
+    auto k = key();
+    if (!k) return std::unexpected(k.error());
+    r.key = std::move(*k);
+    skipSpace();
+    if (pos_ == text_.size() || text_[pos_] == ',') {
+      r.op = SelectorOperator::Exists;
+      return r;
+    }
+    if (consume("!=")) {
+      r.op = SelectorOperator::NotEquals;
+    } else if (consume("==") || consume("=")) {
+      r.op = SelectorOperator::Equals;
+    } else if (consumeWord("notin")) {
+      r.op = SelectorOperator::NotIn;
+    } else if (consumeWord("in")) {
+      r.op = SelectorOperator::In;
+    } else if (text_[pos_] == '<' || text_[pos_] == '>' || consumeWord("gt") || consumeWord("lt")) {
+      return fail("numeric comparisons are not supported");
+    } else {
+      return fail("expected an operator (=, ==, !=, in, notin) after \"" + r.key + "\"");
+    }
+    if (r.op == SelectorOperator::Equals || r.op == SelectorOperator::NotEquals) {
+      auto v = value(r.key);
+      if (!v) return std::unexpected(v.error());
+      r.values.push_back(std::move(*v));
+      return r;
+    }
+    skipSpace();
+    if (!consume("(")) return fail("expected '(' after \"" + r.key + "\"'s operator");
+    while (true) {
+      auto v = value(r.key);
+      if (!v) return std::unexpected(v.error());
+      if (v->empty()) return fail("expected a value in the set of \"" + r.key + "\"");
+      r.values.push_back(std::move(*v));
+      skipSpace();
+      if (consume(")")) break;
+      if (!consume(",")) return fail("missing ')' after the values of \"" + r.key + "\"");
+    }
+    std::ranges::sort(r.values);
+    r.values.erase(std::ranges::unique(r.values).begin(), r.values.end());
+    return r;
+  }
+
+  std::string_view text_;
+  size_t pos_ = 0;
+};
+
+bool matchesOne(const SelectorRequirement& r, const Labels& labels) {
+  auto it = labels.find(r.key);
+  const bool has = it != labels.end();
+  switch (r.op) {
+    case SelectorOperator::Exists:
+      return has;
+    case SelectorOperator::DoesNotExist:
+      return !has;
+    case SelectorOperator::Equals:
+      return has && it->second == r.values.front();
+    case SelectorOperator::NotEquals:
+      return !has || it->second != r.values.front();
+    case SelectorOperator::In:
+      return has && std::ranges::find(r.values, it->second) != r.values.end();
+    case SelectorOperator::NotIn:
+      return !has || std::ranges::find(r.values, it->second) == r.values.end();
+  }
+  return false;
+}
+
+}  // namespace
+
+std::expected<LabelSelector, std::string> LabelSelector::parse(std::string_view text) {
+  auto requirements = Parser(text).parse();
+  if (!requirements) return std::unexpected(requirements.error());
+  LabelSelector selector;
+  selector.requirements_ = std::move(*requirements);
+  selector.text_ = std::string(text);
+  return selector;
+}
+
+bool LabelSelector::matches(const Labels& labels) const {
+  return std::ranges::all_of(requirements_,
+                             [&](const SelectorRequirement& r) { return matchesOne(r, labels); });
+}
+
+std::optional<std::string> LabelSelector::pinnedValue(std::string_view key) const {
+  for (const SelectorRequirement& r : requirements_) {
+    if (r.key != key) continue;
+    const bool one = r.values.size() == 1;
+    if ((r.op == SelectorOperator::Equals || r.op == SelectorOperator::In) && one) {
+      return r.values.front();
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace shardscaler::metrics_api
