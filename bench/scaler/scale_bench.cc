@@ -11,8 +11,12 @@
 // Times are wall-clock, CPU-seconds and RSS are shardscaler's own (from /proc). Nothing is
 // asserted: the numbers go to bench/README.md.
 //
+// With --restart-workers=4,16 each run ends with one more restart per worker count (statuses
+// cleared again each time): the restart phase costs a minute where a whole run costs many.
+//
 // usage: scaler_scale_bench [--namespaces=1] [--targets=1000] [--shards=10] [--runs=1]
-//                           [--parallel=16] [--workers=2] [--binary=PATH]
+//                           [--parallel=16] [--workers=N] [--restart-workers=N,...]
+//                           [--binary=PATH]
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -45,8 +49,21 @@ using namespace std::chrono_literals;
 struct Options {
   WorkloadShape shape;
   int runs = 1;
-  int workers = 2;
+  int workers = 0;  // 0: shardscaler's default
+  std::vector<int> restart_workers;
   std::string binary;  // another shardscaler build to measure (the baseline); "" = this tree's
+};
+
+// One restart on the steady workload with every ShardSet status cleared.
+struct RestartResult {
+  int workers = 0;
+  double ready_s = 0;     // from start to /readyz (informers synced)
+  double converge_s = 0;  // from start to every status set
+  double cpu_s = 0;
+  double drain_s = 0;     // from all status set to an empty work queue
+  double reconciles = 0;  // from start to the empty queue
+  double requests = 0;    // API requests, likewise
+  ProcessUsage steady;    // 10 s after the queue drained; peak covers the relist
 };
 
 struct RunResult {
@@ -60,15 +77,13 @@ struct RunResult {
   double generate_cpu_s = 0;      // shardscaler's CPU while the workload was created
   double first_drain_s = 0;       // from all status set to an empty work queue
   double first_drain_cpu_s = 0;   // shardscaler's CPU from its start to the empty queue
+  double first_reconciles = 0;    // from shardscaler's start to the empty queue
+  double first_requests = 0;      // API requests, likewise
   ProcessUsage first_steady;      // 10 s after the queue drained
   // One transition each way in the loaded namespace.
   TransitionCost down, up;
-  // Restart on the steady workload.
-  double restart_ready_s = 0;     // from start to /readyz (informers synced)
-  double restart_converge_s = 0;  // from start to every status set
-  double restart_cpu_s = 0;
-  double restart_drain_s = 0;   // from all status set to an empty work queue
-  ProcessUsage restart_steady;  // 10 s after the queue drained; peak covers the relist
+  RestartResult restart;                     // at --workers
+  std::vector<RestartResult> restart_sweep;  // at each of --restart-workers
 };
 
 std::optional<int> intFlag(std::string_view arg, std::string_view name) {
@@ -93,6 +108,13 @@ Options parseOptions(int argc, char** argv) {
       o.shape.parallel = *v;
     } else if (auto v = intFlag(a, "workers")) {
       o.workers = *v;
+    } else if (a.starts_with("--restart-workers=")) {
+      std::string list(a.substr(18));
+      for (std::size_t at = 0; at < list.size();) {
+        std::size_t comma = std::min(list.find(',', at), list.size());
+        o.restart_workers.push_back(std::stoi(list.substr(at, comma - at)));
+        at = comma + 1;
+      }
     } else if (a.starts_with("--binary=")) {
       o.binary = std::string(a.substr(9));
     } else {
@@ -129,14 +151,44 @@ bool waitReady(e2e::ShardscalerProcess& p, Seconds limit) {
 }
 
 e2e::ShardscalerOptions shardscalerOptions(const testenv::ControlPlane& cp, const Options& o,
-                                           const std::string& log_name) {
+                                           int workers, const std::string& log_name) {
   e2e::ShardscalerOptions s;
   s.kubeconfig = cp.kubeconfigPath();
   if (o.shape.namespaces == 1) s.namespaces = {"scale-0"};  // else: all namespaces
-  s.extra_args = {"--workers=" + std::to_string(o.workers), "--log-level=warn"};
+  s.extra_args = {"--log-level=warn"};
+  if (workers > 0) s.extra_args.push_back("--workers=" + std::to_string(workers));
   s.log_file = cp.workDir() / log_name;
   s.binary = o.binary;
   return s;
+}
+
+// A new shardscaler process on the steady workload, every ShardSet status cleared first so
+// that its convergence can be seen. Stops the process before it returns.
+RestartResult restartOnce(const testenv::ControlPlane& cp, k8s::KubeClient& client,
+                          const Options& o, int workers) {
+  RestartResult result{.workers = workers};
+  must(clearShardSetStatus(client, o.shape), "clear status");
+  ConvergenceWatch watch(client, o.shape.shards, o.shape.targets);
+  const auto started = SteadyClock::now();
+  e2e::ShardscalerProcess shardscaler(shardscalerOptions(
+      cp, o, workers, "shardscaler-restart-" + std::to_string(workers) + ".log"));
+  if (!waitReady(shardscaler, 300s)) throw std::runtime_error("restart not ready");
+  result.ready_s = Seconds(SteadyClock::now() - started).count();
+  auto converged = watch.waitFor(900s);
+  if (!converged) throw std::runtime_error(watch.describe() + "\n" + shardscaler.logTail());
+  result.converge_s = Seconds(*converged - started).count();
+  result.cpu_s = readProcessUsage(shardscaler.pid()).cpu_seconds;
+  auto drained = waitQueueDrained(shardscaler, 1800s);
+  if (!drained) throw std::runtime_error("the work queue did not drain after the restart");
+  result.drain_s = drained->count();
+  result.reconciles = metricTotal(shardscaler, "shardscaler_reconciles_total");
+  result.requests = metricTotal(shardscaler, "shardscaler_kube_requests_total");
+  std::this_thread::sleep_for(10s);
+  result.steady = readProcessUsage(shardscaler.pid());
+  shardscaler.terminate(15s);
+  std::cerr << "restart (workers " << workers << "): all status " << result.converge_s
+            << " s after start\n";
+  return result;
 }
 
 RunResult runOnce(const Options& o) {
@@ -148,8 +200,8 @@ RunResult runOnce(const Options& o) {
                          {.max_idle_connections = static_cast<size_t>(o.shape.parallel)});
   const int n = o.shape.targets;
 
-  auto shardscaler =
-      std::make_unique<e2e::ShardscalerProcess>(shardscalerOptions(cp, o, "shardscaler-first.log"));
+  auto shardscaler = std::make_unique<e2e::ShardscalerProcess>(
+      shardscalerOptions(cp, o, o.workers, "shardscaler-first.log"));
   if (!waitReady(*shardscaler, 60s))
     throw std::runtime_error("not ready:\n" + shardscaler->logTail());
   std::this_thread::sleep_for(5s);
@@ -180,6 +232,8 @@ RunResult runOnce(const Options& o) {
     if (!drained) throw std::runtime_error("the work queue did not drain in 1800 s");
     result.first_drain_s = drained->count();
     result.first_drain_cpu_s = readProcessUsage(shardscaler->pid()).cpu_seconds;
+    result.first_reconciles = metricTotal(*shardscaler, "shardscaler_reconciles_total");
+    result.first_requests = metricTotal(*shardscaler, "shardscaler_kube_requests_total");
   }
   std::this_thread::sleep_for(10s);
   result.first_steady = readProcessUsage(shardscaler->pid());
@@ -192,27 +246,10 @@ RunResult runOnce(const Options& o) {
 
   shardscaler->terminate(15s);
   shardscaler.reset();
-  must(clearShardSetStatus(client, o.shape), "clear status");
-  {
-    ConvergenceWatch watch(client, o.shape.shards, n);
-    const auto started = SteadyClock::now();
-    shardscaler = std::make_unique<e2e::ShardscalerProcess>(
-        shardscalerOptions(cp, o, "shardscaler-restart.log"));
-    if (!waitReady(*shardscaler, 300s)) throw std::runtime_error("restart not ready");
-    result.restart_ready_s = Seconds(SteadyClock::now() - started).count();
-    auto converged = watch.waitFor(900s);
-    if (!converged) throw std::runtime_error(watch.describe() + "\n" + shardscaler->logTail());
-    result.restart_converge_s = Seconds(*converged - started).count();
-    result.restart_cpu_s = readProcessUsage(shardscaler->pid()).cpu_seconds;
+  result.restart = restartOnce(cp, client, o, o.workers);
+  for (int workers : o.restart_workers) {
+    result.restart_sweep.push_back(restartOnce(cp, client, o, workers));
   }
-  {
-    auto drained = waitQueueDrained(*shardscaler, 1800s);
-    if (!drained) throw std::runtime_error("the work queue did not drain after the restart");
-    result.restart_drain_s = drained->count();
-  }
-  std::this_thread::sleep_for(10s);
-  result.restart_steady = readProcessUsage(shardscaler->pid());
-  shardscaler->terminate(15s);
   return result;
 }
 
@@ -236,9 +273,10 @@ void report(const Options& o, const std::vector<RunResult>& runs) {
   };
   std::printf(
       "\nworkload: %d namespace(s), %d targets x %d shards = %d StatefulSets, %d ShardSets; "
-      "shardscaler --workers=%d; %zu run(s)\n",
+      "shardscaler --workers=%s; %zu run(s)\n",
       o.shape.namespaces, o.shape.targets, o.shape.shards, o.shape.targets * o.shape.shards,
-      o.shape.targets, o.workers, runs.size());
+      o.shape.targets, o.workers > 0 ? std::to_string(o.workers).c_str() : "(its default)",
+      runs.size());
   line(
       "StatefulSet size as returned by the server", [](auto& r) { return r.sts_kib; }, "KiB");
   line(
@@ -279,19 +317,36 @@ void report(const Options& o, const std::vector<RunResult>& runs) {
   line(
       "scale-up 9->10: API requests", [](auto& r) { return r.up.requests; }, "");
   line(
-      "restart: start -> ready (full relist)", [](auto& r) { return r.restart_ready_s; }, "s");
+      "first start: reconciles (start -> empty queue)", [](auto& r) { return r.first_reconciles; },
+      "");
   line(
-      "restart: start -> all status set", [](auto& r) { return r.restart_converge_s; }, "s");
-  line(
-      "restart: CPU from start to all status", [](auto& r) { return r.restart_cpu_s; }, "s");
-  line(
-      "restart: all status set -> work queue empty", [](auto& r) { return r.restart_drain_s; },
-      "s");
-  line(
-      "restart: peak RSS (relist + reconciles)",
-      [](auto& r) { return r.restart_steady.peak_rss_mib; }, "MiB");
-  line(
-      "restart: steady RSS", [](auto& r) { return r.restart_steady.rss_mib; }, "MiB");
+      "first start: API requests (start -> empty queue)", [](auto& r) { return r.first_requests; },
+      "");
+  auto restart = [&](const std::string& at, auto get_restart) {
+    auto of = [&](auto field) { return [=](auto& r) { return field(get_restart(r)); }; };
+    const std::string p = "restart" + at + ": ";
+    line((p + "start -> ready (full relist)").c_str(),
+         of([](const RestartResult& x) { return x.ready_s; }), "s");
+    line((p + "start -> all status set").c_str(),
+         of([](const RestartResult& x) { return x.converge_s; }), "s");
+    line((p + "CPU from start to all status").c_str(),
+         of([](const RestartResult& x) { return x.cpu_s; }), "s");
+    line((p + "all status set -> work queue empty").c_str(),
+         of([](const RestartResult& x) { return x.drain_s; }), "s");
+    line((p + "reconciles (start -> empty queue)").c_str(),
+         of([](const RestartResult& x) { return x.reconciles; }), "");
+    line((p + "API requests (start -> empty queue)").c_str(),
+         of([](const RestartResult& x) { return x.requests; }), "");
+    line((p + "peak RSS (relist + reconciles)").c_str(),
+         of([](const RestartResult& x) { return x.steady.peak_rss_mib; }), "MiB");
+    line((p + "steady RSS").c_str(), of([](const RestartResult& x) { return x.steady.rss_mib; }),
+         "MiB");
+  };
+  restart("", [](const RunResult& r) -> const RestartResult& { return r.restart; });
+  for (std::size_t i = 0; i < o.restart_workers.size(); ++i) {
+    restart(" --workers=" + std::to_string(o.restart_workers[i]),
+            [i](const RunResult& r) -> const RestartResult& { return r.restart_sweep[i]; });
+  }
 }
 
 }  // namespace

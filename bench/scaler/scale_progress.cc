@@ -163,16 +163,21 @@ std::optional<std::chrono::duration<double>> waitQueueDrained(e2e::ShardscalerPr
   return std::nullopt;
 }
 
-double TransitionProbe::requestCount() const {
-  auto [code, body] = shardscaler_.httpGet(shardscaler_.metricsPort(), "/metrics");
+double metricTotal(e2e::ShardscalerProcess& shardscaler, std::string_view name) {
+  auto [code, body] = shardscaler.httpGet(shardscaler.metricsPort(), "/metrics");
   if (code != 200) throw std::runtime_error("GET /metrics: " + std::to_string(code));
   double total = 0;
   std::istringstream lines(body);
   for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with("shardscaler_kube_requests_total{")) continue;
+    if (!line.starts_with(name) || line.size() <= name.size()) continue;
+    if (line[name.size()] != '{' && line[name.size()] != ' ') continue;
     total += std::stod(line.substr(line.rfind(' ') + 1));
   }
   return total;
+}
+
+double TransitionProbe::requestCount() const {
+  return metricTotal(shardscaler_, "shardscaler_kube_requests_total");
 }
 
 bool TransitionProbe::done(int shards, std::string* seen) {

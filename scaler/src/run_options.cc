@@ -211,7 +211,7 @@ const std::vector<RunSpec>& runSpecs() {
          o.retry_period = *d;
          return {};
        }},
-      {"workers", "workers", Kind::Int, "N", "2", "ShardSets reconciled in parallel",
+      {"workers", "workers", Kind::Int, "N", "8", "ShardSets reconciled in parallel",
        [](RunOptions& o, std::string_view v) -> Applied {
          auto n = parseInt(v, 1, 1024);
          if (!n) return std::unexpected(n.error());

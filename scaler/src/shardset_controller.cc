@@ -32,6 +32,20 @@ bool worthReconciling(const ObjectPtr& old_object, const ObjectPtr& new_object) 
   return false;
 }
 
+// Whether a ShardSet changed, in what worthReconciling compares, in its bound-target annotation
+// only (the one such field our own writes set).
+bool onlyBoundTargetMoved(const Json& old_object, const Json& new_object) {
+  for (std::string_view f : {"generation", "labels", "deletionTimestamp"}) {
+    if (field(old_object, "metadata", f) != field(new_object, "metadata", f)) return false;
+  }
+  auto others = [](const Json& object) {
+    Json annotations = field(object, "metadata", "annotations");
+    if (annotations.is_object()) annotations.erase(std::string(kBoundTargetAnnotation));
+    return annotations.is_object() && annotations.empty() ? Json() : annotations;
+  };
+  return others(old_object) == others(new_object);
+}
+
 // The caches only decide *when* a ShardSet is reconciled (reconciles read live, see
 // shardset_rounds.cc), so each keeps what maps an event to its ShardSets and what tells a change
 // worth a reconcile from one that is not (worthReconciling), and nothing else.
@@ -146,7 +160,6 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
       metrics_(metrics),
       options_(std::move(options)),
       ingestion_(ingestion),
-      applier_(client, events),
       queue_metrics_(std::make_unique<QueueMetrics>(metrics)),
       queue_(clock, nullptr, queue_metrics_.get()) {
   if (options_.namespaces.empty()) options_.namespaces.emplace_back();
@@ -248,27 +261,50 @@ k8s::EventHandlers ShardSetController::shardSetHandlers() {
       .on_add = [this](const ObjectPtr& o) { queue_.add(k8s::objectKey(*o)); },
       .on_update =
           [this](const ObjectPtr& old_object, const ObjectPtr& new_object) {
-            if (worthReconciling(old_object, new_object)) queue_.add(k8s::objectKey(*new_object));
+            const auto writer = own_writes_.echoWriter(shardSets(), *old_object, *new_object);
+            if (!worthReconciling(old_object, new_object)) return;
+            const std::string key = k8s::objectKey(*new_object);
+            // Our bound-target annotation coming back. It is a merge patch without precondition
+            // and no read follows it, so the event may also carry someone else's change (a
+            // relist shows only the newest version): then it queues as any event does.
+            if (writer == key && onlyBoundTargetMoved(*old_object, *new_object)) return;
+            queue_.add(key);
           },
-      .on_delete = [this](const ObjectPtr& o) { queue_.add(k8s::objectKey(*o)); },
+      .on_delete =
+          [this](const ObjectPtr& o) {
+            own_writes_.forget(shardSets(), *o);
+            queue_.add(k8s::objectKey(*o));
+          },
   };
 }
 
+// Events that only echo a write of a ShardSet's reconcile do not queue that ShardSet again
+// (they still queue every other ShardSet they map to). Every StatefulSet and target write is
+// followed by a read in the same reconcile (the next round of planAndApply, or a requeue when
+// it stops early) that is at least as new as the write, so anything the echoed version holds,
+// even another client's change it folded in, that reconcile reads anyway.
 k8s::EventHandlers ShardSetController::targetHandlers(retention::TargetKind kind) {
-  auto on_change = [this, kind](const ObjectPtr& o) {
-    enqueueForTarget(stringAt(*o, "metadata", "namespace"), kind, stringAt(*o, "metadata", "name"));
+  auto on_change = [this, kind](const ObjectPtr& o, const std::string& echo_of) {
+    enqueueForTarget(stringAt(*o, "metadata", "namespace"), kind, stringAt(*o, "metadata", "name"),
+                     echo_of);
   };
   return k8s::EventHandlers{
-      .on_add = on_change,
+      .on_add = [on_change](const ObjectPtr& o) { on_change(o, {}); },
       .on_update =
-          [on_change](const ObjectPtr& old_object, const ObjectPtr& new_object) {
+          [this, kind, on_change](const ObjectPtr& old_object, const ObjectPtr& new_object) {
+            const auto writer =
+                own_writes_.echoWriter(targetResource(kind), *old_object, *new_object);
             // The operator's pause report counts too: a transition may wait for it.
             if (worthReconciling(old_object, new_object) ||
                 old_object->value("status", Json()) != new_object->value("status", Json())) {
-              on_change(new_object);
+              on_change(new_object, writer.value_or(""));
             }
           },
-      .on_delete = on_change,
+      .on_delete =
+          [this, kind, on_change](const ObjectPtr& o) {
+            own_writes_.forget(targetResource(kind), *o);
+            on_change(o, {});
+          },
   };
 }
 
@@ -277,40 +313,51 @@ k8s::EventHandlers ShardSetController::statefulSetHandlers() {
       .on_add = [this](const ObjectPtr& o) { enqueueForStatefulSet(*o); },
       .on_update =
           [this](const ObjectPtr& old_object, const ObjectPtr& new_object) {
+            const auto writer =
+                own_writes_.echoWriter(k8s::resources::statefulSets(), *old_object, *new_object);
             if (worthReconciling(old_object, new_object)) {
               // A detach or re-attach moves the StatefulSet between owners' label sets: tell
               // both the old and the new one.
-              enqueueForStatefulSet(*old_object);
-              enqueueForStatefulSet(*new_object);
+              enqueueForStatefulSet(*old_object, writer.value_or(""));
+              enqueueForStatefulSet(*new_object, writer.value_or(""));
             }
           },
-      .on_delete = [this](const ObjectPtr& o) { enqueueForStatefulSet(*o); },
+      .on_delete =
+          [this](const ObjectPtr& o) {
+            own_writes_.forget(k8s::resources::statefulSets(), *o);
+            enqueueForStatefulSet(*o);
+          },
   };
 }
 
+void ShardSetController::enqueueUnlessEcho(const std::string& key, const std::string& echo_of) {
+  if (key != echo_of) queue_.add(key);
+}
+
 void ShardSetController::enqueueForTarget(const std::string& ns, retention::TargetKind kind,
-                                          const std::string& target_name) {
+                                          const std::string& target_name,
+                                          const std::string& echo_of) {
   const std::string value = targetIndexValue(ns, retention::toString(kind), target_name);
   for (const auto& i : shard_set_informers_) {
     for (const ObjectPtr& ss : i.informer->store().byIndex(kTargetIndex, value)) {
-      queue_.add(k8s::objectKey(*ss));
+      enqueueUnlessEcho(k8s::objectKey(*ss), echo_of);
     }
   }
 }
 
-void ShardSetController::enqueueForStatefulSet(const Json& sts) {
+void ShardSetController::enqueueForStatefulSet(const Json& sts, const std::string& echo_of) {
   const std::string ns = stringAt(sts, "metadata", "namespace");
   const Json& labels = field(sts, "metadata", "labels");
   if (!labels.is_object()) return;
   if (auto s = labels.find(retention::kShardSetLabel); s != labels.end() && s->is_string()) {
-    queue_.add(k8s::objectKey(ns, s->get<std::string>()));
+    enqueueUnlessEcho(k8s::objectKey(ns, s->get<std::string>()), echo_of);
   }
   if (auto n = labels.find(retention::kOperatorNameLabel); n != labels.end() && n->is_string()) {
     auto mode = labels.find(retention::kOperatorModeLabel);
     auto kind = mode != labels.end() && mode->is_string() ? kindOfMode(mode->get<std::string>())
                                                           : std::nullopt;
     for (auto k : {retention::TargetKind::Prometheus, retention::TargetKind::PrometheusAgent}) {
-      if (!kind || *kind == k) enqueueForTarget(ns, k, n->get<std::string>());
+      if (!kind || *kind == k) enqueueForTarget(ns, k, n->get<std::string>(), echo_of);
     }
   }
 }

@@ -97,6 +97,7 @@ k8s::Result<void> ShardSetController::setBoundTarget(const Json& object, const s
   auto r = client_.patch(shardSets(), stringAt(object, "metadata", "namespace"),
                          stringAt(object, "metadata", "name"), k8s::PatchType::Merge, patch);
   if (!r) return std::unexpected(r.error());
+  own_writes_.record(shardSets(), *r, k8s::objectKey(object));  // its echo: shardSetHandlers
   return {};
 }
 

@@ -80,7 +80,10 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   // lists are at least as new as our newest StatefulSet write, so they show every write of the
   // earlier plans (docs/design.md §12). They are independent of the target read and of each
   // other: sent at once, on threads of their own, a round costs the slowest read, not the sum.
-  const std::uint64_t floor = applier_.newestStatefulSetWrite();
+  // The second asks only for what the first does not return (`name!=` also matches a missing
+  // label): the union is the same, but an active shard, which carries both labels once guarded,
+  // is not sent and decoded twice.
+  const std::uint64_t floor = own_writes_.newestStatefulSetWrite();
   auto list = [&](std::string selector) {
     return std::async(std::launch::async,
                       [this, &shard_set, floor, selector = std::move(selector)] {
@@ -88,7 +91,9 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
                       });
   };
   auto by_name = list(std::string(retention::kOperatorNameLabel) + "=" + shard_set.target_name);
-  auto by_shard_set = list(std::string(retention::kShardSetLabel) + "=" + shard_set.name);
+  auto by_shard_set =
+      list(std::string(retention::kShardSetLabel) + "=" + shard_set.name + "," +
+           std::string(retention::kOperatorNameLabel) + "!=" + shard_set.target_name);
 
   auto target = client_.get(targetResource(*kind), shard_set.ns, shard_set.target_name);
   if (!target) {
@@ -181,6 +186,10 @@ ShardSetController::Rounds ShardSetController::planAndApply(const retention::Sha
                                                             uint64_t id,
                                                             retention::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
+  // This reconcile's writes, recorded as its own (own_writes.h), also those the applier sends
+  // from threads of its own.
+  OwnWritesClient writes_as_this(client_, own_writes_, key);
+  PlanApplier applier(writes_as_this, events_);
   Rounds rounds;
   for (int round = 0;; ++round) {
     auto observed = observe(shard_set);
@@ -210,7 +219,7 @@ ShardSetController::Rounds ShardSetController::planAndApply(const retention::Sha
       return rounds;
     }
     auto kind = retention::parseTargetKind(shard_set.target_kind);
-    ApplyOutcome outcome = applier_.apply(plan, targetResource(*kind), shard_set.ns, subject);
+    ApplyOutcome outcome = applier.apply(plan, targetResource(*kind), shard_set.ns, subject);
     if (!outcome.error) continue;
     if (outcome.needsReplan()) {
       spdlog::info("reconcile key={} reconcile_id={}: {} ({}), planning again", key, id,

@@ -102,7 +102,7 @@ TEST_F(OptionsConfigFileTest, FlagsWinOverTheFileWhereverTheyAppear) {
 
 TEST_F(OptionsConfigFileTest, EmptyFileSetsNothing) {
   const RunOptions o = run({"run", "--config", write("# nothing yet\n")});
-  EXPECT_EQ(o.workers, 2);
+  EXPECT_EQ(o.workers, 8);
   EXPECT_TRUE(o.leader_elect);
 }
 

@@ -55,7 +55,7 @@ TEST(OptionsFlagsTest, RunDefaultsFollowControllerRuntime) {
   EXPECT_EQ(o.lease_duration, seconds(15));
   EXPECT_EQ(o.renew_deadline, seconds(10));
   EXPECT_EQ(o.retry_period, seconds(2));
-  EXPECT_EQ(o.workers, 2);
+  EXPECT_EQ(o.workers, 8);
   EXPECT_EQ(o.log_level, LogLevel::Info);
   EXPECT_EQ(o.log_format, LogFormat::Text);
   EXPECT_EQ(o.identity, "host-a_1234");
@@ -265,7 +265,7 @@ TEST(OptionsFlagsTest, HelpListsEveryFlagWithItsDefault) {
                            "--retry-period DURATION",
                            "(default: 2s)",
                            "--workers N",
-                           "(default: 2)",
+                           "(default: 8)",
                            "--log-level LEVEL",
                            "(default: info)",
                            "--log-format FORMAT",

@@ -59,7 +59,7 @@ struct RunOptions {
   std::chrono::nanoseconds lease_duration = std::chrono::seconds(15);
   std::chrono::nanoseconds renew_deadline = std::chrono::seconds(10);
   std::chrono::nanoseconds retry_period = std::chrono::seconds(2);
-  int workers = 2;
+  int workers = 8;  // ShardSets reconciled in parallel: docs/design.md §12
   LogLevel log_level = LogLevel::Info;
   LogFormat log_format = LogFormat::Text;
   std::string identity;  // Lease holder identity; default "<hostname>_<random uuid>"

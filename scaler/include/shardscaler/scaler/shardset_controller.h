@@ -23,6 +23,7 @@
 #include "shardscaler/retention/planner.h"
 #include "shardscaler/scaler/event_recorder.h"
 #include "shardscaler/scaler/metrics.h"
+#include "shardscaler/scaler/own_writes.h"
 #include "shardscaler/scaler/plan_applier.h"
 
 namespace shardscaler::scaler {
@@ -31,7 +32,8 @@ class IngestionSource;
 
 struct ControllerOptions {
   std::vector<std::string> namespaces;  // empty = all namespaces
-  int workers = 2;
+  // The work is latency-bound (sequential API round trips): docs/design.md §12.
+  int workers = 8;
   // Plan/apply rounds in one reconcile: after a successful round the objects are read again
   // and planned again, so one reconcile usually finishes a whole transition.
   int max_rounds = 4;
@@ -102,9 +104,12 @@ class ShardSetController {
   k8s::EventHandlers shardSetHandlers();
   k8s::EventHandlers targetHandlers(retention::TargetKind kind);
   k8s::EventHandlers statefulSetHandlers();
+  // Each queues every ShardSet the object maps to but `echo_of`: the ShardSet whose own write
+  // the event only echoes (empty: none).
   void enqueueForTarget(const std::string& ns, retention::TargetKind kind,
-                        const std::string& target_name);
-  void enqueueForStatefulSet(const k8s::Json& sts);
+                        const std::string& target_name, const std::string& echo_of = {});
+  void enqueueForStatefulSet(const k8s::Json& sts, const std::string& echo_of = {});
+  void enqueueUnlessEcho(const std::string& key, const std::string& echo_of);
 
   // What planAndApply ended with: the last plan, the write that failed for good (if any), or
   // the outcome to return at once (a read failed, or too many rounds).
@@ -148,7 +153,10 @@ class ShardSetController {
   Metrics* metrics_;
   ControllerOptions options_;
   IngestionSource* ingestion_;
-  PlanApplier applier_;
+  // The writes of reconciles (through an OwnWritesClient each), so that their watch echoes do
+  // not queue the ShardSet that made them again; and the newest StatefulSet among them, the
+  // floor of observe()'s reads.
+  OwnWrites own_writes_;
 
   std::unique_ptr<QueueMetrics> queue_metrics_;
   k8s::WorkQueue queue_;
