@@ -9,7 +9,8 @@ namespace shardscaler::k8s::detail {
 namespace {
 
 // Written by hand: no Debian package parses Kubernetes selectors in C++. It follows
-// apimachinery's labels.Parse for the operators above, including its checks of keys and values.
+// apimachinery's labels.Parse for the operators of SelectorOperator, with its checks of keys
+// and values.
 
 bool isAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
 
