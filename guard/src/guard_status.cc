@@ -1,7 +1,7 @@
 #include "shardscaler/guard/guard_status.h"
 
 #include "api_resources.h"
-#include "label_selector.h"
+#include "shardscaler/k8s_client/label_selector.h"
 
 namespace shardscaler::guard {
 
@@ -20,10 +20,10 @@ GuardStatus readGuardStatus(k8s::KubeClient& client, const std::string& configur
   bool needs_namespace = false;
   if (configuration->contains("webhooks") && (*configuration)["webhooks"].is_array()) {
     for (const auto& hook : (*configuration)["webhooks"]) {
-      if (hook.is_object() &&
-          !detail::selectorIsEmpty(hook.value("namespaceSelector", k8s::Json()))) {
-        needs_namespace = true;
-      }
+      if (!hook.is_object()) continue;
+      // An unreadable selector is reported by checkWebhookConfiguration without the namespace.
+      auto selector = k8s::LabelSelector::fromObject(hook.value("namespaceSelector", k8s::Json()));
+      if (selector && !selector->empty()) needs_namespace = true;
     }
   }
   k8s::Json namespace_object;

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <array>
 
-#include "label_selector.h"
 #include "shardscaler/guard/shard_guard.h"
+#include "shardscaler/k8s_client/label_selector.h"
 #include "shardscaler/retention/naming.h"
 
 namespace shardscaler::guard {
@@ -115,15 +115,17 @@ std::string checkWebhook(const Json& hook, const ExpectedWebhook& expected,
   if (!bundle.is_string() || bundle.get<std::string>().empty()) {
     return "webhook " + name + " has no caBundle yet";
   }
-  const Json ns_selector = hook.value("namespaceSelector", Json());
-  if (!detail::selectorIsEmpty(ns_selector)) {
+  auto ns_selector = k8s::LabelSelector::fromObject(hook.value("namespaceSelector", Json()));
+  if (!ns_selector) return "webhook " + name + "'s namespaceSelector: " + ns_selector.error();
+  if (!ns_selector->empty()) {
     if (namespace_object.is_null()) {
       return "webhook " + name + " has a namespaceSelector and the namespace is unknown";
     }
-    auto matches = detail::selectorMatches(
-        ns_selector, namespace_object.value("/metadata/labels"_json_pointer, Json::object()));
-    if (!matches) return "webhook " + name + "'s namespaceSelector: " + matches.error();
-    if (!*matches) return "webhook " + name + "'s namespaceSelector leaves this namespace out";
+    const k8s::Labels labels =
+        k8s::labelsOf(namespace_object.value("/metadata/labels"_json_pointer, Json::object()));
+    if (!ns_selector->matches(labels)) {
+      return "webhook " + name + "'s namespaceSelector leaves this namespace out";
+    }
   }
   return {};
 }

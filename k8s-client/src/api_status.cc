@@ -3,42 +3,18 @@
 #include <charconv>
 #include <string>
 
+#include <boost/beast/http/status.hpp>
+
 namespace shardscaler::k8s {
 namespace {
 
+// The reason phrase of an HTTP status ("Not Found"); "" for a code HTTP does not define.
 std::string_view httpStatusText(int code) {
-  switch (code) {
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 409:
-      return "Conflict";
-    case 410:
-      return "Gone";
-    case 415:
-      return "Unsupported Media Type";
-    case 422:
-      return "Unprocessable Entity";
-    case 429:
-      return "Too Many Requests";
-    case 500:
-      return "Internal Server Error";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    default:
-      return "";
-  }
+  namespace http = boost::beast::http;
+  const http::status status = http::int_to_status(static_cast<unsigned>(code));
+  if (status == http::status::unknown) return "";
+  const auto reason = http::obsolete_reason(status);
+  return {reason.data(), reason.size()};
 }
 
 // A short, single-line excerpt of a body that was not a Status (an HTML error page, a proxy's

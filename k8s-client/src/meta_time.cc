@@ -27,21 +27,30 @@ std::unexpected<Error> badTime(std::string_view text) {
   return makeError(ErrorKind::Decode, "not an RFC 3339 time: \"" + std::string(text) + "\"");
 }
 
-}  // namespace
-
-std::string formatMicroTime(Clock::SystemTime t) {
+// Whole seconds for metav1.Time, six digits of fraction for metav1.MicroTime.
+std::string formatUtc(Clock::SystemTime t, bool with_micros) {
   auto micros = std::chrono::floor<microseconds>(t);
   auto day = std::chrono::floor<days>(micros);
   std::chrono::year_month_day ymd{day};
   std::chrono::hh_mm_ss hms{micros - day};
   char buffer[40];
-  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d.%06lldZ",
-                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
-                static_cast<unsigned>(ymd.day()), static_cast<int>(hms.hours().count()),
-                static_cast<int>(hms.minutes().count()), static_cast<int>(hms.seconds().count()),
-                static_cast<long long>(hms.subseconds().count()));
-  return buffer;
+  int length = std::snprintf(
+      buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02d", static_cast<int>(ymd.year()),
+      static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+      static_cast<int>(hms.hours().count()), static_cast<int>(hms.minutes().count()),
+      static_cast<int>(hms.seconds().count()));
+  if (with_micros) {
+    length += std::snprintf(buffer + length, sizeof buffer - static_cast<size_t>(length), ".%06lld",
+                            static_cast<long long>(hms.subseconds().count()));
+  }
+  return std::string(buffer, static_cast<size_t>(length)) + "Z";
 }
+
+}  // namespace
+
+std::string formatTime(Clock::SystemTime t) { return formatUtc(t, false); }
+
+std::string formatMicroTime(Clock::SystemTime t) { return formatUtc(t, true); }
 
 Result<Clock::SystemTime> parseMicroTime(std::string_view text) {
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;

@@ -99,7 +99,7 @@ std::expected<ApiRequest, ApiError> parseApiRequest(std::string_view method, std
     return std::unexpected(notFound(path, "no metric \"" + std::string(parts[5]) +
                                               "\"; shardscaler serves " + metricNameList()));
   }
-  auto selector = LabelSelector::parse(queryParameter(query, "labelSelector").value_or(""));
+  auto selector = k8s::LabelSelector::parse(queryParameter(query, "labelSelector").value_or(""));
   if (!selector) return std::unexpected(ApiError{400, "BadRequest", selector.error()});
   request.route = Route::Metric;
   request.ns = std::string(parts[4]);

@@ -39,7 +39,6 @@ std::string inQuotes(std::string_view s);
 std::unexpected<std::string> fail(std::string message);
 std::expected<bool, std::string> parseBool(std::string_view v);
 std::expected<int, std::string> parseInt(std::string_view v, int min, int max);
-bool isDns1123Subdomain(std::string_view s);
 Applied checkNamespaceName(std::string_view v);
 Applied checkObjectName(std::string_view v);
 std::expected<std::chrono::nanoseconds, std::string> parsePositiveDuration(std::string_view v);

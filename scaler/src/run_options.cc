@@ -17,6 +17,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "option_spec.h"
+#include "shardscaler/k8s_client/validation.h"
 
 #ifndef SHARDSCALER_VERSION
 #define SHARDSCALER_VERSION "0.0.0"
@@ -60,34 +61,14 @@ std::expected<int, std::string> parseInt(std::string_view v, int min, int max) {
   return out;
 }
 
-bool isDns1123Label(std::string_view s) {
-  if (s.empty() || s.size() > 63) return false;
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(s.front()) || !alnum(s.back())) return false;
-  return std::ranges::all_of(s, [&](char c) { return alnum(c) || c == '-'; });
-}
-
-bool isDns1123Subdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = s.find('.', start);
-    const std::string_view part =
-        s.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (!isDns1123Label(part)) return false;
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
 Applied checkNamespaceName(std::string_view v) {
-  if (isDns1123Label(v)) return {};
+  if (k8s::isDns1123Label(v)) return {};
   return fail(inQuotes(v) +
               " is not a valid namespace name (lowercase letters, digits and '-', at most 63)");
 }
 
 Applied checkObjectName(std::string_view v) {
-  if (isDns1123Subdomain(v)) return {};
+  if (k8s::isDns1123Subdomain(v)) return {};
   return fail(inQuotes(v) +
               " is not a valid object name (lowercase letters, digits, '-' and '.', at most 253)");
 }

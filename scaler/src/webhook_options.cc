@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "option_spec.h"
+#include "shardscaler/k8s_client/validation.h"
 
 namespace shardscaler::scaler::detail {
 namespace {
@@ -34,7 +35,7 @@ Applied addList(std::vector<std::string>& list, std::string_view v,
 Applied anyName(std::string_view) { return {}; }
 
 Applied hostName(std::string_view v) {
-  if (isIpAddress(std::string(v)) || isDns1123Subdomain(v)) return {};
+  if (isIpAddress(std::string(v)) || k8s::isDns1123Subdomain(v)) return {};
   return fail(inQuotes(v) + " is neither a DNS name nor an IP address");
 }
 

@@ -4,12 +4,12 @@
 #include <cmath>
 #include <set>
 
-#include "rfc3339.h"
+#include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
 namespace {
 
-using detail::formatRfc3339;
+using k8s::formatTime;
 
 // The moment `rotate_at` of the certificate's life has passed.
 SystemTime rotationTime(const Certificate& certificate, double rotate_at) {
@@ -54,7 +54,7 @@ std::string servingProblem(const StoredCertificates& stored, const std::vector<s
   if (!stored.serving) return "no usable serving certificate (" + stored.serving_problem + ")";
   const Certificate& leaf = stored.serving->certificate;
   if (now >= leaf.notAfter()) {
-    return "the serving certificate expired at " + formatRfc3339(leaf.notAfter());
+    return "the serving certificate expired at " + formatTime(leaf.notAfter());
   }
   if (!issuer) return "the serving certificate is not signed by a CA of the bundle";
   if (auto missing = missingHosts(leaf, hosts); !missing.empty()) {
@@ -114,8 +114,8 @@ CertificatePlan planCertificates(const StoredCertificates& stored,
     if (now >= retire) {
       plan.new_ca = true;
       plan.reasons.push_back("CA \"" + ca.subjectCommonName() + "\" (valid until " +
-                             formatRfc3339(ca.notAfter()) + ") is due for rotation since " +
-                             formatRfc3339(retire));
+                             formatTime(ca.notAfter()) + ") is due for rotation since " +
+                             formatTime(retire));
     } else {
       review(retire);
     }
@@ -146,8 +146,8 @@ CertificatePlan planCertificates(const StoredCertificates& stored,
     if (now >= due) {
       plan.issue_serving = true;
       plan.reasons.push_back("the serving certificate (valid until " +
-                             formatRfc3339(leaf->notAfter()) + ") is due for rotation since " +
-                             formatRfc3339(due));
+                             formatTime(leaf->notAfter()) + ") is due for rotation since " +
+                             formatTime(due));
     } else {
       review(due);
     }
@@ -162,7 +162,7 @@ CertificatePlan planCertificates(const StoredCertificates& stored,
     if (now >= switch_at) {
       plan.issue_serving = true;
       plan.reasons.push_back("the signing CA was published at " +
-                             formatRfc3339(*plan.ca_published_at) +
+                             formatTime(*plan.ca_published_at) +
                              "; the serving certificate moves to it");
     } else {
       review(switch_at);
@@ -188,7 +188,7 @@ CertificatePlan planCertificates(const StoredCertificates& stored,
     if (!ca.isCa() || !seen.insert(ca.fingerprint()).second) continue;
     if (now >= ca.notAfter()) {
       plan.reasons.push_back("CA \"" + ca.subjectCommonName() + "\" expired at " +
-                             formatRfc3339(ca.notAfter()) + "; dropped from the bundle");
+                             formatTime(ca.notAfter()) + "; dropped from the bundle");
       continue;
     }
     const bool signs_served = !plan.issue_serving && leaf_from_old_ca && issuer == i;

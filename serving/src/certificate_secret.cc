@@ -1,7 +1,7 @@
 #include "certificate_secret.h"
 
-#include "rfc3339.h"
 #include "shardscaler/k8s_client/base64.h"
+#include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving::detail {
 namespace {
@@ -25,13 +25,15 @@ std::optional<SystemTime> annotationTime(const k8s::Json& secret, const char* ke
   const auto& annotations = (*metadata)["annotations"];
   const auto value = annotations.find(key);
   if (value == annotations.end() || !value->is_string()) return std::nullopt;
-  return parseRfc3339(value->get_ref<const std::string&>());
+  auto time = k8s::parseMicroTime(value->get_ref<const std::string&>());
+  if (!time) return std::nullopt;
+  return *time;
 }
 
 void setAnnotation(k8s::Json& secret, const char* key, const std::optional<SystemTime>& time) {
   auto& annotations = secret["metadata"]["annotations"];
   if (time) {
-    annotations[key] = formatRfc3339(*time);
+    annotations[key] = k8s::formatTime(*time);
   } else if (annotations.is_object()) {
     annotations.erase(key);
   }

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "periodic_task.h"
-#include "rfc3339.h"
+#include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -82,7 +82,7 @@ std::expected<void, std::string> FileCertificateSource::reload() {
   if (store(*certificate)) {
     spdlog::info("event=serving_certificate_loaded directory=\"{}\" subject=\"{}\" not_after={}",
                  dir.string(), (*certificate)->leaf().subjectCommonName(),
-                 detail::formatRfc3339((*certificate)->leaf().notAfter()));
+                 k8s::formatTime((*certificate)->leaf().notAfter()));
   }
   return {};
 }

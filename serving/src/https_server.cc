@@ -7,7 +7,7 @@
 
 #include "https_server_impl.h"
 #include "https_session.h"
-#include "rfc3339.h"
+#include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -100,7 +100,7 @@ void HttpsServer::Impl::onAccept(tcp::socket socket) {
     const auto certificate = options_.certificates->current();
     spdlog::info("event=https_certificate_loaded address={} subject=\"{}\" not_after={}",
                  options_.address.toString(), certificate->leaf().subjectCommonName(),
-                 detail::formatRfc3339(certificate->leaf().notAfter()));
+                 k8s::formatTime(certificate->leaf().notAfter()));
   }
   socket.set_option(tcp::no_delay(true), ignored);
   auto session = std::make_shared<detail::HttpsSession>(*this, std::move(socket), *context);

@@ -6,7 +6,7 @@
 
 #include "certificate_secret.h"
 #include "periodic_task.h"
-#include "rfc3339.h"
+#include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -182,7 +182,7 @@ void SecretCertificateStore::load(const k8s::Json& secret) {
   if (store(*certificate)) {
     spdlog::info(
         "event=serving_certificate_loaded secret={} fingerprint={} not_after={} ca_bundle_size={}",
-        describe(), leaf.fingerprint().substr(0, 16), detail::formatRfc3339(leaf.notAfter()),
+        describe(), leaf.fingerprint().substr(0, 16), k8s::formatTime(leaf.notAfter()),
         (*certificate)->caBundle().size());
   }
 }

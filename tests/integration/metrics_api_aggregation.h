@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/k8s_client/base64.h"
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/rest_client.h"
 #include "shardscaler/metrics_api/front_proxy_config_watch.h"
@@ -86,28 +87,6 @@ inline serving::CertificateAuthority makeCa(const std::string& name) {
   auto ca = serving::CertificateAuthority::generate(name, now - 1h, now + 4h);
   if (!ca) throw std::runtime_error(ca.error());
   return std::move(*ca);
-}
-
-inline std::string base64(const std::string& text) {
-  static constexpr char kAlphabet[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < text.size(); i += 3) {
-    const unsigned v = (static_cast<unsigned char>(text[i]) << 16) |
-                       (static_cast<unsigned char>(text[i + 1]) << 8) |
-                       static_cast<unsigned char>(text[i + 2]);
-    for (int shift : {18, 12, 6, 0}) out += kAlphabet[(v >> shift) & 63];
-  }
-  if (i < text.size()) {
-    unsigned v = static_cast<unsigned char>(text[i]) << 16;
-    if (i + 1 < text.size()) v |= static_cast<unsigned char>(text[i + 1]) << 8;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += i + 1 < text.size() ? kAlphabet[(v >> 6) & 63] : '=';
-    out += '=';
-  }
-  return out;
 }
 
 inline void apply(const std::string& yaml) {
@@ -206,7 +185,7 @@ spec:
   versionPriority: 100
   service: {name: shardscaler-metrics-api, namespace: monitoring, port: 443}
   caBundle: )" +
-        base64(e->serving_ca.certificate().pem()) + "\n");
+        k8s::base64Encode(e->serving_ca.certificate().pem()) + "\n");
   const bool available = testenv::waitFor(180s, [] {
     std::string out;
     env->control_plane->kubectl(

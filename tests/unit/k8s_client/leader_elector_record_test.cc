@@ -1,4 +1,4 @@
-// Lease spec <-> LeaderElectionRecord, and MicroTime formatting/parsing.
+// Lease spec <-> LeaderElectionRecord, and Time/MicroTime formatting and parsing.
 #include <chrono>
 
 #include <gtest/gtest.h>
@@ -15,6 +15,17 @@ TEST(MicroTimeTest, FormatsUtcWithMicroseconds) {
   Clock::SystemTime t = sys_days(2024y / March / 5) + 7h + 8min + 9s + 123456us + 789ns;
   EXPECT_EQ(formatMicroTime(t), "2024-03-05T07:08:09.123456Z");
   EXPECT_EQ(formatMicroTime(Clock::SystemTime{}), "1970-01-01T00:00:00.000000Z");
+}
+
+TEST(MetaTimeTest, FormatsUtcToTheWholeSecondAndReadsItBack) {
+  Clock::SystemTime t = sys_days(2026y / November / 25) + 10h + 2min + 3s + 999999us;
+  EXPECT_EQ(formatTime(t), "2026-11-25T10:02:03Z");
+  EXPECT_EQ(formatTime(Clock::SystemTime{}), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(formatTime(sys_days(1969y / December / 31) + 23h + 59min + 59s + 500ms),
+            "1969-12-31T23:59:59Z");
+  auto back = parseMicroTime(formatTime(t));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(*back, floor<seconds>(t));
 }
 
 TEST(MicroTimeTest, ParsesWhatTheApiServerSends) {

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include <boost/beast/http/status.hpp>
 #include <nlohmann/json.hpp>
 
 namespace shardscaler::k8s::testing {
@@ -39,33 +40,11 @@ std::string percentDecode(std::string_view text) {
   return out;
 }
 
+// Beast's reason phrase for `status` ("<unknown-status>" for a code HTTP does not define).
 std::string reasonPhrase(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 201:
-      return "Created";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 409:
-      return "Conflict";
-    case 410:
-      return "Gone";
-    case 422:
-      return "Unprocessable Entity";
-    case 429:
-      return "Too Many Requests";
-    case 500:
-      return "Internal Server Error";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return "Status";
-  }
+  const auto reason =
+      boost::beast::http::obsolete_reason(boost::beast::http::int_to_status(status));
+  return std::string(reason.data(), reason.size());
 }
 
 bool parseRequest(std::string_view head, FakeRequest& request) {

@@ -1,5 +1,5 @@
 // Request parsing of the aggregated API: routes, the authorization attributes the API server would
-// give them, label selectors and the refusals' metav1.Status.
+// give them, the labelSelector parameter and the refusals' metav1.Status.
 #include "shardscaler/metrics_api/api_request.h"
 
 #include <gmock/gmock.h>
@@ -77,46 +77,6 @@ TEST(ApiRequest, StatusReadsLikeTheApiServers) {
   EXPECT_EQ(status["status"], "Failure");
   EXPECT_EQ(status["code"], 403);
   EXPECT_EQ(status["reason"], "Forbidden");
-}
-
-TEST(LabelSelector, ParsesAndMatchesTheSetBasedForms) {
-  auto all = LabelSelector::parse("");
-  ASSERT_TRUE(all.has_value());
-  EXPECT_TRUE(all->empty());
-  EXPECT_TRUE(all->matches({{"shardset", "x"}}));
-
-  auto eq = LabelSelector::parse("shardset=main");
-  EXPECT_TRUE(eq->matches({{"shardset", "main"}}));
-  EXPECT_FALSE(eq->matches({{"shardset", "other"}}));
-  EXPECT_FALSE(eq->matches({}));
-  EXPECT_EQ(LabelSelector::parse("shardset==main")->pinnedValue("shardset"), "main");
-  EXPECT_EQ(LabelSelector::parse("shardset in (main)")->pinnedValue("shardset"), "main");
-  EXPECT_EQ(LabelSelector::parse("shardset in (a,b)")->pinnedValue("shardset"), std::nullopt);
-
-  auto in = LabelSelector::parse("shardset in (a, b)");
-  ASSERT_TRUE(in.has_value()) << in.error();
-  EXPECT_TRUE(in->matches({{"shardset", "b"}}));
-  EXPECT_FALSE(in->matches({{"shardset", "c"}}));
-  auto notin = LabelSelector::parse("shardset notin (a,b)");
-  EXPECT_TRUE(notin->matches({{"shardset", "c"}}));
-  EXPECT_TRUE(notin->matches({}));
-  auto ne = LabelSelector::parse("shardset!=a");
-  EXPECT_FALSE(ne->matches({{"shardset", "a"}}));
-  EXPECT_TRUE(LabelSelector::parse("shardset")->matches({{"shardset", "a"}}));
-  EXPECT_FALSE(LabelSelector::parse("!shardset")->matches({{"shardset", "a"}}));
-  auto both = LabelSelector::parse("shardset,shardset!=b");
-  ASSERT_TRUE(both.has_value());
-  EXPECT_EQ(both->requirements().size(), 2);
-}
-
-TEST(LabelSelector, ErrorsNameTheProblem) {
-  auto open = LabelSelector::parse("a in (b");
-  ASSERT_FALSE(open.has_value());
-  EXPECT_THAT(open.error(), HasSubstr("a in (b"));
-  EXPECT_FALSE(LabelSelector::parse("a in ()").has_value());
-  EXPECT_FALSE(LabelSelector::parse("a gt 3").has_value());
-  EXPECT_FALSE(LabelSelector::parse("=b").has_value());
-  EXPECT_FALSE(LabelSelector::parse("a=b,").has_value());
 }
 
 }  // namespace

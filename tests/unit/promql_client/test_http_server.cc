@@ -9,6 +9,8 @@
 #include <cctype>
 #include <stdexcept>
 
+#include <boost/beast/http/status.hpp>
+
 namespace shardscaler::promql::testhttp {
 
 namespace {
@@ -57,27 +59,11 @@ bool sendAll(int fd, const std::string& data) {
   return true;
 }
 
-const char* reasonPhrase(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 422:
-      return "Unprocessable Entity";
-    case 500:
-      return "Internal Server Error";
-    case 502:
-      return "Bad Gateway";
-    case 503:
-      return "Service Unavailable";
-    default:
-      return "Status";
-  }
+// Beast's reason phrase for `status` ("<unknown-status>" for a code HTTP does not define).
+std::string reasonPhrase(int status) {
+  const auto reason =
+      boost::beast::http::obsolete_reason(boost::beast::http::int_to_status(status));
+  return std::string(reason.data(), reason.size());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "fake_kube_client.h"
+#include "shardscaler/k8s_client/base64.h"
 #include "shardscaler/serving/ca_bundle_injector.h"
 #include "tls_test_support.h"
 
@@ -109,7 +110,7 @@ TEST_F(CaBundleInjectorTest, InjectsOnceAndThenHasNothingToDo) {
   auto written = injector.injectOnce();
   ASSERT_TRUE(written.has_value()) << written.error();
   EXPECT_EQ(*written, 1);
-  const std::string expected = testing::base64Encode(pki.ca.certificate().pem());
+  const std::string expected = k8s::base64Encode(pki.ca.certificate().pem());
   EXPECT_EQ(bundleAt(0), expected);
   EXPECT_EQ(bundleAt(1), expected);
   EXPECT_EQ(injector.injectOnce().value(), 0);
@@ -209,18 +210,18 @@ TEST_F(CaBundleInjectorTest, TheBackgroundLoopInjectsANewBundleAtOnce) {
     }
     return bundleAt(1) == bundle;
   };
-  EXPECT_TRUE(wait_for(testing::base64Encode(first.ca.certificate().pem())));
+  EXPECT_TRUE(wait_for(k8s::base64Encode(first.ca.certificate().pem())));
   // No time passes: the change itself wakes the injector, long before the hourly resync.
   auto second = testing::makeTestPki("second-ca");
   slot_->set(second.serving);
-  EXPECT_TRUE(wait_for(testing::base64Encode(second.ca.certificate().pem())));
+  EXPECT_TRUE(wait_for(k8s::base64Encode(second.ca.certificate().pem())));
   // Someone blanks it; the periodic re-check puts it back.
   ASSERT_TRUE(clock_->awaitWaiters(1, std::chrono::seconds(10)));
   auto blanked = client_.find(resource_, "", "guard").value();
   blanked["webhooks"][1]["clientConfig"].erase("caBundle");
   client_.put(resource_, blanked);
   clock_->advance(std::chrono::hours(1));
-  EXPECT_TRUE(wait_for(testing::base64Encode(second.ca.certificate().pem())));
+  EXPECT_TRUE(wait_for(k8s::base64Encode(second.ca.certificate().pem())));
   injector.stop();
 }
 

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "fake_kube_client.h"
+#include "shardscaler/k8s_client/base64.h"
 #include "shardscaler/serving/secret_certificate_store.h"
 #include "tls_test_support.h"
 
@@ -41,8 +42,10 @@ struct Version {
 };
 
 Version versionOf(const k8s::Json& secret, SystemTime written) {
-  auto leaf = Certificate::fromPem(testing::base64Decode(secret["data"]["tls.crt"]));
-  auto bundle = Certificate::allFromPem(testing::base64Decode(secret["data"]["ca.crt"]));
+  auto leaf = Certificate::fromPem(
+      k8s::base64Decode(secret["data"]["tls.crt"].get<std::string>()).value_or(""));
+  auto bundle = Certificate::allFromPem(
+      k8s::base64Decode(secret["data"]["ca.crt"].get<std::string>()).value_or(""));
   EXPECT_TRUE(leaf.has_value() && bundle.has_value());
   return Version{written, *leaf, *bundle};
 }
@@ -102,7 +105,7 @@ TEST_F(SecretCertificateStoreTest, CreatesTheSecretWhenMissingAndServesIt) {
   EXPECT_EQ(s["metadata"]["labels"]["app.kubernetes.io/managed-by"], "shardscaler");
   EXPECT_EQ(s["metadata"]["annotations"]["shardscaler.io/ca-published-at"], "2031-06-01T00:00:00Z");
   for (const char* key : {"tls.crt", "tls.key", "ca.crt", "ca.key"}) {
-    EXPECT_FALSE(testing::base64Decode(s["data"][key]).empty()) << key;
+    EXPECT_NE(k8s::base64Decode(s["data"][key].get<std::string>()).value_or(""), "") << key;
   }
   const auto current = store.current();
   ASSERT_NE(current, nullptr);
@@ -153,15 +156,15 @@ TEST_F(SecretCertificateStoreTest, GarbageIsReplacedAndWhatIsNotOursIsKept) {
        {"metadata",
         {{"name", "guard-tls"}, {"namespace", "mon"}, {"annotations", {{"team", "platform"}}}}},
        {"data",
-        {{"tls.crt", testing::base64Encode("garbage")},
+        {{"tls.crt", k8s::base64Encode("garbage")},
          {"tls.key", "not base64!"},
-         {"ca.crt", testing::base64Encode("-----BEGIN CERTIFICATE-----\nxx")},
-         {"keep.me", testing::base64Encode("yes")}}}});
+         {"ca.crt", k8s::base64Encode("-----BEGIN CERTIFICATE-----\nxx")},
+         {"keep.me", k8s::base64Encode("yes")}}}});
   SecretCertificateStore store(client_, clock_, options());
   ASSERT_TRUE(store.sync().has_value());
   const auto s = secret();
   EXPECT_EQ(s["type"], "Opaque");
-  EXPECT_EQ(s["data"]["keep.me"], testing::base64Encode("yes"));
+  EXPECT_EQ(s["data"]["keep.me"], k8s::base64Encode("yes"));
   EXPECT_EQ(s["metadata"]["annotations"]["team"], "platform");
   ASSERT_NE(store.current(), nullptr);
   EXPECT_EQ(store.current()->leaf().fingerprint(), versionOf(s, kT0).leaf.fingerprint());
@@ -194,7 +197,7 @@ TEST_F(SecretCertificateStoreTest, AFailedWriteKeepsTheLastGoodCertificate) {
   ASSERT_TRUE(store.sync().has_value());
   const std::string good = fingerprint(store);
   auto s = secret();
-  s["data"]["tls.crt"] = testing::base64Encode("garbage");
+  s["data"]["tls.crt"] = k8s::base64Encode("garbage");
   client_.put(kSecrets, s);
   client_.setHook([](FakeKubeClient::Verb verb, const std::string&) -> std::optional<k8s::Error> {
     if (verb != FakeKubeClient::Verb::Update) return std::nullopt;

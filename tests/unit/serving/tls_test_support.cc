@@ -11,7 +11,6 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/ssl.hpp>
 
-#include "shardscaler/k8s_client/base64.h"
 #include "shardscaler/serving/x509.h"
 
 namespace shardscaler::serving::testing {
@@ -144,16 +143,6 @@ CurlReply curlOnce(const CurlRequest& request) {
   CurlClient client;
   return client.perform(request);
 }
-
-std::string base64Encode(const std::string& data) { return k8s::base64Encode(data); }
-
-std::string base64Decode(const std::string& text) {
-  return k8s::base64Decode(text).value_or(std::string());
-}
-
-}  // namespace shardscaler::serving::testing
-
-namespace shardscaler::serving::testing {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;

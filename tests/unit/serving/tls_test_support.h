@@ -82,8 +82,4 @@ class RawTlsClient {
   std::unique_ptr<State> state_;
 };
 
-// Base64 as Secret data holds it (written here for the tests, through OpenSSL).
-std::string base64Encode(const std::string& data);
-std::string base64Decode(const std::string& text);  // "" when not base64
-
 }  // namespace shardscaler::serving::testing

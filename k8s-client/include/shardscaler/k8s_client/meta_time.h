@@ -10,9 +10,12 @@
 
 namespace shardscaler::k8s {
 
+// metav1.Time: RFC 3339 in UTC to the whole second, "2006-01-02T15:04:05Z" (annotations,
+// certificate times in messages).
+std::string formatTime(Clock::SystemTime t);
 // metav1.MicroTime: RFC 3339 in UTC with microseconds, "2006-01-02T15:04:05.000000Z".
 std::string formatMicroTime(Clock::SystemTime t);
-// Accepts any RFC 3339 time (fraction optional, "Z" or a +hh:mm offset).
+// Reads both, and any RFC 3339 time (fraction optional, "Z" or a +hh:mm offset).
 Result<Clock::SystemTime> parseMicroTime(std::string_view text);
 
 }  // namespace shardscaler::k8s

@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/k8s_client/label_selector.h"
 #include "shardscaler/metrics_api/external_metrics.h"
-#include "shardscaler/metrics_api/label_selector.h"
 
 namespace shardscaler::metrics_api {
 
@@ -44,7 +44,7 @@ struct ApiRequest {
   std::string path;                                  // as sent, without the query
   std::string ns;                                    // Metric
   MetricKind metric = MetricKind::SamplesPerSecond;  // Metric
-  LabelSelector selector;                            // Metric: the labelSelector parameter
+  k8s::LabelSelector selector;                       // Metric: the labelSelector parameter
   Attributes attributes;
 };
 

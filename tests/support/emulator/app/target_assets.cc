@@ -3,6 +3,7 @@
 #include "metadata_merge.h"
 #include "prometheus_config.h"
 #include "shard_naming.h"
+#include "shardscaler/k8s_client/base64.h"
 #include "sync_step.h"
 
 namespace shardscaler::emulator {
@@ -31,7 +32,9 @@ k8s::Result<std::string> TargetAssets::loadAdditionalScrapeConfigs(const Json& t
                           "loading additional scrape configs from Secret failed: key " + ref->key +
                               " could not be found in secret " + ref->name);
   }
-  return base64Decode(value->get<std::string>());
+  auto decoded = k8s::base64Decode(value->get<std::string>());
+  if (!decoded) return k8s::makeError(k8s::ErrorKind::Decode, "invalid base64");
+  return std::move(*decoded);
 }
 
 k8s::Result<void> TargetAssets::syncConfigSecret(const Json& target) {

@@ -207,12 +207,6 @@ k8s::Result<std::string> gzipDecompress(const std::string& data) {
   return out;
 }
 
-k8s::Result<std::string> base64Decode(const std::string& text) {
-  auto decoded = k8s::base64Decode(text);
-  if (!decoded) return k8s::makeError(k8s::ErrorKind::Decode, "invalid base64");
-  return std::move(*decoded);
-}
-
 Json makeConfigSecret(const TargetKind& kind, const Json& target, const std::string& config) {
   const Json& meta = objectField(target, "metadata");
   return Json{

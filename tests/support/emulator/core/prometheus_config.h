@@ -39,11 +39,9 @@ k8s::Result<std::string> generateConfiguration(const TargetKind& kind, const Jso
 // The three relabel rules appendShardingRelabelingWithAddress adds (modulus = shards).
 Json shardingRelabelings(int shards);
 
-// gzip (RFC 1952, mtime 0, as Go's gzip.Writer) and its inverse; base64 for Secret data
-// (k8s::base64Decode as an error that says so).
+// gzip (RFC 1952, mtime 0, as Go's gzip.Writer) and its inverse.
 std::string gzipCompress(const std::string& data);
 k8s::Result<std::string> gzipDecompress(const std::string& data);
-k8s::Result<std::string> base64Decode(const std::string& text);
 
 // MakeConfigurationSecret: name <prefix>-<name>, managed-by labels, controller owner reference,
 // data prometheus.yaml.gz = gzip(config).

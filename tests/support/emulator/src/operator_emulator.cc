@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "prometheus_config.h"
+#include "shardscaler/k8s_client/base64.h"
 
 #ifndef SHARDSCALER_OPERATOR_EMULATOR_BINARY
 #error "SHARDSCALER_OPERATOR_EMULATOR_BINARY must name the operator-emulator binary"
@@ -47,8 +48,8 @@ std::optional<int> optionalInt(const nlohmann::json& line, const char* field) {
 std::filesystem::path operatorEmulatorBinary() { return SHARDSCALER_OPERATOR_EMULATOR_BINARY; }
 
 std::string decodeConfigSecretData(const std::string& base64_gzip) {
-  auto compressed = emulator::base64Decode(base64_gzip);
-  if (!compressed) throw std::runtime_error("config secret: " + compressed.error().message);
+  auto compressed = k8s::base64Decode(base64_gzip);
+  if (!compressed) throw std::runtime_error("config secret: invalid base64");
   auto text = emulator::gzipDecompress(*compressed);
   if (!text) throw std::runtime_error("config secret: " + text.error().message);
   return *text;

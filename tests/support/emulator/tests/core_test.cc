@@ -10,6 +10,7 @@
 #include "metadata_merge.h"
 #include "prometheus_config.h"
 #include "shard_naming.h"
+#include "shardscaler/k8s_client/base64.h"
 #include "statefulset_builder.h"
 #include "status_report.h"
 
@@ -218,7 +219,7 @@ TEST(PrometheusConfigTest, UnmanagedOnlyForServersWithoutSelectors) {
 TEST(PrometheusConfigTest, SecretDataRoundTripsThroughGzipAndBase64) {
   Json secret = makeConfigSecret(prometheusKind(), target("main", {}), "global: {}\n");
   EXPECT_EQ(secret["metadata"]["name"], "prometheus-main");
-  auto compressed = base64Decode(secret["data"]["prometheus.yaml.gz"].get<std::string>());
+  auto compressed = k8s::base64Decode(secret["data"]["prometheus.yaml.gz"].get<std::string>());
   ASSERT_TRUE(compressed);
   ASSERT_GE(compressed->size(), 10u);
   EXPECT_EQ(static_cast<unsigned char>((*compressed)[0]), 0x1f);  // gzip magic

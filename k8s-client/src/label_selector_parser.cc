@@ -1,49 +1,18 @@
-#include "shardscaler/metrics_api/label_selector.h"
+#include "label_selector_parser.h"
 
 #include <algorithm>
 #include <cctype>
 
-namespace shardscaler::metrics_api {
+#include "shardscaler/k8s_client/validation.h"
+
+namespace shardscaler::k8s::detail {
 namespace {
 
 // Written by hand: no Debian package parses Kubernetes selectors in C++. It follows
-// apimachinery's labels.Parse for the operators above, including its checks of keys and values.
+// apimachinery's labels.Parse for the operators of SelectorOperator, with its checks of keys
+// and values.
 
 bool isAlnum(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; }
-
-// A label value, or the name part of a key: at most 63 characters, alphanumeric at both ends,
-// '-', '_' and '.' inside; a value may also be empty.
-bool isLabelName(std::string_view s, bool may_be_empty) {
-  if (s.empty()) return may_be_empty;
-  if (s.size() > 63 || !isAlnum(s.front()) || !isAlnum(s.back())) return false;
-  return std::ranges::all_of(s,
-                             [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
-}
-
-bool isDnsSubdomain(std::string_view s) {
-  if (s.empty() || s.size() > 253) return false;
-  size_t start = 0;
-  while (true) {
-    const size_t dot = s.find('.', start);
-    const std::string_view part =
-        s.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (part.empty() || part.size() > 63 || !isAlnum(part.front()) || !isAlnum(part.back()) ||
-        !std::ranges::all_of(part, [](char c) {
-          return (std::islower(static_cast<unsigned char>(c)) != 0) ||
-                 (std::isdigit(static_cast<unsigned char>(c)) != 0) || c == '-';
-        })) {
-      return false;
-    }
-    if (dot == std::string_view::npos) return true;
-    start = dot + 1;
-  }
-}
-
-bool isQualifiedKey(std::string_view key) {
-  const size_t slash = key.find('/');
-  if (slash == std::string_view::npos) return isLabelName(key, false);
-  return isDnsSubdomain(key.substr(0, slash)) && isLabelName(key.substr(slash + 1), false);
-}
 
 bool isIdentifierChar(char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.' || c == '/'; }
 
@@ -89,14 +58,14 @@ class Parser {
     skipSpace();
     const std::string_view k = identifier();
     if (k.empty()) return fail("expected a label key");
-    if (!isQualifiedKey(k)) return fail("\"" + std::string(k) + "\" is not a valid label key");
+    if (!isQualifiedName(k)) return fail("\"" + std::string(k) + "\" is not a valid label key");
     return std::string(k);
   }
 
   std::expected<std::string, std::string> value(const std::string& key) {
     skipSpace();
     const std::string_view v = identifier();
-    if (v.find('/') != std::string_view::npos || !isLabelName(v, true)) {
+    if (!isValidLabelValue(v)) {
       return fail("\"" + std::string(v) + "\" is not a valid value for \"" + key + "\"");
     }
     return std::string(v);
@@ -173,51 +142,11 @@ class Parser {
   size_t pos_ = 0;
 };
 
-bool matchesOne(const SelectorRequirement& r, const Labels& labels) {
-  auto it = labels.find(r.key);
-  const bool has = it != labels.end();
-  switch (r.op) {
-    case SelectorOperator::Exists:
-      return has;
-    case SelectorOperator::DoesNotExist:
-      return !has;
-    case SelectorOperator::Equals:
-      return has && it->second == r.values.front();
-    case SelectorOperator::NotEquals:
-      return !has || it->second != r.values.front();
-    case SelectorOperator::In:
-      return has && std::ranges::find(r.values, it->second) != r.values.end();
-    case SelectorOperator::NotIn:
-      return !has || std::ranges::find(r.values, it->second) == r.values.end();
-  }
-  return false;
-}
-
 }  // namespace
 
-std::expected<LabelSelector, std::string> LabelSelector::parse(std::string_view text) {
-  auto requirements = Parser(text).parse();
-  if (!requirements) return std::unexpected(requirements.error());
-  LabelSelector selector;
-  selector.requirements_ = std::move(*requirements);
-  selector.text_ = std::string(text);
-  return selector;
+std::expected<std::vector<SelectorRequirement>, std::string> parseSelectorRequirements(
+    std::string_view text) {
+  return Parser(text).parse();
 }
 
-bool LabelSelector::matches(const Labels& labels) const {
-  return std::ranges::all_of(requirements_,
-                             [&](const SelectorRequirement& r) { return matchesOne(r, labels); });
-}
-
-std::optional<std::string> LabelSelector::pinnedValue(std::string_view key) const {
-  for (const SelectorRequirement& r : requirements_) {
-    if (r.key != key) continue;
-    const bool one = r.values.size() == 1;
-    if ((r.op == SelectorOperator::Equals || r.op == SelectorOperator::In) && one) {
-      return r.values.front();
-    }
-  }
-  return std::nullopt;
-}
-
-}  // namespace shardscaler::metrics_api
+}  // namespace shardscaler::k8s::detail

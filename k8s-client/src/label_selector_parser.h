@@ -1,0 +1,18 @@
+// The string grammar of apimachinery's labels.Parse, for LabelSelector::parse. Private to
+// k8s-client; pure, and it never accepts a key or value the API server would refuse.
+#pragma once
+
+#include <expected>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shardscaler/k8s_client/label_selector.h"
+
+namespace shardscaler::k8s::detail {
+
+// The requirements of `text` in their written order; In/NotIn values sorted and deduplicated.
+std::expected<std::vector<SelectorRequirement>, std::string> parseSelectorRequirements(
+    std::string_view text);
+
+}  // namespace shardscaler::k8s::detail
