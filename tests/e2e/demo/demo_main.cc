@@ -188,7 +188,18 @@ class HpaFeed {
   explicit HpaFeed(Timeline& timeline) : timeline_(timeline), thread_(500ms, [this] { poll(); }) {}
 
  private:
+  // On its own thread: a failed read is printed (once while it repeats), never thrown.
   void poll() {
+    try {
+      printDecision();
+      last_error_.clear();
+    } catch (const std::exception& e) {
+      if (last_error_ != e.what()) timeline_.line(std::string("reading the HPA: ") + e.what());
+      last_error_ = e.what();
+    }
+  }
+
+  void printDecision() {
     const HpaView hpa = readHpa(kNs, "main");
     if (!hpa.exists) return;
     std::string decision = std::to_string(hpa.desired_replicas) + "/" +
@@ -208,6 +219,7 @@ class HpaFeed {
 
   Timeline& timeline_;
   std::string last_decision_;
+  std::string last_error_;
   SteadyClock::time_point last_print_;
   PollingThread thread_;  // last: it calls poll() on the members above
 };
