@@ -307,6 +307,16 @@ int run(bool keep) {
   ok &= check(t, eventually(90s, [](std::string*) { return settled(3, 0); }),
               "shard 3 deleted after its deadline (foreground, through the garbage collector)");
 
+  // The HPA steps down one shard at a time over tens of seconds; with 25 s the first shard it
+  // retains could pass its deadline before the last step, on a slow machine.
+  t.step("kubectl patch shardset/main: retentionPeriod 10m for the HPA's scale-down");
+  ok &= check(t,
+              kubectl(std::string("patch shardset/main -n ") + kNs +
+                      " --type merge -p '{\"spec\":{\"shardRetentionPolicy\":{\"retain\":"
+                      "{\"retentionPeriod\":\"10m\"}}}}'")
+                      .exit_code == 0,
+              "the ShardSet now retains removed shards for 10 minutes");
+
   t.step(std::string("An HPA on ") + kSamplesMetric + " (an external metric, through the " +
          "aggregator): 1 to " + std::to_string(kHpaMaxShards) + " shards, " +
          std::to_string(kTargetSamplesPerShard) + " samples/s per shard, scale-down window " +
