@@ -2,10 +2,13 @@
 # The main job: installs what is missing, builds shardscaler, then runs the demo: a local
 # Kubernetes control plane (etcd + kube-apiserver + kube-controller-manager 1.20 on loopback),
 # the Prometheus Operator emulator, real Prometheus shard processes and shardscaler; it scales
-# down with Retain, back up, lets a deadline pass and lets an HPA drive a change, printing a
-# timeline, and exits 0 when every step happened as it should. Everything is torn down at the end.
+# down with Retain, back up, lets a deadline pass, then lets the real HPA scale the ShardSet on
+# ingestion through shardscaler's external metrics API, printing a timeline, and exits 0 when every
+# step happened as it should. Everything is torn down at the end. It runs in a network namespace of
+# its own (the aggregator needs a non-loopback address for shardscaler), so it needs root.
 #
-# usage: hack/demo.sh [--keep]   --keep: stay up after the last step (kubectl works) until Ctrl-C
+# usage: hack/demo.sh [--keep]   --keep: stay up after the last step until Ctrl-C; kubectl reaches
+#                                the cluster through the nsenter command the demo prints
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$SHARDSCALER_ROOT"

@@ -1,14 +1,21 @@
 // shardscaler-demo: the main job of hack/demo.sh. Starts a real local control plane, the
 // operator emulator, real Prometheus shard processes and shardscaler, then walks through a
-// Retain scale-down, a scale-up, a passing deadline and an HPA-driven change, printing a
-// timeline. Exits 0 when every step happened as it should, 1 otherwise; it cleans up either way.
+// Retain scale-down, a scale-up, a passing deadline and an HPA that scales on the shards'
+// sample ingestion through shardscaler's external metrics API, printing a timeline. Exits 0 when
+// every step happened as it should, 1 otherwise; it cleans up either way.
+//
+// The whole process lives in a network namespace of its own (the aggregator refuses loopback
+// endpoints, so shardscaler serves the metrics API at 10.200.0.1 there); it needs root.
 //
 // usage: shardscaler-demo [--keep]   (--keep: stay up at the end until Ctrl-C, for kubectl)
 #include <signal.h>
+#include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <set>
@@ -16,8 +23,8 @@
 #include <thread>
 
 #include "shardscaler/e2e/cluster.h"
+#include "shardscaler/e2e/external_metrics_hpa.h"
 #include "shardscaler/e2e/resources.h"
-#include "shardscaler/e2e/scenario.h"
 #include "shardscaler/e2e/shardscaler_process.h"
 #include "shardscaler/testenv/operator_emulator.h"
 #include "shardscaler/testenv/sharded_prometheus.h"
@@ -29,6 +36,12 @@ using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr const char* kNs = "monitoring";
+// The ShardSet's target and the HPA's AverageValue: the HPA then wants status.recommendedShards.
+constexpr int kTargetSamplesPerShard = 2000;
+constexpr int kRateWindowSeconds = 20;
+// There are 4 Prometheus shard processes, so 4 is as far as the HPA may go.
+constexpr int kHpaMaxShards = 4;
+constexpr int kStabilizationSeconds = 20;
 
 class Timeline {
  public:
@@ -43,46 +56,67 @@ class Timeline {
     std::printf("\n== %s\n", text.c_str());
     std::fflush(stdout);
   }
+  double seconds() const {
+    return std::chrono::duration<double>(SteadyClock::now() - start_).count();
+  }
 
  private:
   std::mutex mutex_;
-  SteadyClock::time_point start_ = SteadyClock::now();
+  const SteadyClock::time_point start_ = SteadyClock::now();
 };
 
-// Prints every new Event about the ShardSet as it appears: what was retained until when, what
-// was re-attached, what was deleted.
-class EventFeed {
+// Calls `poll` every `period` on a thread of its own until destroyed.
+class PollingThread {
  public:
-  explicit EventFeed(Timeline& timeline) : timeline_(timeline), thread_([this] { run(); }) {}
-  ~EventFeed() {
+  PollingThread(std::chrono::milliseconds period, std::function<void()> poll)
+      : period_(period), poll_(std::move(poll)), thread_([this] { run(); }) {}
+  ~PollingThread() {
     stop_ = true;
     thread_.join();
-  }
-  void poll() {
-    k8s::ListOptions opts;
-    opts.field_selector = "involvedObject.kind=ShardSet,involvedObject.name=main";
-    auto list = adminClient().list(k8s::resources::events(), kNs, opts);
-    if (!list) return;
-    for (const Json& e : (*list)["items"]) {
-      const std::string key =
-          e["metadata"].value("name", "") + "/" + std::to_string(e.value("count", 1));
-      if (!seen_.insert(key).second) continue;
-      timeline_.line("event " + e.value("type", "") + " " + e.value("reason", "") + ": " +
-                     e.value("message", ""));
-    }
   }
 
  private:
   void run() {
     while (!stop_) {
-      poll();
-      std::this_thread::sleep_for(300ms);
+      poll_();
+      std::this_thread::sleep_for(period_);
     }
   }
-  Timeline& timeline_;
-  std::set<std::string> seen_;
+  const std::chrono::milliseconds period_;
+  const std::function<void()> poll_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
+};
+
+// Prints every new Event about the ShardSet and the HPA as it appears: what was retained until
+// when, what was re-attached, what was deleted, what the HPA rescaled to and why.
+class EventFeed {
+ public:
+  explicit EventFeed(Timeline& timeline)
+      : timeline_(timeline), thread_(300ms, [this] { poll(); }) {}
+  void poll() {
+    std::lock_guard lock(mutex_);
+    k8s::ListOptions opts;
+    opts.field_selector = "involvedObject.name=main";
+    auto list = adminClient().list(k8s::resources::events(), kNs, opts);
+    if (!list) return;
+    for (const Json& e : (*list)["items"]) {
+      const std::string kind = e["involvedObject"].value("kind", "");
+      if (kind != "ShardSet" && kind != "HorizontalPodAutoscaler") continue;
+      const std::string key =
+          e["metadata"].value("name", "") + "/" + std::to_string(e.value("count", 1));
+      if (!seen_.insert(key).second) continue;
+      timeline_.line(std::string(kind == "ShardSet" ? "event " : "event HPA ") +
+                     e.value("type", "") + " " + e.value("reason", "") + ": " +
+                     e.value("message", ""));
+    }
+  }
+
+ private:
+  Timeline& timeline_;
+  std::mutex mutex_;
+  std::set<std::string> seen_;
+  PollingThread thread_;  // last: it calls poll() on the members above
 };
 
 std::string kubectlOut(const std::string& args) {
@@ -109,29 +143,99 @@ bool settled(int active, int retained) {
          st.value("retainedShards", Json::array()).size() == static_cast<size_t>(retained);
 }
 
-std::string ingestionLine() {
-  Json ing = status().value("ingestion", Json::object());
-  if (ing.empty()) return "no ingestion data yet";
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "samples/s total %.0f", ing.value("totalSamplesPerSecond", 0.0));
-  std::string line = buf;
-  for (const Json& s : ing.value("perShard", Json::array())) {
-    std::snprintf(buf, sizeof buf, ", shard %d: %.0f", s.value("index", -1),
-                  s.value("samplesPerSecond", 0.0));
-    line += buf;
+void printRetained(Timeline& t) {
+  for (const Json& r : status().value("retainedShards", Json::array())) {
+    t.line("retained: shard " + std::to_string(r.value("index", -1)) + " (" +
+           r.value("statefulSet", "") + ") until " + r.value("deletionTimestamp", ""));
   }
-  line += "; recommended shards " + status().value("recommendedShards", Json("-")).dump();
-  return line;
 }
+
+// The ShardSet's status in one line: active and retained shards, the per-shard rates and the
+// recommendation.
+std::string shardSetLine() {
+  Json st = status();
+  std::string line = "ShardSet: " + std::to_string(st.value("shards", 0)) + " active, retained [";
+  std::string sep;
+  for (const Json& r : st.value("retainedShards", Json::array())) {
+    line += sep + std::to_string(r.value("index", -1));
+    sep = ",";
+  }
+  line += "]; ";
+  Json ing = st.value("ingestion", Json::object());
+  if (ing.empty()) return line + "no ingestion data yet";
+  if (!ing.value("error", "").empty()) return line + "ingestion error: " + ing.value("error", "");
+  // Retained shards' processes keep running here (and scraping themselves), so the query still
+  // finds them; the HPA's metric counts only the active ones.
+  const int active = st.value("shards", 0);
+  char buf[128];
+  line += "samples/s";
+  sep = " ";
+  for (const Json& s : ing.value("perShard", Json::array())) {
+    const int index = s.value("index", -1);
+    std::snprintf(buf, sizeof buf, "%sshard %d: %.0f%s", sep.c_str(), index,
+                  s.value("samplesPerSecond", 0.0), index < active ? "" : " (not active)");
+    line += buf;
+    sep = ", ";
+  }
+  std::snprintf(buf, sizeof buf, "; total %.0f", ing.value("totalSamplesPerSecond", 0.0));
+  return line + buf + ", recommended shards " + st.value("recommendedShards", Json("-")).dump();
+}
+
+// Prints the HPA's decision and the ShardSet's status beside it whenever the decision (wanted and
+// current count, conditions) changes, and every 10 s while only the rates move.
+class HpaFeed {
+ public:
+  explicit HpaFeed(Timeline& timeline) : timeline_(timeline), thread_(500ms, [this] { poll(); }) {}
+
+ private:
+  // On its own thread: a failed read is printed (once while it repeats), never thrown.
+  void poll() {
+    try {
+      printDecision();
+      last_error_.clear();
+    } catch (const std::exception& e) {
+      if (last_error_ != e.what()) timeline_.line(std::string("reading the HPA: ") + e.what());
+      last_error_ = e.what();
+    }
+  }
+
+  void printDecision() {
+    const HpaView hpa = readHpa(kNs, "main");
+    if (!hpa.exists) return;
+    std::string decision = std::to_string(hpa.desired_replicas) + "/" +
+                           std::to_string(hpa.current_replicas) +
+                           (hpa.metric_value.empty() ? "/-" : "/+");
+    for (const char* type : {"AbleToScale", "ScalingActive", "ScalingLimited"}) {
+      const Json c = hpa.condition(type);
+      decision += "/" + (c.is_object() ? c.value("reason", "") : std::string());
+    }
+    const auto now = SteadyClock::now();
+    if (decision == last_decision_ && now - last_print_ < 10s) return;
+    last_decision_ = decision;
+    last_print_ = now;
+    timeline_.line("HPA " + hpa.describe());
+    timeline_.line(shardSetLine());
+  }
+
+  Timeline& timeline_;
+  std::string last_decision_;
+  std::string last_error_;
+  SteadyClock::time_point last_print_;
+  PollingThread thread_;  // last: it calls poll() on the members above
+};
 
 int run(bool keep) {
   Timeline t;
   t.step(
-      "Starting a local Kubernetes 1.20 control plane (etcd, kube-apiserver, controller-manager)");
+      "Starting a local Kubernetes 1.20 control plane (etcd, kube-apiserver with the aggregation "
+      "layer, controller-manager)");
   testenv::ControlPlane& cp = cluster();
-  t.line("control plane at " + cp.server());
-  t.line("point kubectl at it:  kubectl --kubeconfig " + cp.kubeconfigPath().string() +
-         " get shardsets -n " + kNs);
+  const std::string enter_namespace = "nsenter --net=/proc/" + std::to_string(::getpid()) +
+                                      "/ns/net kubectl --kubeconfig " +
+                                      cp.kubeconfigPath().string();
+  t.line("control plane at " + cp.server() + ", in the demo's own network namespace");
+  t.line("point kubectl at it from another shell, as root, while the demo runs:  " +
+         enter_namespace + " get shardsets -n " + kNs);
 
   apply(std::string("apiVersion: v1\nkind: Namespace\nmetadata: {name: ") + kNs + "}\n");
   const auto work = cp.workDir() / "demo";
@@ -142,13 +246,17 @@ int run(bool keep) {
       {.name = "main", .ns = kNs, .shards = 4, .work_dir = work / "prometheus"});
   t.line("scraper at " + prometheus.scraperUrl() + " (pods " + prometheus.podRegex() + ")");
 
-  t.step("Starting the operator emulator and shardscaler");
+  t.step("Starting the operator emulator and shardscaler (serving the external metrics API)");
+  const MetricsApiRegistration metrics_api(kNs);
   testenv::OperatorEmulator emulator(
       {.kubeconfig = cp.kubeconfigPath(), .namespaces = {kNs}, .work_dir = work / "emulator"});
   ShardscalerProcess shardscaler({.kubeconfig = cp.kubeconfigPath(),
                                   .namespaces = {kNs},
+                                  .extra_args = metrics_api.shardscalerArgs(),
                                   .log_file = work / "shardscaler.log"});
   t.line("shardscaler log: " + shardscaler.logFile().string());
+  t.line(std::string("APIService ") + kMetricsApiServiceName + " -> Service " + kNs + "/" +
+         kMetricsApiService + " -> shardscaler at " + kMetricsApiAddress);
 
   t.step("A Prometheus with 4 shards and a ShardSet (Retain, retentionPeriod 25s)");
   apply(std::string("apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: "
@@ -161,9 +269,8 @@ int run(bool keep) {
         "  shardRetentionPolicy: {whenScaled: Retain, retain: {retentionPeriod: 25s}}\n"
         "  ingestion:\n    prometheusURL: " +
         prometheus.scraperUrl() +
-        "\n    interval: 3s\n    targetSamplesPerShard: 2000\n"
-        "    query: 'sum by (pod) (rate(prometheus_tsdb_head_samples_appended_total"
-        "{namespace=\"$NAMESPACE\",pod=~\"$POD_REGEX\"}[20s]))'\n");
+        "\n    interval: 3s\n    targetSamplesPerShard: " + std::to_string(kTargetSamplesPerShard) +
+        "\n    query: '" + samplesRateQuery(kRateWindowSeconds) + "'\n");
   EventFeed events(t);
   bool ok = true;
   ok &= check(t, eventually(60s, [](std::string*) { return settled(4, 0); }),
@@ -179,17 +286,14 @@ int run(bool keep) {
                           status().contains("recommendedShards");
                  }),
       "rates reported");
-  t.line(ingestionLine());
+  t.line(shardSetLine());
   std::cout << kubectlOut(std::string("get shardsets -n ") + kNs);
 
   t.step("kubectl scale shardset/main --replicas=2   (scale-down, Retain)");
   kubectl(std::string("scale shardset/main -n ") + kNs + " --replicas=2");
   ok &= check(t, eventually(60s, [](std::string*) { return settled(2, 2); }),
               "target at 2 shards, shards 2 and 3 retained (detached, still running)");
-  for (const Json& r : status().value("retainedShards", Json::array())) {
-    t.line("retained: shard " + std::to_string(r.value("index", -1)) + " (" +
-           r.value("statefulSet", "") + ") until " + r.value("deletionTimestamp", ""));
-  }
+  printRetained(t);
   t.line("pods the ShardSet's selector picks (one per active shard): " +
          kubectlOut(std::string("get pods -n ") + kNs + " -o name -l '" +
                     status().value("selector", "") + "'"));
@@ -203,22 +307,58 @@ int run(bool keep) {
   ok &= check(t, eventually(90s, [](std::string*) { return settled(3, 0); }),
               "shard 3 deleted after its deadline (foreground, through the garbage collector)");
 
-  t.step("An HPA on the ShardSet with maxReplicas 2 drives a scale-down");
-  apply(std::string("apiVersion: autoscaling/v2beta2\nkind: HorizontalPodAutoscaler\nmetadata: "
-                    "{name: main, namespace: ") +
-        kNs +
-        "}\nspec:\n  scaleTargetRef: {apiVersion: shardscaler.io/v1alpha1, kind: ShardSet, name: "
-        "main}\n  minReplicas: 1\n  maxReplicas: 2\n  metrics:\n  - type: Resource\n"
-        "    resource: {name: cpu, target: {type: Utilization, averageUtilization: 80}}\n");
-  ok &= check(t, eventually(60s, [](std::string*) { return settled(2, 1); }),
-              "the HPA set 2 shards through the scale subresource; shard 2 retained");
-  t.line(ingestionLine());
-  std::cout << kubectlOut(std::string("get shardsets -n ") + kNs);
+  // The HPA steps down one shard at a time over tens of seconds; with 25 s the first shard it
+  // retains could pass its deadline before the last step, on a slow machine.
+  t.step("kubectl patch shardset/main: retentionPeriod 10m for the HPA's scale-down");
+  ok &= check(t,
+              kubectl(std::string("patch shardset/main -n ") + kNs +
+                      " --type merge -p '{\"spec\":{\"shardRetentionPolicy\":{\"retain\":"
+                      "{\"retentionPeriod\":\"10m\"}}}}'")
+                      .exit_code == 0,
+              "the ShardSet now retains removed shards for 10 minutes");
+
+  t.step(std::string("An HPA on ") + kSamplesMetric + " (an external metric, through the " +
+         "aggregator): 1 to " + std::to_string(kHpaMaxShards) + " shards, " +
+         std::to_string(kTargetSamplesPerShard) + " samples/s per shard, scale-down window " +
+         std::to_string(kStabilizationSeconds) + "s");
+  std::string seen;
+  ok &= check(t, eventually(120s, MetricsApiRegistration::available, &seen),
+              "the APIService is Available (shardscaler injected its caBundle)" +
+                  (seen.empty() ? std::string() : "; its status: " + seen));
+  apply(samplesHpaYaml({.ns = kNs,
+                        .max_replicas = kHpaMaxShards,
+                        .target_samples_per_shard = kTargetSamplesPerShard,
+                        .scale_down_stabilization_seconds = kStabilizationSeconds}));
+  HpaFeed decisions(t);
+  ok &= check(
+      t, eventually(60s, [](std::string*) { return !readHpa(kNs, "main").metric_value.empty(); }),
+      "the HPA reads the metric through shardscaler's API");
+
+  t.step("Ingestion grows: every shard appends twice as many samples (4 self-scrape jobs, not 2)");
+  prometheus.setLoad(4, 1s);
+  ok &= check(t, eventually(120s, [](std::string*) { return settled(kHpaMaxShards, 0); }),
+              "the HPA scaled the ShardSet up to " + std::to_string(kHpaMaxShards) +
+                  " (its maxReplicas) through the scale subresource");
+  std::cout << kubectlOut(std::string("get shardsets,hpa -n ") + kNs);
+
+  t.step("Ingestion falls: every shard scrapes itself once every 15 s");
+  prometheus.setLoad(1, 15s);
+  const double fell_at = t.seconds();
+  ok &= check(t, eventually(150s, [](std::string*) { return settled(1, kHpaMaxShards - 1); }),
+              "the HPA scaled the ShardSet down to 1 after its stabilization window; Retain " +
+                  std::string("keeps shards 1 to ") + std::to_string(kHpaMaxShards - 1));
+  char took[128];
+  std::snprintf(took, sizeof took,
+                "%.0f s after ingestion fell (the rates' %d s window, then the HPA's %d s)",
+                t.seconds() - fell_at, kRateWindowSeconds, kStabilizationSeconds);
+  t.line(took);
+  printRetained(t);
+  std::cout << kubectlOut(std::string("get statefulsets,shardsets,hpa -n ") + kNs);
   events.poll();
 
   if (keep) {
-    t.step("Still running (--keep): try kubectl --kubeconfig " + cp.kubeconfigPath().string() +
-           " describe shardset main -n monitoring; Ctrl-C to stop");
+    t.step("Still running (--keep): try " + enter_namespace + " describe shardset main -n " + kNs +
+           "; Ctrl-C to stop");
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
@@ -240,6 +380,9 @@ int run(bool keep) {
 int main(int argc, char** argv) {
   const bool keep = argc > 1 && std::strcmp(argv[1], "--keep") == 0;
   try {
+    // First, while the process has no other thread and no child: all it starts inherits the
+    // namespace.
+    shardscaler::e2e::enterMetricsApiNetworkNamespace();
     return shardscaler::e2e::run(keep);
   } catch (const std::exception& e) {
     std::cerr << "shardscaler-demo: " << e.what() << "\n";
