@@ -242,7 +242,9 @@ IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
   }
   snapshot.per_shard = std::move(*rates);
   for (const ShardRate& r : snapshot.per_shard) {
-    snapshot.total_samples_per_second += r.samples_per_second;
+    if (!t.active_shards || r.index < *t.active_shards) {
+      snapshot.total_samples_per_second += r.samples_per_second;
+    }
   }
   snapshot.recommended_shards = recommendedShards(snapshot.total_samples_per_second, t);
   spdlog::debug("ingestion key={}/{}: {} shard(s), {} samples/s, recommended {}", t.ns, t.shard_set,

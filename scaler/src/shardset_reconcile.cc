@@ -242,6 +242,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint6
   if (ingestion_ != nullptr) {
     if (auto target = ingestionTarget(object)) {
       target->zones = zones;
+      target->active_shards = plan.status.target_shards;
       ingestion_->track(key, *target);
     } else {
       ingestion_->untrack(key);

@@ -201,6 +201,26 @@ TEST_F(IngestionMonitorTest, FirstQueryRunsAtOnceAndTheSnapshotHasAveragedRates)
   EXPECT_THAT(text, HasSubstr("shardscaler_promql_queries_total 1"));
 }
 
+// Found by the demo: a shard above the target's count (retained, or whose pod outlives its
+// StatefulSet) was counted in the total and the recommendation, which the external metric does
+// not count, so recommendedShards and the HPA's count disagreed.
+TEST_F(IngestionMonitorTest, OnlyShardsBelowTheTargetsCountAreCounted) {
+  prom_->answer(vectorOf({{"prometheus-main-0", 100},
+                          {"prometheus-main-shard-1-0", 400},
+                          {"prometheus-main-shard-2-0", 700},
+                          {"prometheus-main-shard-3-0", 900}}));
+  IngestionTarget t = target();
+  t.active_shards = 2;
+  monitor_->track("monitoring/main", t);
+  ASSERT_TRUE(notified_.awaitCount(1));
+
+  auto s = monitor_->snapshot("monitoring/main");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->per_shard, (std::vector<ShardRate>{{0, 100}, {1, 400}, {2, 700}, {3, 900}}));
+  EXPECT_EQ(s->total_samples_per_second, 500);
+  EXPECT_EQ(s->recommended_shards, 1);  // ceil(500 / 500), not ceil(2100 / 500)
+}
+
 TEST_F(IngestionMonitorTest, QueriesAgainEveryInterval) {
   prom_->answer(vectorOf({{"prometheus-main-0", 100}}));
   auto t = target();

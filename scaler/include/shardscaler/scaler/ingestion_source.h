@@ -30,6 +30,11 @@ struct IngestionTarget {
   std::optional<int64_t> max_shards;                // spec.maxShards
   // Zone count when the target shards by Topology (set by the controller from the target).
   std::optional<std::size_t> zones;
+  // The target's spec.shards as last observed (set by the controller). Only shards below it are
+  // counted in the total and the recommendation, as the external metric counts them: a retained
+  // shard (detached, scraping nothing once the modulus changed) or one still being removed keeps
+  // its own rate in per_shard. Unset: every shard found counts.
+  std::optional<int32_t> active_shards;
 
   friend bool operator==(const IngestionTarget&, const IngestionTarget&) = default;
 };
