@@ -221,6 +221,7 @@ class Service {
             .on_stopped_leading =
                 [this] {
                   metrics_.setLeader(false);
+                  controller_.leadershipLost();  // also when a drain is under way
                   if (!stop_.stopRequested()) {
                     // client-go's rule: a replica that lost its Lease exits rather than
                     // risk acting next to the new leader.

@@ -201,10 +201,11 @@ ShardSetController::Rounds ShardSetController::planAndApply(const retention::Sha
       return rounds;
     }
     rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
+    const bool paused_by_us = observed->target && pausedBy(*observed->target, shard_set.name);
     rounds.plan = retention::planShardSet(planInput(shard_set, std::move(*observed), purpose));
     const retention::Plan& plan = rounds.plan;
     if (plan.actions.empty()) {
-      if (!waitOutDuringDrain(plan)) return rounds;
+      if (!paused_by_us || !waitOutDuringDrain(plan)) return rounds;
       spdlog::info(
           "reconcile key={} reconcile_id={}: shutting down; waited for {} to finish the "
           "transition",
@@ -246,11 +247,20 @@ bool ShardSetController::waitOutDuringDrain(const retention::Plan& plan) {
   constexpr auto kMargin = std::chrono::seconds(2);
   if (plan.decision.waiting_for.empty() || !plan.requeue_after) return false;
   std::unique_lock lock(drain_mutex_);
-  if (!drain_deadline_) return false;
+  if (!drain_deadline_ || leadership_lost_) return false;
   const auto wake = clock_.deadlineAfter(*plan.requeue_after);
   if (wake + kMargin > *drain_deadline_) return false;
-  clock_.waitUntil(lock, drain_cv_, wake, [] { return false; });
-  return true;
+  // Woken early only when the Lease is lost: then another replica may lead, and nothing more is
+  // written from here.
+  return !clock_.waitUntil(lock, drain_cv_, wake, [this] { return leadership_lost_; });
+}
+
+void ShardSetController::leadershipLost() {
+  {
+    std::lock_guard lock(drain_mutex_);
+    leadership_lost_ = true;
+  }
+  drain_cv_.notify_all();
 }
 
 k8s::Result<retention::Plan> ShardSetController::dryRun(const std::string& ns,

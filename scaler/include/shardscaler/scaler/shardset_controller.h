@@ -78,6 +78,9 @@ class ShardSetController {
   // Stops taking work, lets reconciles in flight finish (up to drain_timeout), stops informers.
   // Returns false when a reconcile was still running at the deadline.
   bool stop(std::chrono::nanoseconds drain_timeout);
+  // The Lease is lost: a reconcile draining no longer waits to finish a transition (another
+  // replica may lead now). Callable from any thread, before or during stop().
+  void leadershipLost();
 
   // Enqueue a ShardSet by key ("namespace/name"), e.g. when its ingestion rates changed.
   void enqueue(const std::string& key);
@@ -127,9 +130,10 @@ class ShardSetController {
   Rounds planAndApply(const retention::ShardSet& shard_set, const InvolvedObject& subject,
                       uint64_t id, retention::PlanPurpose purpose);
   // While stop() drains: when `plan` only waits a short while for the operator or a settle time
-  // (a transition under way), waits that long and returns true, so the reconcile in flight
-  // finishes the transition instead of leaving the target paused for the next instance. False,
-  // at once, when not draining or when the wait would not end well within the drain.
+  // (called only while the target is paused by this ShardSet: a transition under way), waits
+  // that long and returns true, so the reconcile in flight finishes the transition instead of
+  // leaving the target paused for the next instance. False, at once, when not draining, when the
+  // wait would not end well within the drain, or once the Lease is lost (also mid-wait).
   bool waitOutDuringDrain(const retention::Plan& plan);
   k8s::Result<void> ensureFinalizer(const k8s::Json& object);
   // Lets go of `shard_set`'s target (as bound, see kBoundTargetAnnotation); nullopt when done.
@@ -176,6 +180,7 @@ class ShardSetController {
   std::mutex drain_mutex_;
   std::condition_variable drain_cv_;
   std::optional<k8s::Clock::MonotonicTime> drain_deadline_;
+  bool leadership_lost_ = false;
 };
 
 }  // namespace shardscaler::scaler
