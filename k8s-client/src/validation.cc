@@ -19,14 +19,15 @@ bool isLabelName(std::string_view s) {
                              [](char c) { return isAlnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
-}  // namespace
-
-bool isDns1123Label(std::string_view s) {
-  if (s.empty() || s.size() > 63 || !isLowerAlnum(s.front()) || !isLowerAlnum(s.back())) {
-    return false;
-  }
+// [a-z0-9]([-a-z0-9]*[a-z0-9])?, of any length.
+bool isDnsPart(std::string_view s) {
+  if (s.empty() || !isLowerAlnum(s.front()) || !isLowerAlnum(s.back())) return false;
   return std::ranges::all_of(s, [](char c) { return isLowerAlnum(c) || c == '-'; });
 }
+
+}  // namespace
+
+bool isDns1123Label(std::string_view s) { return s.size() <= 63 && isDnsPart(s); }
 
 bool isDns1123Subdomain(std::string_view s) {
   if (s.empty() || s.size() > 253) return false;
@@ -35,7 +36,7 @@ bool isDns1123Subdomain(std::string_view s) {
     const size_t dot = s.find('.', start);
     const std::string_view part =
         s.substr(start, dot == std::string_view::npos ? dot : dot - start);
-    if (!isDns1123Label(part)) return false;
+    if (!isDnsPart(part)) return false;
     if (dot == std::string_view::npos) return true;
     start = dot + 1;
   }

@@ -8,8 +8,9 @@ namespace shardscaler::k8s {
 
 // A namespace or Service name: at most 63 of [a-z0-9-], alphanumeric at both ends.
 bool isDns1123Label(std::string_view s);
-// An object name: at most 253 characters of dot-separated DNS-1123 labels. Each label is held to
-// 63 characters as in DNS, which is stricter than apimachinery (it limits only the whole).
+// An object name: at most 253 characters of dot-separated parts, each of [a-z0-9-] and
+// alphanumeric at both ends. As apimachinery's IsDNS1123Subdomain, only the whole is limited in
+// length, not each part (a 64-character Lease name is valid).
 bool isDns1123Subdomain(std::string_view s);
 // A label key, `[prefix/]name`: the prefix a DNS-1123 subdomain, the name at most 63 of
 // [A-Za-z0-9-_.], alphanumeric at both ends.
