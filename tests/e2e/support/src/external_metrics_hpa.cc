@@ -102,7 +102,8 @@ bool MetricsApiRegistration::available(std::string* seen) {
   Json s = getOrNull(kApiServices, "", kMetricsApiServiceName);
   if (seen != nullptr) *seen = s.is_object() ? s["status"].dump() : "no APIService";
   if (!s.is_object()) return false;
-  for (const Json& c : s["status"].value("conditions", Json::array())) {
+  const Json status = s.value("status", Json::object());  // none yet right after the create
+  for (const Json& c : status.is_object() ? status.value("conditions", Json::array()) : Json()) {
     if (c.value("type", "") == "Available") return c.value("status", "") == "True";
   }
   return false;
