@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <charconv>
 #include <cstdlib>
 #include <future>
 #include <vector>
@@ -124,7 +123,6 @@ k8s::Result<void> PlanApplier::applyOne(const retention::Action& action,
       auto r = client_.patch(k8s::resources::statefulSets(), ns, action.object_name,
                              k8s::PatchType::Merge, action.merge_patch);
       if (!r) return std::unexpected(r.error());
-      noteStatefulSetWrite(*r);
       return {};
     }
     case ActionType::DeleteStatefulSet: {
@@ -136,24 +134,10 @@ k8s::Result<void> PlanApplier::applyOne(const retention::Action& action,
       auto r = client_.remove(k8s::resources::statefulSets(), ns, action.object_name, options);
       // Already gone (the operator deleting its excess shards races us): the goal is met.
       if (!r && !r.error().is(k8s::ErrorKind::NotFound)) return std::unexpected(r.error());
-      if (r) noteStatefulSetWrite(*r);  // a foreground delete answers with the updated object
       return {};
     }
   }
   return {};
-}
-
-void PlanApplier::noteStatefulSetWrite(const k8s::Json& answer) {
-  // etcd-backed API servers write resourceVersions as decimal revisions; clients may not rely on
-  // more than that, and NotOlderThan (which the server compares) is all they are used for. An
-  // answer without one (a Status) leaves the floor as it was.
-  const std::string rv = k8s::resourceVersionOf(answer);
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), value);
-  if (ec != std::errc() || end != rv.data() + rv.size() || value == 0) return;
-  std::uint64_t seen = newest_stateful_set_write_.load();
-  while (value > seen && !newest_stateful_set_write_.compare_exchange_weak(seen, value)) {
-  }
 }
 
 }  // namespace shardscaler::scaler

@@ -2,7 +2,6 @@
 // action's Events once it succeeded. It decides nothing: what to write is the plan's.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -38,19 +37,12 @@ class PlanApplier {
   ApplyOutcome apply(const retention::Plan& plan, const k8s::Resource& target_resource,
                      const std::string& ns, const InvolvedObject& shard_set);
 
-  // The resourceVersion of the newest StatefulSet this applier wrote (0: none yet). A read that
-  // is at least this new shows every StatefulSet write of earlier plans (shardset_rounds.cc).
-  std::uint64_t newestStatefulSetWrite() const { return newest_stateful_set_write_.load(); }
-
  private:
   k8s::Result<void> applyOne(const retention::Action& action, const k8s::Resource& target_resource,
                              const std::string& ns);
 
-  void noteStatefulSetWrite(const k8s::Json& answer);
-
   k8s::KubeClient& client_;
   EventRecorder& events_;
-  std::atomic<std::uint64_t> newest_stateful_set_write_{0};
 };
 
 }  // namespace shardscaler::scaler

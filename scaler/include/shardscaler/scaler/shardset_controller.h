@@ -176,7 +176,8 @@ class ShardSetController {
     std::string why;
   };
   std::map<std::string, Hold> holds_;
-  // Set by stop(): when the drain ends.
+  // For waitOutDuringDrain(): when the drain ends (set by stop()), and whether the Lease was lost
+  // (set by leadershipLost(), which wakes a waiting reconcile through drain_cv_).
   std::mutex drain_mutex_;
   std::condition_variable drain_cv_;
   std::optional<k8s::Clock::MonotonicTime> drain_deadline_;
