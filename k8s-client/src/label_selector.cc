@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "label_selector_parser.h"
+#include "shardscaler/k8s_client/validation.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -54,12 +55,29 @@ std::expected<SelectorRequirement, std::string> expression(const Json& e) {
   auto kind = expressionOperator(op != nullptr ? op->get<std::string>() : "");
   if (!kind) return std::unexpected(kind.error());
   r.op = *kind;
-  const Json* values = field(e, "values");
-  if (values == nullptr) return r;
-  if (!values->is_array()) return std::unexpected("the values of \"" + r.key + "\" are not a list");
-  for (const Json& v : *values) {
-    if (!v.is_string()) return std::unexpected("a value of \"" + r.key + "\" is not a string");
-    r.values.push_back(v.get<std::string>());
+  if (!isQualifiedName(r.key)) return std::unexpected("\"" + r.key + "\" is not a valid label key");
+  if (const Json* values = field(e, "values")) {
+    if (!values->is_array()) {
+      return std::unexpected("the values of \"" + r.key + "\" are not a list");
+    }
+    for (const Json& v : *values) {
+      if (!v.is_string()) return std::unexpected("a value of \"" + r.key + "\" is not a string");
+      r.values.push_back(v.get<std::string>());
+      if (!isValidLabelValue(r.values.back())) {
+        return std::unexpected("\"" + r.values.back() + "\" is not a valid value for \"" + r.key +
+                               "\"");
+      }
+    }
+  }
+  // The rules of apimachinery's NewRequirement, which the API server applies to every selector.
+  const bool set = r.op == SelectorOperator::In || r.op == SelectorOperator::NotIn;
+  if (set && r.values.empty()) {
+    return std::unexpected("the values of \"" + r.key + "\" (" + op->get<std::string>() +
+                           ") must not be empty");
+  }
+  if (!set && !r.values.empty()) {
+    return std::unexpected("\"" + r.key + "\" (" + op->get<std::string>() +
+                           ") must have no values");
   }
   return r;
 }
@@ -84,6 +102,11 @@ std::expected<LabelSelector, std::string> LabelSelector::fromObject(const Json& 
     for (const auto& [key, value] : match_labels->items()) {
       if (!value.is_string()) {
         return std::unexpected("matchLabels \"" + key + "\" is not a string");
+      }
+      if (!isQualifiedName(key)) return std::unexpected("\"" + key + "\" is not a valid label key");
+      if (!isValidLabelValue(value.get<std::string>())) {
+        return std::unexpected("\"" + value.get<std::string>() + "\" is not a valid value for \"" +
+                               key + "\"");
       }
       out.requirements_.push_back({key, SelectorOperator::Equals, {value.get<std::string>()}});
     }

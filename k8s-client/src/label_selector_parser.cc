@@ -127,7 +127,8 @@ class Parser {
     while (true) {
       auto v = value(r.key);
       if (!v) return std::unexpected(v.error());
-      if (v->empty()) return fail("expected a value in the set of \"" + r.key + "\"");
+      // An empty member is the empty value, as in apimachinery's parser: "(a,)" is {"", "a"} and
+      // "()" is {""}.
       r.values.push_back(std::move(*v));
       skipSpace();
       if (consume(")")) break;

@@ -46,7 +46,7 @@ TEST(LabelSelector, ErrorsNameTheProblem) {
   auto open = LabelSelector::parse("a in (b");
   ASSERT_FALSE(open.has_value());
   EXPECT_THAT(open.error(), HasSubstr("a in (b"));
-  EXPECT_FALSE(LabelSelector::parse("a in ()").has_value());
+  EXPECT_FALSE(LabelSelector::parse("a in (b c)").has_value());
   EXPECT_FALSE(LabelSelector::parse("a gt 3").has_value());
   EXPECT_FALSE(LabelSelector::parse("=b").has_value());
   EXPECT_FALSE(LabelSelector::parse("a=b,").has_value());
@@ -98,13 +98,23 @@ TEST(LabelSelector, FromObjectReadsMatchLabelsAndMatchExpressions) {
   Labels no_team = match;
   no_team.erase("team");
   EXPECT_FALSE(s->matches(no_team));
-  // An In with no values selects nothing, a NotIn with none everything.
-  EXPECT_FALSE(LabelSelector::fromObject(
-                   Json::parse(R"({"matchExpressions":[{"key":"a","operator":"In"}]})"))
-                   ->matches({{"a", "x"}}));
-  EXPECT_TRUE(LabelSelector::fromObject(
-                  Json::parse(R"({"matchExpressions":[{"key":"a","operator":"NotIn"}]})"))
-                  ->matches({{"a", "x"}}));
+}
+
+TEST(LabelSelector, ParseReadsEmptySetMembersAsTheEmptyValue) {
+  // apimachinery's parser: "()" is {""}, and "(a,)" / "(,a)" / "(a,,b)" add "".
+  const std::vector<std::pair<const char*, std::vector<std::string>>> cases = {
+      {"x in ()", {""}},
+      {"x in (a,)", {"", "a"}},
+      {"x in (,a)", {"", "a"}},
+      {"x notin (a,,b)", {"", "a", "b"}},
+  };
+  for (const auto& [text, values] : cases) {
+    auto s = LabelSelector::parse(text);
+    ASSERT_TRUE(s.has_value()) << text << ": " << s.error();
+    EXPECT_EQ(s->requirements().front().values, values) << text;
+  }
+  EXPECT_TRUE(LabelSelector::parse("x in (a,)")->matches({{"x", ""}}));
+  EXPECT_FALSE(LabelSelector::parse("x in (a,)")->matches({{"x", "b"}}));
 }
 
 TEST(LabelSelector, FromObjectNamesTheFieldThatIsNotAMetav1Selector) {
@@ -120,6 +130,19 @@ TEST(LabelSelector, FromObjectNamesTheFieldThatIsNotAMetav1Selector) {
        "the values of \"a\" are not a list"},
       {R"({"matchExpressions":[{"key":"a","operator":"In","values":[1]}]})",
        "a value of \"a\" is not a string"},
+      // apimachinery's NewRequirement: a set operator needs values, an existence operator none.
+      {R"({"matchExpressions":[{"key":"a","operator":"In"}]})",
+       "the values of \"a\" (In) must not be empty"},
+      {R"({"matchExpressions":[{"key":"a","operator":"NotIn","values":[]}]})",
+       "the values of \"a\" (NotIn) must not be empty"},
+      {R"({"matchExpressions":[{"key":"a","operator":"Exists","values":["b"]}]})",
+       "\"a\" (Exists) must have no values"},
+      {R"({"matchExpressions":[{"key":"Bad Key","operator":"Exists"}]})",
+       "\"Bad Key\" is not a valid label key"},
+      {R"({"matchExpressions":[{"key":"a","operator":"In","values":["b/c"]}]})",
+       "\"b/c\" is not a valid value for \"a\""},
+      {R"({"matchLabels":{"a/b/c":"x"}})", "\"a/b/c\" is not a valid label key"},
+      {R"({"matchLabels":{"a":"x y"}})", "\"x y\" is not a valid value for \"a\""},
   };
   for (const auto& [text, message] : cases) {
     auto s = LabelSelector::fromObject(Json::parse(text));
