@@ -8,7 +8,8 @@
 # its own (the aggregator needs a non-loopback address for shardscaler), so it needs root.
 #
 # usage: hack/demo.sh [--keep]   --keep: stay up after the last step until Ctrl-C; kubectl reaches
-#                                the cluster through the nsenter command the demo prints
+#                                the cluster with the kubeconfig the demo prints (a relay on the
+#                                host's loopback carries it into the demo's namespace)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$SHARDSCALER_ROOT"

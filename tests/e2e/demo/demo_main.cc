@@ -8,6 +8,7 @@
 // endpoints, so shardscaler serves the metrics API at 10.200.0.1 there); it needs root.
 //
 // usage: shardscaler-demo [--keep]   (--keep: stay up at the end until Ctrl-C, for kubectl)
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -15,10 +16,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -26,8 +31,10 @@
 #include "shardscaler/e2e/external_metrics_hpa.h"
 #include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/shardscaler_process.h"
+#include "shardscaler/testenv/child_process.h"
 #include "shardscaler/testenv/operator_emulator.h"
 #include "shardscaler/testenv/sharded_prometheus.h"
+#include "shardscaler/testenv/tcp_relay.h"
 
 namespace shardscaler::e2e {
 namespace {
@@ -224,20 +231,62 @@ class HpaFeed {
   PollingThread thread_;  // last: it calls poll() on the members above
 };
 
-int run(bool keep) {
+// A kubeconfig for the host's kubectl: the same as the control plane's, but its server is
+// `relay`, which listens on the host's loopback and carries each connection into the demo's
+// network namespace. The serving certificate names 127.0.0.1, so TLS verifies as before.
+std::filesystem::path writeHostKubeconfig(const testenv::ControlPlane& cp,
+                                          const testenv::TcpRelay& relay) {
+  std::ifstream in(cp.kubeconfigPath());
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = text.find(cp.server());
+  if (at == std::string::npos) {
+    throw std::runtime_error("the kubeconfig " + cp.kubeconfigPath().string() + " does not name " +
+                             cp.server());
+  }
+  text.replace(at, cp.server().size(), relay.httpsUrl());
+  const auto path = cp.workDir() / "host.kubeconfig";
+  std::ofstream out(path);
+  out << text;
+  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
+  return path;
+}
+
+int serverPort(const std::string& server) {
+  return std::stoi(server.substr(server.rfind(':') + 1));
+}
+
+// Runs the host's kubectl line from the host's network namespace (`host_netns`, an fd of this
+// process opened before it left), so the line the demo prints is known to work.
+void checkFromHost(const std::string& host_kubectl, int host_netns) {
+  const std::string ns_path =
+      "/proc/" + std::to_string(::getpid()) + "/fd/" + std::to_string(host_netns);
+  auto result = testenv::runCommand(
+      {"/bin/sh", "-c",
+       "exec nsenter --net=" + ns_path + " " + host_kubectl + " get namespace " + kNs + " -o name"},
+      "", std::chrono::seconds(60));
+  if (result.exit_code != 0 || result.out.find(kNs) == std::string::npos) {
+    throw std::runtime_error("kubectl from the host's network namespace failed (" +
+                             std::to_string(result.exit_code) + "): " + result.err + result.out);
+  }
+}
+
+int run(bool keep, int host_listener, int host_netns) {
   Timeline t;
   t.step(
       "Starting a local Kubernetes 1.20 control plane (etcd, kube-apiserver with the aggregation "
       "layer, controller-manager)");
   testenv::ControlPlane& cp = cluster();
-  const std::string enter_namespace = "nsenter --net=/proc/" + std::to_string(::getpid()) +
-                                      "/ns/net kubectl --kubeconfig " +
-                                      cp.kubeconfigPath().string();
-  t.line("control plane at " + cp.server() + ", in the demo's own network namespace");
-  t.line("point kubectl at it from another shell, as root, while the demo runs:  " +
-         enter_namespace + " get shardsets -n " + kNs);
+  testenv::TcpRelay host_relay(serverPort(cp.server()), host_listener);
+  host_relay.up();
+  const std::string host_kubectl =
+      "kubectl --kubeconfig " + writeHostKubeconfig(cp, host_relay).string();
+  t.line("control plane at " + cp.server() + " in the demo's own network namespace, relayed to " +
+         host_relay.httpsUrl() + " on the host");
+  t.line("point kubectl at it from another shell while the demo runs:  " + host_kubectl +
+         " get shardsets -n " + kNs);
 
   apply(std::string("apiVersion: v1\nkind: Namespace\nmetadata: {name: ") + kNs + "}\n");
+  checkFromHost(host_kubectl, host_netns);
   const auto work = cp.workDir() / "demo";
   std::filesystem::create_directories(work);
 
@@ -357,7 +406,7 @@ int run(bool keep) {
   events.poll();
 
   if (keep) {
-    t.step("Still running (--keep): try " + enter_namespace + " describe shardset main -n " + kNs +
+    t.step("Still running (--keep): try " + host_kubectl + " describe shardset main -n " + kNs +
            "; Ctrl-C to stop");
     sigset_t set;
     sigemptyset(&set);
@@ -381,9 +430,12 @@ int main(int argc, char** argv) {
   const bool keep = argc > 1 && std::strcmp(argv[1], "--keep") == 0;
   try {
     // First, while the process has no other thread and no child: all it starts inherits the
-    // namespace.
+    // namespace. The host's end of the kubectl relay is opened before, so it stays on the host.
+    const int host_listener = shardscaler::testenv::TcpRelay::listenOnFreePort();
+    const int host_netns = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (host_netns < 0) throw std::runtime_error("cannot open /proc/self/ns/net");
     shardscaler::e2e::enterMetricsApiNetworkNamespace();
-    return shardscaler::e2e::run(keep);
+    return shardscaler::e2e::run(keep, host_listener, host_netns);
   } catch (const std::exception& e) {
     std::cerr << "shardscaler-demo: " << e.what() << "\n";
     return 1;

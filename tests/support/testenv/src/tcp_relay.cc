@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "shardscaler/testenv/loopback_ports.h"
 
@@ -22,12 +23,40 @@ sockaddr_in loopback(int port) {
   return addr;
 }
 
+int listenOn(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("relay: cannot open a socket");
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  auto addr = loopback(port);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0) {
+    ::close(fd);
+    throw std::runtime_error("relay: cannot listen on 127.0.0.1:" + std::to_string(port));
+  }
+  return fd;
+}
+
+int boundPort(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    throw std::runtime_error("relay: getsockname failed on the listening socket");
+  }
+  return ntohs(addr.sin_port);
+}
+
 }  // namespace
 
 TcpRelay::TcpRelay(int upstream_port) : upstream_port_(upstream_port), port_(pickFreePort()) {}
 
+TcpRelay::TcpRelay(int upstream_port, int listening_fd)
+    : upstream_port_(upstream_port), port_(boundPort(listening_fd)), adopted_fd_(listening_fd) {}
+
+int TcpRelay::listenOnFreePort() { return listenOn(0); }
+
 TcpRelay::~TcpRelay() {
   down();
+  if (adopted_fd_ >= 0) ::close(adopted_fd_);
   std::vector<std::thread> pumps;
   {
     std::lock_guard lock(mutex_);
@@ -38,16 +67,7 @@ TcpRelay::~TcpRelay() {
 
 void TcpRelay::up() {
   if (accepting_) return;
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("relay: cannot open a socket");
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  auto addr = loopback(port_);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd, 64) != 0) {
-    ::close(fd);
-    throw std::runtime_error("relay: cannot listen on 127.0.0.1:" + std::to_string(port_));
-  }
-  listen_fd_ = fd;
+  listen_fd_ = adopted_fd_ >= 0 ? std::exchange(adopted_fd_, -1) : listenOn(port_);
   accepting_ = true;
   acceptor_ = std::thread([this] { acceptLoop(); });
 }

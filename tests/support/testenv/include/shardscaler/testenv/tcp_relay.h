@@ -19,6 +19,13 @@ class TcpRelay {
  public:
   // Reserves a free port on 127.0.0.1 (kept across down() and up()); down until up().
   explicit TcpRelay(int upstream_port);
+  // Takes over `listening_fd`, a socket already listening on 127.0.0.1 (from listenOnFreePort()),
+  // which up() then serves instead of binding one. A socket belongs to the network namespace it
+  // was opened in: one opened before the process entered a namespace of its own carries
+  // connections from the host into that namespace. After down(), up() binds anew, here.
+  TcpRelay(int upstream_port, int listening_fd);
+  // A socket listening on a free port of 127.0.0.1, in the calling thread's network namespace.
+  static int listenOnFreePort();
   ~TcpRelay();  // down(), then waits for every connection's thread
   TcpRelay(const TcpRelay&) = delete;
   TcpRelay& operator=(const TcpRelay&) = delete;
@@ -44,6 +51,7 @@ class TcpRelay {
   int upstream_port_;
   int port_;
   int listen_fd_ = -1;
+  int adopted_fd_ = -1;  // listening, not yet served by up()
   std::atomic<bool> accepting_{false};
   std::atomic<bool> refusing_{false};
   std::atomic<long> delay_ms_{0};
