@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <mutex>
 
 #include "shardscaler/retention/shard_set.h"
 #include "shardscaler/retention/stateful_set.h"
@@ -363,6 +364,18 @@ void ShardSetController::enqueueForStatefulSet(const Json& sts, const std::strin
 }
 
 void ShardSetController::worker() {
+  // client-go's WaitForCacheSync before the workers: a reconcile that starts while the StatefulSet
+  // informer still lists is queued again by each add the list delivers (a restart of a loaded
+  // namespace did ~1.6 reconciles per ShardSet). The queue collects those adds meanwhile, one
+  // entry per ShardSet. Bounded steps, so a stop is seen within one.
+  while (!waitForSync(kCacheSyncStep)) {
+    if (queue_.shuttingDown()) return;
+    std::call_once(cache_wait_logged_, [this] {
+      std::string why;
+      hasSynced(&why);
+      spdlog::info("workers wait for the caches to sync ({})", why);
+    });
+  }
   while (auto key = queue_.get()) {
     const auto started = clock_.monotonicNow();
     ReconcileOutcome outcome = reconcile(*key);

@@ -72,8 +72,11 @@ class ShardSetController {
   // True once every informer has listed once. When false, *why says which are not.
   bool hasSynced(std::string* why = nullptr) const;
   bool waitForSync(std::chrono::nanoseconds timeout) const;
+  // How long a worker waits for the caches at a time before it looks for a stop again.
+  static constexpr std::chrono::seconds kCacheSyncStep{1};
 
-  // Starts the workers (the leader only). Call after startInformers().
+  // Starts the workers (the leader only). Call after startInformers(). Each waits until every
+  // informer has synced before it takes a key.
   void startWorkers();
   // Stops taking work, lets reconciles in flight finish (up to drain_timeout), stops informers.
   // Returns false when a reconcile was still running at the deadline.
@@ -168,6 +171,7 @@ class ShardSetController {
   std::vector<NamedInformer> shard_set_informers_;
   std::vector<NamedInformer> other_informers_;
   std::vector<std::thread> workers_;
+  std::once_flag cache_wait_logged_;  // the workers' wait for the caches is logged once
   std::atomic<uint64_t> next_reconcile_id_{1};
   // ShardSets whose writes were refused for good, until when no transition starts.
   mutable std::mutex holds_mutex_;
