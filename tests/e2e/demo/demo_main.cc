@@ -244,7 +244,7 @@ std::filesystem::path writeHostKubeconfig(const testenv::ControlPlane& cp,
                              cp.server());
   }
   text.replace(at, cp.server().size(), relay.httpsUrl());
-  const auto path = cp.workDir() / "host.kubeconfig";
+  auto path = cp.workDir() / "host.kubeconfig";
   std::ofstream out(path);
   out << text;
   if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
