@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <array>
+#include <boost/uuid/uuid.hpp>
+#include <boost/uuid/uuid_generators.hpp>
+#include <boost/uuid/uuid_io.hpp>
 #include <charconv>
 #include <cstring>
 #include <fstream>
-#include <random>
 
 #include "option_spec.h"
 
@@ -176,29 +178,6 @@ std::expected<BindAddress, std::string> parseBindAddress(std::string_view text) 
   return BindAddress{std::string(host), static_cast<std::uint16_t>(value)};
 }
 
-namespace {
-
-std::string randomUuid() {
-  std::random_device rd;
-  std::array<unsigned char, 16> b{};
-  for (size_t i = 0; i < b.size(); i += 4) {
-    const auto r = rd();
-    for (size_t k = 0; k < 4; ++k) b[i + k] = static_cast<unsigned char>(r >> (8 * k));
-  }
-  b[6] = (b[6] & 0x0F) | 0x40;  // version 4
-  b[8] = (b[8] & 0x3F) | 0x80;  // RFC 4122 variant
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    out += kHex[b[i] >> 4];
-    out += kHex[b[i] & 0xF];
-  }
-  return out;
-}
-
-}  // namespace
-
 OptionsEnvironment OptionsEnvironment::fromProcess() {
   OptionsEnvironment env;
   std::ifstream ns_file("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
@@ -212,9 +191,10 @@ OptionsEnvironment OptionsEnvironment::fromProcess() {
   if (gethostname(host.data(), host.size() - 1) != 0 || host[0] == '\0') {
     std::strcpy(host.data(), "shardscaler");
   }
-  // controller-runtime's default: the hostname makes the holder readable, the UUID unique
-  // across restarts of the same pod.
-  env.default_identity = std::string(host.data()) + "_" + randomUuid();
+  // controller-runtime's default: the hostname makes the holder readable, the UUID (version 4,
+  // random) unique across restarts of the same pod.
+  env.default_identity =
+      std::string(host.data()) + "_" + boost::uuids::to_string(boost::uuids::random_generator()());
   return env;
 }
 
