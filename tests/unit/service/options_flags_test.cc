@@ -191,6 +191,18 @@ TEST(OptionsFlagsTest, ErrorsNameTheFlagAndTheProblem) {
   EXPECT_EQ(errorOf({"run", "--config="}), "--config: empty path");
 }
 
+TEST(OptionsFlagsTest, AnEmptyValueAfterTheEqualsSignIsTheEmptyValue) {
+  // CLI11 reads "--flag=" as "--flag" and would take the next argument as its value.
+  const RunOptions o = parseRun({"run", "--guard-exempt-groups=", "--workers=3"});
+  EXPECT_TRUE(o.guard_exempt_groups.empty());
+  EXPECT_EQ(o.workers, 3);
+  EXPECT_EQ(errorOf({"run", "--namespace=", "--workers=3"}), "--namespace: empty namespace name");
+  EXPECT_EQ(errorOf({"run", "--leader-elect="}),
+            "--leader-elect: \"\" is not a boolean (true or false)");
+  EXPECT_EQ(errorOf({"run", "--workers=3", "--workers"}), "--workers: missing value (N)");
+  EXPECT_EQ(errorOf({"run", "--identity", "--workers"}), "--identity: missing value (ID)");
+}
+
 TEST(OptionsFlagsTest, LeaderElectionTimingsFollowClientGoRules) {
   EXPECT_EQ(errorOf({"run", "--lease-duration=10s"}),
             "--lease-duration (10s) must be greater than --renew-deadline (10s)");
@@ -283,6 +295,23 @@ TEST(OptionsFlagsTest, HelpListsEveryFlagWithItsDefault) {
   auto top = parse({"--help"});
   ASSERT_TRUE(top);
   EXPECT_THAT(std::get<HelpCommand>(*top).text, HasSubstr("Commands:"));
+  EXPECT_EQ(std::get<HelpCommand>(*top).text, mainHelp());
+}
+
+TEST(OptionsFlagsTest, HelpCommandShowsTheHelpOfACommand) {
+  auto text = [](std::initializer_list<std::string_view> args) {
+    auto c = parse(args);
+    EXPECT_TRUE(c) << c.error();
+    return c && std::holds_alternative<HelpCommand>(*c) ? std::get<HelpCommand>(*c).text : "";
+  };
+  EXPECT_EQ(text({"help"}), mainHelp());
+  EXPECT_EQ(text({"help", "plan"}), planHelp());
+  EXPECT_EQ(text({"version", "--help"}), versionHelp());
+  EXPECT_THAT(mainHelp(), HasSubstr("  run "));
+  EXPECT_THAT(mainHelp(), HasSubstr("  plan "));
+  EXPECT_THAT(mainHelp(), HasSubstr("  version "));
+  EXPECT_THAT(planHelp(), HasSubstr("Usage: shardscaler plan [flags]"));
+  EXPECT_EQ(errorOf({"help", "nope"}), "unknown command \"nope\" (run, plan or version)");
 }
 
 TEST(OptionsFlagsTest, ProcessEnvironmentGivesAUniqueIdentity) {
