@@ -159,7 +159,7 @@ BENCHMARK(decodeOnly)->Unit(benchmark::kMillisecond);
 // Old decoder vs new, on the bytes each informer receives: whole StatefulSets (what the old
 // informer asked for; also what a server that cannot send PartialObjectMetadata sends) and
 // PartialObjectMetadata (what the StatefulSet informer asks for now). The new decoder keeps
-// what shardscaler's StatefulSet cache keeps (scaler/src/shardset_controller.cc).
+// what shardscaler's StatefulSet cache keeps (controller/src/shardset_controller.cc).
 std::shared_ptr<const FieldMask> cacheFields() {
   auto mask = FieldMask::keepNone();
   for (const char* f :

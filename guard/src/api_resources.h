@@ -1,5 +1,5 @@
-// The API resources the guard reads. Private to guard; scaler/api_resources.h names the same ones
-// for the controller (the guard may not depend on the application).
+// The API resources the guard reads. Private to guard; controller/api_resources.h names the same
+// ones for the controller (the guard may not depend on the application).
 #pragma once
 
 #include "shardscaler/k8s_client/resource.h"

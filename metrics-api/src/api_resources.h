@@ -1,5 +1,5 @@
 // The API resources the external metrics API reads and writes. Private to metrics_api;
-// scaler/api_resources.h names the ShardSet for the controller (metrics_api may not depend on
+// controller/api_resources.h names the ShardSet for the controller (metrics_api may not depend on
 // the application).
 #pragma once
 

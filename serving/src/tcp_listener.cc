@@ -9,11 +9,6 @@ namespace shardscaler::serving {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-std::string BindAddress::toString() const {
-  const bool v6 = host.find(':') != std::string::npos;
-  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
 namespace {
 
 // Where to try binding, best first.

@@ -27,7 +27,7 @@ std::ostream& operator<<(std::ostream& os, const Grant& g) {
             << (g.name.empty() ? "" : " [" + g.name + "]");
 }
 
-// The calls of scaler/src/shardset_controller.cc, plan_applier.cc and event_recorder.cc.
+// The calls of controller/src/shardset_controller.cc, plan_applier.cc and event_recorder.cc.
 struct ControllerCall {
   const char* group;
   const char* resource;
@@ -45,7 +45,7 @@ const std::vector<ControllerCall>& controllerCalls() {
   return calls;
 }
 
-std::set<Grant> expectedGrants(const scaler::RunOptions& options) {
+std::set<Grant> expectedGrants(const service::RunOptions& options) {
   std::set<Grant> out;
   std::vector<std::string> scopes = options.namespaces;
   if (scopes.empty()) scopes.emplace_back();
@@ -85,7 +85,7 @@ std::set<Grant> expectedGrants(const scaler::RunOptions& options) {
     for (const char* verb : {"get", "list", "watch"}) {
       out.insert({"kube-system", "", "configmaps", verb, "extension-apiserver-authentication"});
     }
-    // scaler/src/metrics_api_server.cc watches the APIService by name; serving/ injects its
+    // service/src/metrics_api_server.cc watches the APIService by name; serving/ injects its
     // caBundle unless the certificates come from a directory.
     const std::string api_service = "v1beta1.external.metrics.k8s.io";
     out.insert({"", "apiregistration.k8s.io", "apiservices", "list", api_service});

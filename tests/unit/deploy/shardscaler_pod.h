@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "manifests.h"
-#include "shardscaler/scaler/run_options.h"
+#include "shardscaler/service/run_options.h"
 
 namespace shardscaler::deploy_test {
 
@@ -31,7 +31,7 @@ struct ShardscalerPod {
   Json container;  // the container named "shardscaler"
   std::string ns;
   std::string service_account;
-  scaler::RunOptions options;  // the container's args through scaler::parseCommandLine
+  service::RunOptions options;  // the container's args through service::parseCommandLine
 };
 // Throws std::runtime_error naming what is missing or what the parser rejected.
 ShardscalerPod shardscalerPod(const ShardscalerInstall& install);

@@ -2,22 +2,15 @@
 // Must never listen on anything wider than the address names (":port" means every interface).
 #pragma once
 
-#include <cstdint>
 #include <expected>
 #include <string>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "shardscaler/serving/bind_address.h"
+
 namespace shardscaler::serving {
-
-struct BindAddress {
-  std::string host;        // "" = every interface (IPv6 and IPv4 on one socket where possible)
-  std::uint16_t port = 0;  // 0 = a free port the kernel picks
-
-  std::string toString() const;  // ":9443", "127.0.0.1:0", "[::1]:9443"
-  friend bool operator==(const BindAddress&, const BindAddress&) = default;
-};
 
 // An acceptor bound to `address` and listening, with SO_REUSEADDR (a restarted process can bind
 // again at once). `host` may be an IP literal or a name to resolve; every resolved address is

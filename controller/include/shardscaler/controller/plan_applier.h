@@ -1,0 +1,48 @@
+// Carries out a plan's actions in order (adjacent StatefulSet writes at once), publishing each
+// action's Events once it succeeded. It decides nothing: what to write is the plan's.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "shardscaler/controller/event_recorder.h"
+#include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/retention/planner.h"
+
+namespace shardscaler::controller {
+
+struct ApplyOutcome {
+  std::size_t applied = 0;  // actions that succeeded
+  // The first failure in plan order; the rest of the plan was not attempted (beyond writes to
+  // other StatefulSets sent together with the failing one).
+  std::optional<k8s::Error> error;
+  std::string failed_action;  // the failing action's summary
+
+  // A failure that re-reading the objects and planning again resolves: a stale precondition
+  // (409), an object that vanished under us (404), or one replaced by another of the same name
+  // (the uid precondition inside a merge patch comes back as 422 on metadata.uid).
+  bool needsReplan() const;
+  // A failure that retrying the same write will not cure (Forbidden, Invalid, BadRequest):
+  // a transition it interrupts is undone rather than left paused.
+  bool isPermanent() const;
+};
+
+class PlanApplier {
+ public:
+  PlanApplier(k8s::KubeClient& client, EventRecorder& events) : client_(client), events_(events) {}
+
+  // target_resource: where the plan's target actions go. shard_set: the Events' subject.
+  ApplyOutcome apply(const retention::Plan& plan, const k8s::Resource& target_resource,
+                     const std::string& ns, const InvolvedObject& shard_set);
+
+ private:
+  k8s::Result<void> applyOne(const retention::Action& action, const k8s::Resource& target_resource,
+                             const std::string& ns);
+
+  k8s::KubeClient& client_;
+  EventRecorder& events_;
+};
+
+}  // namespace shardscaler::controller

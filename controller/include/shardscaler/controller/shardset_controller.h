@@ -1,0 +1,193 @@
+// The ShardSet controller: watches ShardSets, their targets and the targets' StatefulSets, and
+// reconciles each ShardSet level-triggered (read, plan, apply, publish status and Events).
+// It never acts on an event's contents, and never deletes what the retention planner keeps.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shardscaler/controller/event_recorder.h"
+#include "shardscaler/controller/own_writes.h"
+#include "shardscaler/controller/plan_applier.h"
+#include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/informer.h"
+#include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/k8s_client/work_queue.h"
+#include "shardscaler/retention/planner.h"
+#include "shardscaler/telemetry/metrics.h"
+
+namespace shardscaler::ingestion {
+class IngestionSource;
+}  // namespace shardscaler::ingestion
+
+namespace shardscaler::controller {
+
+struct ControllerOptions {
+  std::vector<std::string> namespaces;  // empty = all namespaces
+  // The work is latency-bound (sequential API round trips): docs/design.md §12.
+  int workers = 8;
+  // Plan/apply rounds in one reconcile: after a successful round the objects are read again
+  // and planned again, so one reconcile usually finishes a whole transition.
+  int max_rounds = 4;
+  std::chrono::minutes resync_period{10};
+  // Without the admission guard: the fallback's settle time and pause-acknowledgement timeout.
+  std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
+  std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
+  // After a write is refused for good, how long no new transition of that ShardSet starts.
+  std::chrono::nanoseconds apply_failure_hold = std::chrono::minutes(1);
+  // Whether the admission guard is enforced for ShardSets in namespace `ns`, read live when a
+  // transition may need it; when not, *why says why. Unset: not enforced (the fallback applies).
+  std::function<bool(const std::string& ns, std::string* why)> guard_enforced;
+};
+
+// What one reconcile decided about its key.
+struct ReconcileOutcome {
+  telemetry::ReconcileResult result = telemetry::ReconcileResult::Success;
+  std::optional<std::chrono::nanoseconds> requeue_after;  // Success: come back then
+  std::string error;                                      // Error: what failed
+};
+
+// Thread-safety: reconcile() may run on several workers at once for different keys (the work
+// queue never hands one key to two workers). start/stop from one thread.
+class ShardSetController {
+ public:
+  // metrics and ingestion may be null. All references must outlive the controller.
+  ShardSetController(k8s::KubeClient& client, const k8s::Clock& clock, EventRecorder& events,
+                     telemetry::Metrics* metrics, ControllerOptions options,
+                     ingestion::IngestionSource* ingestion = nullptr);
+  ~ShardSetController();
+  ShardSetController(const ShardSetController&) = delete;
+  ShardSetController& operator=(const ShardSetController&) = delete;
+
+  // Starts the informers (every replica runs them, so a new leader starts warm).
+  void startInformers();
+  // True once every informer has listed once. When false, *why says which are not.
+  bool hasSynced(std::string* why = nullptr) const;
+  bool waitForSync(std::chrono::nanoseconds timeout) const;
+  // How long a worker waits for the caches at a time before it looks for a stop again.
+  static constexpr std::chrono::seconds kCacheSyncStep{1};
+
+  // Starts the workers (the leader only). Call after startInformers(). Each waits until every
+  // informer has synced before it takes a key.
+  void startWorkers();
+  // Stops taking work, lets reconciles in flight finish (up to drain_timeout), stops informers.
+  // Returns false when a reconcile was still running at the deadline.
+  bool stop(std::chrono::nanoseconds drain_timeout);
+  // The Lease is lost: a reconcile draining no longer waits to finish a transition (another
+  // replica may lead now). Callable from any thread, before or during stop().
+  void leadershipLost();
+
+  // Enqueue a ShardSet by key ("namespace/name"), e.g. when its ingestion rates changed.
+  void enqueue(const std::string& key);
+
+  // One level-triggered pass over the ShardSet `key`. Public for tests and `shardscaler plan`.
+  ReconcileOutcome reconcile(const std::string& key);
+
+  // Plans without writing: what a reconcile of this ShardSet would do if spec.shards were
+  // `shards` (nullopt = as written). Reads from the API server, not the caches.
+  k8s::Result<retention::Plan> dryRun(const std::string& ns, const std::string& name,
+                                      std::optional<int32_t> shards);
+
+ private:
+  struct Observed;
+  class QueueMetrics;
+  struct NamedInformer {
+    std::string description;  // for /readyz: "shardsets.shardscaler.io/v1alpha1 in monitoring"
+    std::unique_ptr<k8s::Informer> informer;
+  };
+
+  // opts: what the informer selects and keeps; namespace, resync and metrics are added here.
+  void addInformer(const k8s::Resource& resource, const std::string& ns, k8s::InformerOptions opts,
+                   k8s::EventHandlers handlers, std::vector<NamedInformer>& into);
+  k8s::EventHandlers shardSetHandlers();
+  k8s::EventHandlers targetHandlers(retention::TargetKind kind);
+  k8s::EventHandlers statefulSetHandlers();
+  // Each queues every ShardSet the object maps to but `echo_of`: the ShardSet whose own write
+  // the event only echoes (empty: none).
+  void enqueueForTarget(const std::string& ns, retention::TargetKind kind,
+                        const std::string& target_name, const std::string& echo_of = {});
+  void enqueueForStatefulSet(const k8s::Json& sts, const std::string& echo_of = {});
+  void enqueueUnlessEcho(const std::string& key, const std::string& echo_of);
+
+  // What planAndApply ended with: the last plan, the write that failed for good (if any), or
+  // the outcome to return at once (a read failed, or too many rounds).
+  struct Rounds {
+    retention::Plan plan;
+    ApplyOutcome failure;
+    std::optional<ReconcileOutcome> early;
+    std::optional<size_t> zones;  // of the target, when found
+  };
+
+  k8s::Result<Observed> observe(const retention::ShardSet& shard_set) const;
+  retention::PlanInput planInput(const retention::ShardSet& shard_set, Observed observed,
+                                 retention::PlanPurpose purpose) const;
+  // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
+  Rounds planAndApply(const retention::ShardSet& shard_set, const InvolvedObject& subject,
+                      uint64_t id, retention::PlanPurpose purpose);
+  // While stop() drains: when `plan` only waits a short while for the operator or a settle time
+  // (called only while the target is paused by this ShardSet: a transition under way), waits
+  // that long and returns true, so the reconcile in flight finishes the transition instead of
+  // leaving the target paused for the next instance. False, at once, when not draining, when the
+  // wait would not end well within the drain, or once the Lease is lost (also mid-wait).
+  bool waitOutDuringDrain(const retention::Plan& plan);
+  k8s::Result<void> ensureFinalizer(const k8s::Json& object);
+  // Lets go of `shard_set`'s target (as bound, see kBoundTargetAnnotation); nullopt when done.
+  std::optional<ReconcileOutcome> release(const retention::ShardSet& shard_set,
+                                          const InvolvedObject& subject, uint64_t id);
+  ReconcileOutcome releaseTarget(const k8s::Json& object, const retention::ShardSet& shard_set,
+                                 const InvolvedObject& subject, uint64_t id);
+  k8s::Result<void> setBoundTarget(const k8s::Json& object, const std::string& value);
+  // Why transitions of `key` are held (the write refused for good), while they are.
+  std::optional<std::string> transitionsHeld(const std::string& key) const;
+  void holdTransitions(const std::string& key, std::string why);
+  ReconcileOutcome reconcileShardSet(const k8s::Json& object, uint64_t reconcile_id);
+  k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
+  void publishMetrics(const retention::ShardSet& shard_set, const retention::Plan& plan);
+  void worker();
+  void degraded(std::string_view reason);
+
+  k8s::KubeClient& client_;
+  const k8s::Clock& clock_;
+  EventRecorder& events_;
+  telemetry::Metrics* metrics_;
+  ControllerOptions options_;
+  ingestion::IngestionSource* ingestion_;
+  // The writes of reconciles (through an OwnWritesClient each), so that their watch echoes do
+  // not queue the ShardSet that made them again; and the newest StatefulSet among them, the
+  // floor of observe()'s reads.
+  OwnWrites own_writes_;
+
+  std::unique_ptr<QueueMetrics> queue_metrics_;
+  k8s::WorkQueue queue_;
+  // One informer per namespace (or one for all); the ShardSet ones are indexed by namespace.
+  std::vector<NamedInformer> shard_set_informers_;
+  std::vector<NamedInformer> other_informers_;
+  std::vector<std::thread> workers_;
+  std::once_flag cache_wait_logged_;  // the workers' wait for the caches is logged once
+  std::atomic<uint64_t> next_reconcile_id_{1};
+  // ShardSets whose writes were refused for good, until when no transition starts.
+  mutable std::mutex holds_mutex_;
+  struct Hold {
+    k8s::Clock::MonotonicTime until;
+    std::string why;
+  };
+  std::map<std::string, Hold> holds_;
+  // For waitOutDuringDrain(): when the drain ends (set by stop()), and whether the Lease was lost
+  // (set by leadershipLost(), which wakes a waiting reconcile through drain_cv_).
+  std::mutex drain_mutex_;
+  std::condition_variable drain_cv_;
+  std::optional<k8s::Clock::MonotonicTime> drain_deadline_;
+  bool leadership_lost_ = false;
+};
+
+}  // namespace shardscaler::controller

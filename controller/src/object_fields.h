@@ -1,0 +1,31 @@
+// Reads of API object fields shared by the controller's halves. Private to controller.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "shardscaler/k8s_client/resource.h"
+
+namespace shardscaler::controller {
+
+// object[a][b], or null JSON when either level is missing or not an object.
+inline const k8s::Json& field(const k8s::Json& object, std::string_view a, std::string_view b) {
+  static const k8s::Json null;
+  auto outer = object.find(a);
+  if (outer == object.end() || !outer->is_object()) return null;
+  auto inner = outer->find(b);
+  return inner == outer->end() ? null : *inner;
+}
+
+inline std::string stringAt(const k8s::Json& object, std::string_view a, std::string_view b) {
+  const k8s::Json& v = field(object, a, b);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+// Held on every ShardSet so that its deletion cannot leave a target paused by shardscaler.
+inline constexpr const char* kReleaseFinalizer = "shardscaler.io/release-target";
+// On the ShardSet: the target it claimed ("Prometheus/main"), so that a changed or invalid
+// spec.targetRef still lets it release the target it managed.
+inline constexpr std::string_view kBoundTargetAnnotation = "shardscaler.io/target";
+
+}  // namespace shardscaler::controller

@@ -1,0 +1,123 @@
+#include "shardscaler/controller/own_writes.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "shardscaler/k8s_client/store.h"
+
+namespace shardscaler::controller {
+namespace {
+
+std::string recordKey(const k8s::Resource& resource, const k8s::Json& object) {
+  std::string key = resource.resource;
+  key.append(".").append(resource.group).append("/").append(k8s::objectKey(object));
+  return key;
+}
+
+}  // namespace
+
+void OwnWrites::record(const k8s::Resource& resource, const k8s::Json& answer,
+                       const std::string& writer) {
+  std::string version = k8s::resourceVersionOf(answer);
+  if (version.empty()) return;  // not an object (e.g. a Status): nothing can echo it
+  if (resource == k8s::resources::statefulSets()) noteStatefulSetWrite(version);
+  std::lock_guard lock(mutex_);
+  auto& writes = writes_[recordKey(resource, answer)];
+  writes.push_back({std::move(version), writer});
+  // An echo older than the newest kPerObject writes was missed (a relist skipped it): dropping
+  // its record only means its echo, should it come, queues the ShardSet as any event does.
+  while (writes.size() > kPerObject) writes.pop_front();
+}
+
+std::optional<std::string> OwnWrites::echoWriter(const k8s::Resource& resource,
+                                                 const k8s::Json& old_object,
+                                                 const k8s::Json& new_object) {
+  const std::string version = k8s::resourceVersionOf(new_object);
+  // A resync hands the cached object over twice: a nudge, never an echo.
+  if (version.empty() || version == k8s::resourceVersionOf(old_object)) return std::nullopt;
+  std::lock_guard lock(mutex_);
+  auto it = writes_.find(recordKey(resource, new_object));
+  if (it == writes_.end()) return std::nullopt;
+  auto& writes = it->second;
+  auto match = std::ranges::find(writes, version, &Write::resource_version);
+  if (match == writes.end()) return std::nullopt;
+  std::string writer = std::move(match->writer);
+  // Events of one object arrive in version order: the writes before this one have had their
+  // echoes (or will never get them).
+  writes.erase(writes.begin(), match + 1);
+  if (writes.empty()) writes_.erase(it);
+  return writer;
+}
+
+void OwnWrites::forget(const k8s::Resource& resource, const k8s::Json& object) {
+  std::lock_guard lock(mutex_);
+  writes_.erase(recordKey(resource, object));
+}
+
+std::size_t OwnWrites::size() const {
+  std::lock_guard lock(mutex_);
+  return writes_.size();
+}
+
+void OwnWrites::noteStatefulSetWrite(const std::string& resource_version) {
+  // etcd-backed API servers write resourceVersions as decimal revisions; clients may not rely on
+  // more than that, and NotOlderThan (which the server compares) is all they are used for.
+  std::uint64_t value = 0;
+  const char* end = resource_version.data() + resource_version.size();
+  const auto [at, ec] = std::from_chars(resource_version.data(), end, value);
+  if (ec != std::errc() || at != end || value == 0) return;
+  std::uint64_t seen = newest_stateful_set_write_.load();
+  while (value > seen && !newest_stateful_set_write_.compare_exchange_weak(seen, value)) {
+  }
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::recorded(const k8s::Resource& r,
+                                                 k8s::Result<k8s::Json> answer) {
+  if (answer && answer->is_object()) writes_.record(r, *answer, writer_);
+  return answer;
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::get(const k8s::Resource& r, const std::string& ns,
+                                            const std::string& name,
+                                            const std::string& subresource) {
+  return inner_.get(r, ns, name, subresource);
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::list(const k8s::Resource& r, const std::string& ns,
+                                             const k8s::ListOptions& opts) {
+  return inner_.list(r, ns, opts);
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::create(const k8s::Resource& r, const std::string& ns,
+                                               const k8s::Json& obj) {
+  return recorded(r, inner_.create(r, ns, obj));
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::update(const k8s::Resource& r, const std::string& ns,
+                                               const k8s::Json& obj,
+                                               const std::string& subresource) {
+  return recorded(r, inner_.update(r, ns, obj, subresource));
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::patch(const k8s::Resource& r, const std::string& ns,
+                                              const std::string& name, k8s::PatchType type,
+                                              const k8s::Json& patch,
+                                              const std::string& subresource) {
+  return recorded(r, inner_.patch(r, ns, name, type, patch, subresource));
+}
+
+k8s::Result<k8s::Json> OwnWritesClient::remove(const k8s::Resource& r, const std::string& ns,
+                                               const std::string& name,
+                                               const k8s::DeleteOptions& opts) {
+  // A foreground delete answers with the object, deletionTimestamp set: that version is ours.
+  return recorded(r, inner_.remove(r, ns, name, opts));
+}
+
+k8s::Result<void> OwnWritesClient::watch(const k8s::Resource& r, const std::string& ns,
+                                         const k8s::WatchOptions& opts,
+                                         const k8s::WatchHandler& handler,
+                                         const std::atomic<bool>* stop) {
+  return inner_.watch(r, ns, opts, handler, stop);
+}
+
+}  // namespace shardscaler::controller

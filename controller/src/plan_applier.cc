@@ -1,0 +1,143 @@
+#include "shardscaler/controller/plan_applier.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <future>
+#include <vector>
+
+#include "shardscaler/k8s_client/store.h"
+
+namespace shardscaler::controller {
+namespace {
+
+// Fault injection for the crash-safety tests: with SHARDSCALER_FAULT_KILL_AFTER_WRITES=N the
+// process SIGKILLs itself right after its N-th successful write, so every point between two
+// writes of a transition can be hit exactly. Unset (always, outside those tests): no effect.
+void countWriteForFaultInjection() {
+  static const long kill_after = [] {
+    const char* v = std::getenv("SHARDSCALER_FAULT_KILL_AFTER_WRITES");
+    return v != nullptr ? std::strtol(v, nullptr, 10) : 0L;
+  }();
+  static std::atomic<long> writes{0};
+  if (kill_after > 0 && ++writes == kill_after) {
+    spdlog::warn("fault injection: SIGKILL after write {}", kill_after);
+    spdlog::default_logger()->flush();
+    raise(SIGKILL);
+  }
+}
+
+}  // namespace
+
+using retention::ActionType;
+
+bool ApplyOutcome::needsReplan() const {
+  if (!error) return false;
+  if (error->is(k8s::ErrorKind::Conflict) || error->is(k8s::ErrorKind::NotFound)) return true;
+  // "metadata.uid: Invalid value: ...: field is immutable": the merge patch's uid precondition
+  // met an object recreated under the same name.
+  return error->is(k8s::ErrorKind::Invalid) &&
+         error->message.find("metadata.uid") != std::string::npos;
+}
+
+bool ApplyOutcome::isPermanent() const {
+  if (!error || needsReplan()) return false;
+  return error->is(k8s::ErrorKind::Forbidden) || error->is(k8s::ErrorKind::Invalid) ||
+         error->is(k8s::ErrorKind::BadRequest) || error->is(k8s::ErrorKind::Unauthorized);
+}
+
+namespace {
+
+// Writes to different StatefulSets that the plan puts next to each other (detaches, re-attaches,
+// guard labels) depend on nothing but the observation: they are sent at once. Deletions stay one
+// at a time, and a target write is never sent beside anything, so the plan's order between the
+// target and its shards holds.
+bool concurrent(const retention::Action& a) {
+  return a.type == ActionType::DetachStatefulSet || a.type == ActionType::ReattachStatefulSet ||
+         a.type == ActionType::LabelStatefulSet;
+}
+
+}  // namespace
+
+ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource& target_resource,
+                                const std::string& ns, const InvolvedObject& shard_set) {
+  ApplyOutcome outcome;
+  const auto& actions = plan.actions;
+  for (std::size_t first = 0; first < actions.size();) {
+    std::size_t end = first + 1;
+    while (concurrent(actions[first]) && end < actions.size() && concurrent(actions[end])) ++end;
+    std::vector<k8s::Result<void>> results;
+    results.reserve(end - first);
+    if (end - first == 1) {
+      results.push_back(applyOne(actions[first], target_resource, ns));
+    } else {
+      std::vector<std::future<k8s::Result<void>>> sent;
+      sent.reserve(end - first);
+      for (std::size_t i = first; i < end; ++i) {
+        sent.push_back(std::async(std::launch::async,
+                                  [&, i] { return applyOne(actions[i], target_resource, ns); }));
+      }
+      for (auto& f : sent) results.push_back(f.get());
+    }
+    // Every write that succeeded is reported; the first failure (in plan order) ends the plan.
+    for (std::size_t i = first; i < end; ++i) {
+      const retention::Action& action = actions[i];
+      auto& result = results[i - first];
+      if (!result) {
+        if (!outcome.error) {
+          outcome.error = result.error();
+          outcome.failed_action = action.summary;
+        }
+        continue;
+      }
+      spdlog::info("applied shardset={}/{} action=\"{}\"", ns, shard_set.name, action.summary);
+      countWriteForFaultInjection();
+      for (const retention::Event& event : action.events) {
+        events_.record(shard_set, event.type, event.reason, event.message);
+      }
+      ++outcome.applied;
+    }
+    if (outcome.error) return outcome;
+    first = end;
+  }
+  return outcome;
+}
+
+k8s::Result<void> PlanApplier::applyOne(const retention::Action& action,
+                                        const k8s::Resource& target_resource,
+                                        const std::string& ns) {
+  switch (action.type) {
+    case ActionType::ClaimTarget:
+    case ActionType::PauseTarget:
+    case ActionType::UpdateTarget: {
+      auto r = client_.patch(target_resource, ns, action.object_name, k8s::PatchType::Merge,
+                             action.merge_patch);
+      if (!r) return std::unexpected(r.error());
+      return {};
+    }
+    case ActionType::LabelStatefulSet:
+    case ActionType::DetachStatefulSet:
+    case ActionType::ReattachStatefulSet: {
+      auto r = client_.patch(k8s::resources::statefulSets(), ns, action.object_name,
+                             k8s::PatchType::Merge, action.merge_patch);
+      if (!r) return std::unexpected(r.error());
+      return {};
+    }
+    case ActionType::DeleteStatefulSet: {
+      k8s::DeleteOptions options{.propagation_policy = "Foreground",
+                                 .precondition_uid = action.uid};
+      if (!action.resource_version.empty()) {
+        options.precondition_resource_version = action.resource_version;
+      }
+      auto r = client_.remove(k8s::resources::statefulSets(), ns, action.object_name, options);
+      // Already gone (the operator deleting its excess shards races us): the goal is met.
+      if (!r && !r.error().is(k8s::ErrorKind::NotFound)) return std::unexpected(r.error());
+      return {};
+    }
+  }
+  return {};
+}
+
+}  // namespace shardscaler::controller

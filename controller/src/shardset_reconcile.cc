@@ -1,0 +1,279 @@
+// The controller's reconcile of one ShardSet: finalizer, the target it is bound to, the
+// read-plan-apply rounds, status, Events and metrics; and its release on deletion.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "shardscaler/controller/api_resources.h"
+#include "shardscaler/controller/shard_set_status.h"
+#include "shardscaler/controller/shardset_controller.h"
+#include "shardscaler/ingestion/ingestion_source.h"
+#include "shardscaler/retention/naming.h"
+#include "shardscaler/retention/shard_set.h"
+
+#include "object_fields.h"
+
+namespace shardscaler::controller {
+
+using k8s::Json;
+using k8s::ObjectPtr;
+
+namespace {
+
+InvolvedObject involvedObject(const Json& shard_set) {
+  return InvolvedObject{
+      .api_version = std::string(kShardSetApiVersion),
+      .kind = std::string(kShardSetKind),
+      .ns = stringAt(shard_set, "metadata", "namespace"),
+      .name = stringAt(shard_set, "metadata", "name"),
+      .uid = stringAt(shard_set, "metadata", "uid"),
+      .resource_version = stringAt(shard_set, "metadata", "resourceVersion"),
+  };
+}
+
+// "Prometheus/main": the value of kBoundTargetAnnotation.
+std::string targetRefText(const retention::ShardSet& s) {
+  return s.target_kind + "/" + s.target_name;
+}
+
+// The ShardSet as bound to `bound` ("Kind/name"), for planning its release.
+std::optional<retention::ShardSet> boundTo(const retention::ShardSet& s, const std::string& bound) {
+  auto slash = bound.find('/');
+  if (slash == std::string::npos || !retention::parseTargetKind(bound.substr(0, slash))) {
+    return std::nullopt;
+  }
+  retention::ShardSet copy = s;
+  copy.target_kind = bound.substr(0, slash);
+  copy.target_name = bound.substr(slash + 1);
+  return copy;
+}
+
+}  // namespace
+
+ReconcileOutcome ShardSetController::reconcile(const std::string& key) {
+  const uint64_t id = next_reconcile_id_++;
+  ObjectPtr object;
+  for (const auto& i : shard_set_informers_) {
+    object = i.informer->store().get(key);
+    if (object) break;
+  }
+  if (!object) {
+    // Deleted: forget everything about it. Its retained StatefulSets keep their deadlines
+    // and owner references; nothing is deleted on its behalf.
+    auto slash = key.find('/');
+    if (metrics_ != nullptr && slash != std::string::npos) {
+      metrics_->removeShardSet(key.substr(0, slash), key.substr(slash + 1));
+    }
+    if (ingestion_ != nullptr) ingestion_->untrack(key);
+    spdlog::debug("reconcile key={} reconcile_id={}: ShardSet gone", key, id);
+    return {};
+  }
+  return reconcileShardSet(*object, id);
+}
+
+k8s::Result<void> ShardSetController::ensureFinalizer(const Json& object) {
+  const Json& finalizers = object["metadata"].value("finalizers", Json::array());
+  if (std::ranges::find(finalizers, Json(kReleaseFinalizer)) != finalizers.end()) return {};
+  // The resourceVersion test keeps a concurrent change of the list from being overwritten.
+  Json patch = Json::array({{{"op", "test"},
+                             {"path", "/metadata/resourceVersion"},
+                             {"value", object["metadata"]["resourceVersion"]}},
+                            finalizers.empty() ? Json{{"op", "add"},
+                                                      {"path", "/metadata/finalizers"},
+                                                      {"value", Json::array({kReleaseFinalizer})}}
+                                               : Json{{"op", "add"},
+                                                      {"path", "/metadata/finalizers/-"},
+                                                      {"value", kReleaseFinalizer}}});
+  auto r = client_.patch(shardSets(), stringAt(object, "metadata", "namespace"),
+                         stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch);
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+k8s::Result<void> ShardSetController::setBoundTarget(const Json& object, const std::string& value) {
+  Json patch{{"metadata",
+              {{"annotations",
+                {{std::string(kBoundTargetAnnotation), value.empty() ? Json() : Json(value)}}}}}};
+  auto r = client_.patch(shardSets(), stringAt(object, "metadata", "namespace"),
+                         stringAt(object, "metadata", "name"), k8s::PatchType::Merge, patch);
+  if (!r) return std::unexpected(r.error());
+  own_writes_.record(shardSets(), *r, k8s::objectKey(object));  // its echo: shardSetHandlers
+  return {};
+}
+
+// Lets go of the target `shard_set` names: an interrupted transition undone at the target's own
+// shard count, the target resumed, its claim and the guard labels of its active shards dropped.
+// Retained StatefulSets stay as they are; without their ShardSet nobody deletes them at their
+// deadline, so an Event names them.
+std::optional<ReconcileOutcome> ShardSetController::release(const retention::ShardSet& shard_set,
+                                                            const InvolvedObject& subject,
+                                                            uint64_t id) {
+  Rounds rounds = planAndApply(shard_set, subject, id, retention::PlanPurpose::Release);
+  if (rounds.early) return *rounds.early;
+  if (rounds.failure.error) {
+    return ReconcileOutcome{.result = telemetry::ReconcileResult::Error,
+                            .error = rounds.failure.error->describe()};
+  }
+  if (rounds.plan.requeue_after) {  // kept paused for the settle time: not released yet
+    return ReconcileOutcome{.requeue_after = *rounds.plan.requeue_after};
+  }
+  if (!rounds.plan.status.retained_shards.empty()) {
+    std::string names;
+    for (const auto& r : rounds.plan.status.retained_shards) {
+      names += (names.empty() ? "" : ", ") + r.stateful_set;
+    }
+    events_.record(subject, retention::EventType::Warning,
+                   std::string(retention::kReasonRetainedShardsOrphaned),
+                   "ShardSet no longer manages " + targetRefText(shard_set) +
+                       "; its retained StatefulSets stay and will not be deleted at their "
+                       "deadline: " +
+                       names + " (kubectl delete statefulset -l " +
+                       std::string(retention::kShardSetLabel) + "=" + shard_set.name +
+                       " removes them)");
+  }
+  spdlog::info("reconcile key={}/{} reconcile_id={}: released {}", shard_set.ns, shard_set.name, id,
+               targetRefText(shard_set));
+  return std::nullopt;
+}
+
+ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
+                                                   const retention::ShardSet& shard_set,
+                                                   const InvolvedObject& subject, uint64_t id) {
+  const std::string key = k8s::objectKey(object);
+  const Json& finalizers = object["metadata"].value("finalizers", Json::array());
+  auto mine = std::ranges::find(finalizers, Json(kReleaseFinalizer));
+  if (mine == finalizers.end()) return {};  // released already; the API server deletes it
+
+  // The target it claimed, whatever the spec says now (it may be invalid).
+  const std::string bound = object["metadata"]
+                                .value("annotations", Json::object())
+                                .value(std::string(kBoundTargetAnnotation), "");
+  const std::optional<retention::ShardSet> as_bound =
+      bound.empty() ? std::optional(shard_set) : boundTo(shard_set, bound);
+  if (as_bound) {
+    if (auto outcome = release(*as_bound, subject, id)) return *outcome;
+  }
+  Json patch = Json::array(
+      {{{"op", "test"},
+        {"path", "/metadata/resourceVersion"},
+        {"value", object["metadata"]["resourceVersion"]}},
+       {{"op", "remove"},
+        {"path", "/metadata/finalizers/" + std::to_string(mine - finalizers.begin())}}});
+  auto r = client_.patch(shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json, patch);
+  if (!r && !r.error().is(k8s::ErrorKind::NotFound)) {
+    spdlog::warn("reconcile key={} reconcile_id={}: removing finalizer failed: {}", key, id,
+                 r.error().describe());
+    return {.result = telemetry::ReconcileResult::Error, .error = r.error().describe()};
+  }
+  spdlog::info("reconcile key={} reconcile_id={}: ShardSet deleted, target released", key, id);
+  return {};
+}
+
+ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint64_t id) {
+  const std::string key = k8s::objectKey(object);
+  auto shard_set = retention::parseShardSet(object);
+  if (!shard_set) {
+    spdlog::error("reconcile key={} reconcile_id={}: not a ShardSet: {}", key, id,
+                  shard_set.error().describe());
+    degraded("malformed_shardset");
+    return {};  // terminal: waiting does not make it a ShardSet
+  }
+  const InvolvedObject subject = involvedObject(object);
+  if (object["metadata"].contains("deletionTimestamp")) {
+    return releaseTarget(object, *shard_set, subject, id);
+  }
+  if (auto added = ensureFinalizer(object); !added) {
+    spdlog::error("reconcile key={} reconcile_id={}: adding finalizer {} failed: {}", key, id,
+                  kReleaseFinalizer, added.error().describe());
+    degraded("finalizer_failed");
+    return {.result = telemetry::ReconcileResult::Error, .error = added.error().describe()};
+  }
+
+  // spec.targetRef moved (or became invalid): the target it was bound to is released first, so
+  // that it is never left paused or with shards detached.
+  const std::string bound = object["metadata"]
+                                .value("annotations", Json::object())
+                                .value(std::string(kBoundTargetAnnotation), "");
+  const std::string wanted = targetRefText(*shard_set);
+  if (!bound.empty() && bound != wanted) {
+    if (auto old = boundTo(*shard_set, bound)) {
+      if (auto outcome = release(*old, subject, id)) return *outcome;
+    }
+    if (auto r = setBoundTarget(object, ""); !r) {
+      return {.result = telemetry::ReconcileResult::Error, .error = r.error().describe()};
+    }
+  }
+
+  Rounds rounds = planAndApply(*shard_set, subject, id, retention::PlanPurpose::Converge);
+  if (rounds.early) return *rounds.early;
+  const retention::Plan& plan = rounds.plan;
+  const ApplyOutcome& failure = rounds.failure;
+  const std::optional<size_t>& zones = rounds.zones;
+  if (plan.decision.claimed_by == shard_set->name && bound != wanted) {
+    if (auto r = setBoundTarget(object, wanted); !r) {
+      return {.result = telemetry::ReconcileResult::Error, .error = r.error().describe()};
+    }
+  }
+
+  for (const retention::Event& event : plan.events) {
+    events_.record(subject, event.type, event.reason, event.message);
+  }
+  std::vector<retention::Event> ingestion_events;
+  // A write refused for good stays reported while its transitions are held.
+  const std::optional<std::string> refused =
+      failure.error
+          ? std::optional<std::string>(failure.failed_action + ": " + failure.error->describe())
+          : transitionsHeld(key);
+  Json status = shardSetStatusJson(plan, object,
+                                   ingestion_ != nullptr ? ingestion_->snapshot(key) : std::nullopt,
+                                   refused, clock_.now(), &ingestion_events);
+  for (const retention::Event& event : ingestion_events) {
+    events_.record(subject, event.type, event.reason, event.message);
+  }
+  if (auto written = writeStatus(object, status); !written) {
+    spdlog::warn("reconcile key={} reconcile_id={}: status write failed: {}", key, id,
+                 written.error().describe());
+    degraded("status_write_failed");
+    if (!failure.error) {
+      return {.result = telemetry::ReconcileResult::Error, .error = written.error().describe()};
+    }
+  }
+  publishMetrics(*shard_set, plan);
+  if (ingestion_ != nullptr) {
+    if (auto target = ingestionTarget(object)) {
+      target->zones = zones;
+      target->active_shards = plan.status.target_shards;
+      ingestion_->track(key, *target);
+    } else {
+      ingestion_->untrack(key);
+    }
+  }
+  if (failure.error)
+    return {.result = telemetry::ReconcileResult::Error, .error = failure.error->describe()};
+  ReconcileOutcome done;
+  if (plan.requeue_after) done.requeue_after = *plan.requeue_after;
+  return done;
+}
+
+k8s::Result<void> ShardSetController::writeStatus(const Json& object, const Json& status) {
+  auto current = object.find("status");
+  if (current != object.end() && *current == status) return {};
+  // Replace the whole status: a merge patch could not remove fields that no longer apply.
+  Json patch = Json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
+  auto r =
+      client_.patch(shardSets(), stringAt(object, "metadata", "namespace"),
+                    stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch, "status");
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+void ShardSetController::publishMetrics(const retention::ShardSet& shard_set,
+                                        const retention::Plan& plan) {
+  if (metrics_ == nullptr) return;
+  const auto& d = plan.decision;
+  const int desired = d.desired ? d.desired->want : static_cast<int>(shard_set.shards.value_or(0));
+  metrics_->setShardCounts(shard_set.ns, shard_set.name, desired, plan.status.shards,
+                           static_cast<int>(plan.status.retained_shards.size()));
+}
+
+}  // namespace shardscaler::controller

@@ -1,0 +1,284 @@
+// The controller's read-plan-apply rounds: what a reconcile reads from the API server (never
+// from our caches: a plan must see the previous plan's writes), and how write failures are met.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <future>
+#include <memory>
+#include <set>
+
+#include "shardscaler/controller/api_resources.h"
+#include "shardscaler/controller/shardset_controller.h"
+#include "shardscaler/retention/naming.h"
+#include "shardscaler/retention/shard_set.h"
+
+#include "object_fields.h"
+
+namespace shardscaler::controller {
+
+using k8s::Json;
+
+struct ShardSetController::Observed {
+  std::optional<retention::Target> target;
+  std::vector<retention::ObservedStatefulSet> stateful_sets;
+  std::optional<bool> claim_holder_exists;
+  bool guard_enforced = false;
+};
+
+namespace {
+
+// The StatefulSets one list returns, skipping what is not a StatefulSet at all. The list is
+// served by the API server's watch cache, once it holds `floor` (NotOlderThan; 0: as it is): a
+// quorum list with a label selector reads every StatefulSet of the namespace from etcd and filters
+// them, which made each reconcile cost the server O(namespace) (about 0.1 s per 500 StatefulSets).
+k8s::Result<std::vector<retention::ObservedStatefulSet>> listShards(k8s::KubeClient& client,
+                                                                    const std::string& ns,
+                                                                    const std::string& selector,
+                                                                    std::uint64_t floor) {
+  // parseStatefulSet reads metadata and spec.replicas; the pod template, most of the bytes,
+  // is never decoded.
+  static const auto kFields =
+      std::make_shared<const k8s::FieldMask>(k8s::FieldMask::keepNone()
+                                                 .keep({"metadata"})
+                                                 .drop({"metadata", "managedFields"})
+                                                 .keep({"spec", "replicas"}));
+  k8s::ListOptions opts{.label_selector = selector, .resource_version = "0", .fields = kFields};
+  if (floor > 0) {
+    opts.resource_version = std::to_string(floor);
+    opts.resource_version_match = "NotOlderThan";
+  }
+  auto list = k8s::listAll(client, k8s::resources::statefulSets(), ns, opts);
+  if (!list) return std::unexpected(list.error());
+  std::vector<retention::ObservedStatefulSet> out;
+  for (const Json& item : (*list)["items"]) {
+    auto sts = retention::parseStatefulSet(item);
+    if (!sts) {
+      spdlog::warn("ignoring malformed StatefulSet in {}: {}", ns, sts.error().describe());
+      continue;
+    }
+    out.push_back(std::move(*sts));
+  }
+  return out;
+}
+
+bool pausedBy(const retention::Target& t, const std::string& shard_set) {
+  const std::string* by = t.annotation(retention::kPausedByAnnotation);
+  return t.paused && by != nullptr && *by == shard_set;
+}
+
+}  // namespace
+
+k8s::Result<ShardSetController::Observed> ShardSetController::observe(
+    const retention::ShardSet& shard_set) const {
+  Observed observed;
+  auto kind = retention::parseTargetKind(shard_set.target_kind);
+  if (!kind || shard_set.target_name.empty()) return observed;  // the planner says why
+
+  // The target's shards by their own labels, so a read costs this ShardSet's shards, not the
+  // namespace's: the active ones carry the operator's name label, the retained ones ours. Both
+  // lists are at least as new as our newest StatefulSet write, so they show every write of the
+  // earlier plans (docs/design.md §12). They are independent of the target read and of each
+  // other: sent at once, on threads of their own, a round costs the slowest read, not the sum.
+  // The second asks only for what the first does not return (`name!=` also matches a missing
+  // label): the union is the same, but an active shard, which carries both labels once guarded,
+  // is not sent and decoded twice.
+  const std::uint64_t floor = own_writes_.newestStatefulSetWrite();
+  auto list = [&](std::string selector) {
+    return std::async(std::launch::async,
+                      [this, &shard_set, floor, selector = std::move(selector)] {
+                        return listShards(client_, shard_set.ns, selector, floor);
+                      });
+  };
+  auto by_name = list(std::string(retention::kOperatorNameLabel) + "=" + shard_set.target_name);
+  auto by_shard_set =
+      list(std::string(retention::kShardSetLabel) + "=" + shard_set.name + "," +
+           std::string(retention::kOperatorNameLabel) + "!=" + shard_set.target_name);
+
+  auto target = client_.get(targetResource(*kind), shard_set.ns, shard_set.target_name);
+  if (!target) {
+    if (!target.error().is(k8s::ErrorKind::NotFound)) return std::unexpected(target.error());
+  } else {
+    auto parsed = retention::parseTarget(*target, *kind);
+    if (!parsed) {
+      return k8s::makeError(k8s::ErrorKind::Decode, std::string(retention::toString(*kind)) + " " +
+                                                        shard_set.ns + "/" + shard_set.target_name +
+                                                        ": " + parsed.error().describe());
+    }
+    observed.target = std::move(*parsed);
+  }
+  // The claim and the guard are read while the lists are still on their way.
+  auto with_shards = [&]() -> k8s::Result<Observed> {
+    std::set<std::string> seen;  // a shard can match both selectors
+    for (auto* shards : {&by_name, &by_shard_set}) {
+      auto listed = shards->get();
+      if (!listed) return std::unexpected(listed.error());
+      for (auto& sts : *listed) {
+        if (seen.insert(sts.uid).second) observed.stateful_sets.push_back(std::move(sts));
+      }
+    }
+    return std::move(observed);
+  };
+  if (!observed.target) return with_shards();
+  const retention::Target& t = *observed.target;
+
+  if (const std::string* holder = t.annotation(retention::kClaimedByAnnotation);
+      holder != nullptr && *holder != shard_set.name) {
+    auto other = client_.get(shardSets(), shard_set.ns, *holder);
+    if (other) {
+      observed.claim_holder_exists = true;
+    } else if (other.error().is(k8s::ErrorKind::NotFound)) {
+      observed.claim_holder_exists = false;
+    } else {
+      return std::unexpected(other.error());
+    }
+  }
+  // The guard matters only while a transition may run; read it live then, and only then.
+  const bool may_transition = pausedBy(t, shard_set.name) ||
+                              shard_set.shards.value_or(1) != t.effectiveShards() ||
+                              t.annotation(retention::kPausedByAnnotation) != nullptr;
+  if (may_transition && options_.guard_enforced) {
+    std::string why;
+    observed.guard_enforced = options_.guard_enforced(shard_set.ns, &why);
+    if (!observed.guard_enforced) {
+      spdlog::debug("shardset={}/{}: guard not enforced ({}), transitions use the fallback",
+                    shard_set.ns, shard_set.name, why);
+    }
+  }
+  return with_shards();
+}
+
+retention::PlanInput ShardSetController::planInput(const retention::ShardSet& shard_set,
+                                                   Observed observed,
+                                                   retention::PlanPurpose purpose) const {
+  return retention::PlanInput{
+      .shard_set = shard_set,
+      .target = std::move(observed.target),
+      .stateful_sets = std::move(observed.stateful_sets),
+      .now = clock_.now(),
+      .purpose = purpose,
+      .safety =
+          {
+              .guard_enforced = observed.guard_enforced,
+              .settle_time = options_.settle_time,
+              .pause_ack_timeout = options_.pause_ack_timeout,
+          },
+      .hold_transitions = transitionsHeld(k8s::objectKey(shard_set.ns, shard_set.name)).has_value(),
+      .claim_holder_exists = observed.claim_holder_exists,
+  };
+}
+
+std::optional<std::string> ShardSetController::transitionsHeld(const std::string& key) const {
+  std::lock_guard lock(holds_mutex_);
+  auto it = holds_.find(key);
+  if (it == holds_.end() || clock_.monotonicNow() >= it->second.until) return std::nullopt;
+  return it->second.why;
+}
+
+void ShardSetController::holdTransitions(const std::string& key, std::string why) {
+  std::lock_guard lock(holds_mutex_);
+  std::erase_if(holds_, [&](const auto& h) { return clock_.monotonicNow() >= h.second.until; });
+  holds_[key] = Hold{clock_.deadlineAfter(options_.apply_failure_hold), std::move(why)};
+}
+
+ShardSetController::Rounds ShardSetController::planAndApply(const retention::ShardSet& shard_set,
+                                                            const InvolvedObject& subject,
+                                                            uint64_t id,
+                                                            retention::PlanPurpose purpose) {
+  const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
+  // This reconcile's writes, recorded as its own (own_writes.h), also those the applier sends
+  // from threads of its own.
+  OwnWritesClient writes_as_this(client_, own_writes_, key);
+  PlanApplier applier(writes_as_this, events_);
+  Rounds rounds;
+  for (int round = 0;; ++round) {
+    auto observed = observe(shard_set);
+    if (!observed) {
+      spdlog::error("reconcile key={} reconcile_id={}: reading the target failed: {}", key, id,
+                    observed.error().describe());
+      degraded("observe_failed");
+      rounds.early = {.result = telemetry::ReconcileResult::Error,
+                      .error = observed.error().describe()};
+      return rounds;
+    }
+    rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
+    const bool paused_by_us = observed->target && pausedBy(*observed->target, shard_set.name);
+    rounds.plan = retention::planShardSet(planInput(shard_set, std::move(*observed), purpose));
+    const retention::Plan& plan = rounds.plan;
+    if (plan.actions.empty()) {
+      if (!paused_by_us || !waitOutDuringDrain(plan)) return rounds;
+      spdlog::info(
+          "reconcile key={} reconcile_id={}: shutting down; waited for {} to finish the "
+          "transition",
+          key, id, plan.decision.waiting_for);
+      --round;  // a wait is not a round of writes
+      continue;
+    }
+    if (round == options_.max_rounds) {
+      spdlog::warn("reconcile key={} reconcile_id={}: still {} action(s) after {} rounds", key, id,
+                   plan.actions.size(), round);
+      rounds.early = {.result = telemetry::ReconcileResult::Requeue};
+      return rounds;
+    }
+    auto kind = retention::parseTargetKind(shard_set.target_kind);
+    ApplyOutcome outcome = applier.apply(plan, targetResource(*kind), shard_set.ns, subject);
+    if (!outcome.error) continue;
+    if (outcome.needsReplan()) {
+      spdlog::info("reconcile key={} reconcile_id={}: {} ({}), planning again", key, id,
+                   outcome.failed_action, outcome.error->describe());
+      continue;
+    }
+    spdlog::error("reconcile key={} reconcile_id={}: {} failed: {}", key, id, outcome.failed_action,
+                  outcome.error->describe());
+    degraded("apply_failed");
+    const bool first_refusal = outcome.isPermanent() && !transitionsHeld(key);
+    rounds.failure = std::move(outcome);
+    if (!first_refusal) return rounds;
+    // Refused for good: retrying the same write cannot help, and the target must not stay
+    // paused waiting for it. Hold new transitions and plan again, which now undoes this one.
+    holdTransitions(key, rounds.failure.failed_action + ": " + rounds.failure.error->describe());
+    spdlog::warn(
+        "reconcile key={} reconcile_id={}: undoing the transition; none starts for {}s", key, id,
+        std::chrono::duration_cast<std::chrono::seconds>(options_.apply_failure_hold).count());
+  }
+}
+
+bool ShardSetController::waitOutDuringDrain(const retention::Plan& plan) {
+  // Room left in the drain after the wait, for the reads and writes that follow it.
+  constexpr auto kMargin = std::chrono::seconds(2);
+  if (plan.decision.waiting_for.empty() || !plan.requeue_after) return false;
+  std::unique_lock lock(drain_mutex_);
+  if (!drain_deadline_ || leadership_lost_) return false;
+  const auto wake = clock_.deadlineAfter(*plan.requeue_after);
+  if (wake + kMargin > *drain_deadline_) return false;
+  // Woken early only when the Lease is lost: then another replica may lead, and nothing more is
+  // written from here.
+  return !clock_.waitUntil(lock, drain_cv_, wake, [this] { return leadership_lost_; });
+}
+
+void ShardSetController::leadershipLost() {
+  {
+    std::lock_guard lock(drain_mutex_);
+    leadership_lost_ = true;
+  }
+  drain_cv_.notify_all();
+}
+
+k8s::Result<retention::Plan> ShardSetController::dryRun(const std::string& ns,
+                                                        const std::string& name,
+                                                        std::optional<int32_t> shards) {
+  auto object = client_.get(shardSets(), ns, name);
+  if (!object) return std::unexpected(object.error());
+  auto shard_set = retention::parseShardSet(*object);
+  if (!shard_set) {
+    return k8s::makeError(k8s::ErrorKind::Decode,
+                          ns + "/" + name + ": " + shard_set.error().describe());
+  }
+  if (shards) shard_set->shards = *shards;
+  auto observed = observe(*shard_set);
+  if (!observed) return std::unexpected(observed.error());
+  return retention::planShardSet(
+      planInput(*shard_set, std::move(*observed), retention::PlanPurpose::Converge));
+}
+
+}  // namespace shardscaler::controller

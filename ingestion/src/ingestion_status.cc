@@ -1,0 +1,57 @@
+#include "shardscaler/ingestion/ingestion_status.h"
+
+namespace shardscaler::ingestion {
+
+std::optional<retention::Condition> ingestionCondition(
+    std::span<const retention::Condition> previous, bool has_ingestion,
+    const std::string& spec_problem, const std::optional<IngestionSnapshot>& snapshot,
+    int64_t observed_generation, std::chrono::system_clock::time_point now) {
+  if (!has_ingestion) return std::nullopt;
+  auto make = [&](std::optional<bool> status, std::string_view reason, std::string message) {
+    if (status) {
+      return retention::makeCondition(previous, kConditionIngestionAvailable, *status,
+                                      std::string(reason), std::move(message), observed_generation,
+                                      now);
+    }
+    // makeCondition knows True and False only; Unknown keeps its transition time the same way.
+    const retention::Condition* before =
+        retention::findCondition(previous, kConditionIngestionAvailable);
+    const bool stays = before != nullptr && before->status == "Unknown";
+    retention::Condition c =
+        retention::makeCondition({}, kConditionIngestionAvailable, false, std::string(reason),
+                                 std::move(message), observed_generation, now);
+    c.status = "Unknown";
+    if (stays && !before->last_transition_time.empty()) {
+      c.last_transition_time = before->last_transition_time;
+    }
+    return c;
+  };
+  if (!spec_problem.empty()) return make(false, kReasonInvalidIngestionSpec, spec_problem);
+  if (!snapshot) {
+    return make(std::nullopt, kReasonAwaitingFirstQuery, "no ingestion query has finished yet");
+  }
+  if (!snapshot->error.empty()) {
+    const std::string_view reason =
+        snapshot->error_reason.empty() ? std::string_view("QueryFailed") : snapshot->error_reason;
+    return make(false, reason, snapshot->error);
+  }
+  return make(true, kReasonRatesAvailable,
+              "the last query returned the rates of " + std::to_string(snapshot->per_shard.size()) +
+                  " shard(s)");
+}
+
+std::vector<retention::Event> ingestionEvents(const retention::Condition* previous,
+                                              const retention::Condition& current) {
+  const bool was_false = previous != nullptr && previous->status == "False";
+  if (current.status == "False" && (!was_false || previous->reason != current.reason)) {
+    return {{retention::EventType::Warning, std::string(kEventIngestionUnavailable),
+             current.reason + ": " + current.message}};
+  }
+  if (current.status == "True" && was_false) {
+    return {{retention::EventType::Normal, std::string(kEventIngestionRecovered),
+             "ingestion rates available again after " + previous->reason}};
+  }
+  return {};
+}
+
+}  // namespace shardscaler::ingestion

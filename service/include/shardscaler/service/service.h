@@ -1,0 +1,12 @@
+// The sub-commands main dispatches to: `shardscaler run` and `shardscaler plan`.
+// They must never call exit(): they return the process exit code to main.
+#pragma once
+
+#include "shardscaler/service/run_options.h"
+
+namespace shardscaler::service {
+
+int runService(const RunOptions& options);
+int runPlan(const PlanOptions& options);
+
+}  // namespace shardscaler::service

@@ -1,0 +1,65 @@
+// shardscaler: entry point. Parses the command line and dispatches to the sub-command; a bad
+// command line is one "shardscaler: error: ..." line and exit status 2.
+#include <cstdio>
+#include <exception>
+#include <variant>
+
+#include "shardscaler/service/run_options.h"
+#include "shardscaler/service/service.h"
+#include "shardscaler/telemetry/build_info.h"
+#include "shardscaler/telemetry/logging.h"
+
+namespace {
+
+namespace service = shardscaler::service;
+namespace telemetry = shardscaler::telemetry;
+
+template <typename... Fs>
+struct Overloaded : Fs... {
+  using Fs::operator()...;
+};
+template <typename... Fs>
+Overloaded(Fs...) -> Overloaded<Fs...>;
+
+int dispatch(const service::Command& command) {
+  return std::visit(Overloaded{
+                        [](const service::HelpCommand& help) {
+                          std::fputs(help.text.c_str(), stdout);
+                          return 0;
+                        },
+                        [](const service::VersionCommand&) {
+                          const auto build = telemetry::buildInfo();
+                          std::printf("shardscaler %s (commit %s)\n", build.version.c_str(),
+                                      build.commit.c_str());
+                          return 0;
+                        },
+                        [](const service::RunOptions& options) {
+                          telemetry::configureLogging(options.log_level, options.log_format);
+                          return service::runService(options);
+                        },
+                        [](const service::PlanOptions& options) {
+                          // The plan goes to stdout; only problems are logged, on stderr.
+                          telemetry::configureLogging(telemetry::LogLevel::Warn,
+                                                      telemetry::LogFormat::Text);
+                          return service::runPlan(options);
+                        },
+                    },
+                    command);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    auto command =
+        service::parseCommandLine(argc, argv, service::OptionsEnvironment::fromProcess());
+    if (!command) {
+      std::fprintf(stderr, "shardscaler: error: %s\n", command.error().c_str());
+      return 2;
+    }
+    return dispatch(*command);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shardscaler: error: %s\n", e.what());
+    return 1;
+  }
+}

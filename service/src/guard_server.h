@@ -1,0 +1,57 @@
+// The shard guard inside `shardscaler run`, on every replica: shardscaler's own identity, the
+// serving certificate, the HTTPS server of the webhook (and of the external metrics API, which
+// shares it) and the caBundle injection. It never starts the controller; an error from start()
+// means shardscaler must not run without its guard.
+#pragma once
+
+#include <expected>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "shardscaler/guard/shard_guard.h"
+#include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/service/run_options.h"
+#include "shardscaler/serving/https_server.h"
+#include "shardscaler/serving/serving_options.h"
+#include "shardscaler/telemetry/metrics.h"
+
+#include "metrics_api_server.h"
+
+namespace shardscaler::service {
+
+class GuardServer {
+ public:
+  // `client` is shardscaler's own (its credentials say who shardscaler is); the guard's live reads
+  // go through a client of their own with a timeout inside the webhook's.
+  GuardServer(const RunOptions& options, k8s::RestClient& client,
+              std::shared_ptr<const k8s::Clock> clock, telemetry::Metrics& metrics);
+  ~GuardServer();
+  GuardServer(const GuardServer&) = delete;
+  GuardServer& operator=(const GuardServer&) = delete;
+
+  // Learns shardscaler's own identity (asking again while the API server does not answer, until
+  // `stopping` returns true), starts the certificate source, the HTTPS server and the caBundle
+  // injector. The error is one line naming the problem.
+  std::expected<void, std::string> start(const std::function<bool()>& stopping);
+  // Ready once the server has a certificate to present.
+  std::expected<void, std::string> readiness() const;
+  void stop();
+
+ private:
+  std::expected<std::string, std::string> selfUser(const std::function<bool()>& stopping);
+  void observe(const guard::ReviewRecord& record);
+
+  const RunOptions& options_;
+  k8s::RestClient& client_;
+  std::shared_ptr<const k8s::Clock> clock_;
+  telemetry::Metrics& metrics_;
+  std::unique_ptr<k8s::RestClient> reads_client_;
+  std::unique_ptr<guard::ShardGuard> guard_;
+  serving::CertificateParts certificates_;
+  std::unique_ptr<serving::HttpsServer> server_;
+  std::unique_ptr<MetricsApiServer> metrics_api_;  // with --external-metrics-api
+};
+
+}  // namespace shardscaler::service

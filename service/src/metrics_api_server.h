@@ -1,0 +1,60 @@
+// The external metrics API inside `shardscaler run`: the routes it adds to the guard's HTTPS
+// server, the front proxy settings it follows, and who owns the APIService. It never serves a
+// request the handler of shardscaler::metrics_api did not authenticate and authorize.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/informer.h"
+#include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/metrics_api/api_service_state.h"
+#include "shardscaler/metrics_api/front_proxy_config_watch.h"
+#include "shardscaler/metrics_api/metrics_api_handler.h"
+#include "shardscaler/service/run_options.h"
+#include "shardscaler/serving/https_server.h"
+#include "shardscaler/serving/serving_options.h"
+#include "shardscaler/serving/trust_bundle.h"
+#include "shardscaler/telemetry/metrics.h"
+
+namespace shardscaler::service {
+
+class MetricsApiServer {
+ public:
+  // `client` is shardscaler's own; reads and reviews go through a client with a shorter timeout.
+  MetricsApiServer(const RunOptions& options, k8s::RestClient& client,
+                   std::shared_ptr<const k8s::Clock> clock, telemetry::Metrics& metrics);
+  ~MetricsApiServer();
+  MetricsApiServer(const MetricsApiServer&) = delete;
+  MetricsApiServer& operator=(const MetricsApiServer&) = delete;
+
+  // The CAs the HTTPS server verifies client certificates against (the front proxy's).
+  std::shared_ptr<const serving::TrustBundleSlot> clientTrust() const { return client_trust_; }
+  // The APIService whose caBundle the certificate injector keeps current.
+  serving::ServingOptions::ApiService apiService() const;
+  // Adds /apis... and /openapi/v2 (before the server starts).
+  void registerRoutes(serving::HttpsServer& server);
+  // Follows the front proxy's ConfigMap and the APIService.
+  void start();
+  void stop();
+
+ private:
+  void observe(const metrics_api::RequestOutcome& outcome, double seconds);
+  void noteApiService(const nlohmann::json& api_service);
+
+  std::shared_ptr<const k8s::Clock> clock_;
+  telemetry::Metrics& metrics_;
+  const metrics_api::ServiceReference ours_;
+  std::unique_ptr<k8s::RestClient> reads_client_;
+  metrics_api::RequestHeaderConfigSlot config_;
+  std::shared_ptr<serving::TrustBundleSlot> client_trust_;
+  std::unique_ptr<metrics_api::MetricsApiHandler> handler_;
+  std::unique_ptr<metrics_api::FrontProxyConfigWatch> config_watch_;
+  std::unique_ptr<k8s::Informer> api_service_informer_;
+  std::mutex state_mutex_;
+  std::optional<metrics_api::ApiServiceState> state_;  // as last reported
+};
+
+}  // namespace shardscaler::service

@@ -1,0 +1,101 @@
+// Structured logs for the service: one event per line on stderr, as text or JSON, with key=value
+// fields. Must never split an event over two lines nor write JSON that does not parse.
+#pragma once
+
+#include <concepts>
+#include <expected>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <spdlog/common.h>
+#include <spdlog/formatter.h>
+#include <spdlog/logger.h>
+
+namespace shardscaler::telemetry {
+
+enum class LogLevel { Debug, Info, Warn, Error };
+enum class LogFormat { Text, Json };
+
+// "debug", "info", "warn" (or "warning"), "error"; the error names the accepted values.
+std::expected<LogLevel, std::string> parseLogLevel(std::string_view text);
+// "text" or "json".
+std::expected<LogFormat, std::string> parseLogFormat(std::string_view text);
+std::string_view toString(LogLevel level);
+std::string_view toString(LogFormat format);
+
+// One key/value pair of an event. Numbers and booleans stay unquoted in JSON.
+class LogField {
+ public:
+  LogField(std::string_view key, std::string_view value) : key_(key), value_(value) {}
+  LogField(std::string_view key, const std::string& value) : key_(key), value_(value) {}
+  LogField(std::string_view key, const char* value) : key_(key), value_(value) {}
+  LogField(std::string_view key, bool value)
+      : key_(key), value_(value ? "true" : "false"), raw_(true) {}
+  LogField(std::string_view key, double value);
+  template <std::integral T>
+  requires(!std::same_as<T, bool> && !std::same_as<T, char>) LogField(std::string_view key, T value)
+      : key_(key), value_(std::to_string(value)), raw_(true) {}
+
+  const std::string& key() const { return key_; }
+  const std::string& value() const { return value_; }
+  // True when the value is a JSON literal (number, true, false) rather than a string.
+  bool raw() const { return raw_; }
+
+ private:
+  std::string key_;
+  std::string value_;
+  bool raw_ = false;
+};
+
+// The line layout for `format`: text is "<ts> <LEVEL> <msg> k=v ...", JSON is
+// {"ts":..,"level":..,"msg":..,"k":"v"}. Fields reach the formatter only through
+// logEvent/LogContext on a synchronous logger; plain spdlog calls log their message without fields.
+std::unique_ptr<spdlog::formatter> makeLogFormatter(LogFormat format);
+
+// A synchronous logger writing to `sink` with the layout and level given.
+std::shared_ptr<spdlog::logger> makeLogger(std::string name, LogLevel level, LogFormat format,
+                                           spdlog::sink_ptr sink);
+
+// Replaces spdlog's default logger by one writing to stderr; every spdlog::info(...) in the
+// process then follows the chosen layout and level.
+void configureLogging(LogLevel level, LogFormat format);
+
+spdlog::level::level_enum toSpdlogLevel(LogLevel level);
+
+// Logs through spdlog's default logger (or `logger`) with fields.
+void logEvent(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields = {});
+void logEvent(spdlog::logger& logger, LogLevel level, std::string_view msg,
+              std::initializer_list<LogField> fields = {});
+
+// Fields shared by every event of one unit of work, e.g. {"key", "ns/name"}, {"reconcile_id", 7}.
+class LogContext {
+ public:
+  LogContext(std::initializer_list<LogField> fields,
+             std::shared_ptr<spdlog::logger> logger = nullptr);
+
+  // A context with this one's fields followed by `more`.
+  LogContext with(std::initializer_list<LogField> more) const;
+
+  void debug(std::string_view msg, std::initializer_list<LogField> fields = {}) const {
+    log(LogLevel::Debug, msg, fields);
+  }
+  void info(std::string_view msg, std::initializer_list<LogField> fields = {}) const {
+    log(LogLevel::Info, msg, fields);
+  }
+  void warn(std::string_view msg, std::initializer_list<LogField> fields = {}) const {
+    log(LogLevel::Warn, msg, fields);
+  }
+  void error(std::string_view msg, std::initializer_list<LogField> fields = {}) const {
+    log(LogLevel::Error, msg, fields);
+  }
+  void log(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields) const;
+
+ private:
+  std::vector<LogField> fields_;
+  std::shared_ptr<spdlog::logger> logger_;  // null: spdlog's default logger at the time of the call
+};
+
+}  // namespace shardscaler::telemetry

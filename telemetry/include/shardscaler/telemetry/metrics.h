@@ -1,0 +1,125 @@
+// Every metric shardscaler exports (prefix shardscaler_), behind typed methods, and their
+// Prometheus text exposition. Callers never touch prometheus-cpp; nothing here blocks on I/O.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "shardscaler/telemetry/build_info.h"
+
+namespace prometheus {
+class Registry;
+class Counter;
+class Gauge;
+class Histogram;
+template <typename T>
+class Family;
+}  // namespace prometheus
+
+namespace shardscaler::telemetry {
+
+enum class ReconcileResult { Success, Requeue, Error };
+
+// Thread-safe: every method may be called from any thread at any time.
+class Metrics {
+ public:
+  explicit Metrics(const BuildInfo& build = buildInfo());
+  ~Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  // ---- per ShardSet ----
+  void setShardSamples(std::string_view ns, std::string_view shardset, int shard,
+                       double samples_per_second);
+  void removeShardSamples(std::string_view ns, std::string_view shardset, int shard);
+  void setTotalSamples(std::string_view ns, std::string_view shardset, double samples_per_second);
+  // Drops the ingestion series of a ShardSet (rates and the recommendation), e.g. after a
+  // failed query: stale values would look current.
+  void clearIngestion(std::string_view ns, std::string_view shardset);
+  void setRecommendedShards(std::string_view ns, std::string_view shardset, int shards);
+  void setShardCounts(std::string_view ns, std::string_view shardset, int desired, int active,
+                      int retained);
+  // Drops every series labelled with this ShardSet (it was deleted).
+  void removeShardSet(std::string_view ns, std::string_view shardset);
+
+  // ---- controller ----
+  // Counts the reconcile under its result; Error also counts in reconcile_errors_total.
+  void observeReconcile(ReconcileResult result, double seconds);
+  void incWatchRestart(std::string_view resource, std::string_view reason);
+  // code: the HTTP status, or 0 when no response came (exported as "<error>", as client-go does).
+  void observeKubeRequest(std::string_view verb, int code, double seconds);
+  // error_kind: nullopt on success, else e.g. "timeout", "bad_data", "transport".
+  void observePromQuery(double seconds, std::optional<std::string_view> error_kind = std::nullopt);
+  void setWorkQueueDepth(std::string_view queue, std::size_t depth);
+  void incWorkQueueAdds(std::string_view queue);
+  void incWorkQueueRetries(std::string_view queue);
+  void setLeader(bool is_leader);
+  // ---- shard guard ----
+  // One admission review: operation "DELETE"/"UPDATE"/... ("unknown" when undecodable), result
+  // "allowed", "denied" or "bad_request", rule the denying rule ("" unless denied).
+  void observeGuardReview(std::string_view operation, std::string_view result,
+                          std::string_view rule, double seconds);
+
+  // ---- external metrics API ----
+  // One request: route "metric", "discovery", "openapi" or "none", the HTTP status, and the
+  // reason of a refusal ("" when answered).
+  void observeExternalMetricsRequest(std::string_view route, int code, std::string_view reason,
+                                     double seconds);
+  // Who owns the APIService v1beta1.external.metrics.k8s.io: "ours", "other", "local",
+  // "missing" (one series at 1, the others 0), and whether it is Available.
+  void setExternalMetricsApiOwner(std::string_view owner, bool available);
+
+  // Every degraded path calls this next to its warning log.
+  void incDegraded(std::string_view reason);
+
+  // The Prometheus text format (version 0.0.4) of every family.
+  std::string serialize() const;
+
+ private:
+  using ShardSetKey = std::pair<std::string, std::string>;
+  struct ShardSetSeries;
+
+  ShardSetSeries& shardSetLocked(std::string_view ns, std::string_view shardset);
+  void clearIngestionLocked(ShardSetSeries& series);
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Gauge>* shard_samples_;
+  prometheus::Family<prometheus::Gauge>* total_samples_;
+  prometheus::Family<prometheus::Gauge>* recommended_shards_;
+  prometheus::Family<prometheus::Gauge>* desired_shards_;
+  prometheus::Family<prometheus::Gauge>* active_shards_;
+  prometheus::Family<prometheus::Gauge>* retained_shards_;
+  prometheus::Family<prometheus::Counter>* reconciles_;
+  prometheus::Counter* reconcile_errors_;
+  prometheus::Histogram* reconcile_duration_;
+  prometheus::Family<prometheus::Counter>* watch_restarts_;
+  prometheus::Family<prometheus::Counter>* kube_requests_;
+  prometheus::Family<prometheus::Histogram>* kube_request_duration_;
+  prometheus::Counter* promql_queries_;
+  prometheus::Family<prometheus::Counter>* promql_query_errors_;
+  prometheus::Histogram* promql_query_duration_;
+  prometheus::Family<prometheus::Gauge>* workqueue_depth_;
+  prometheus::Family<prometheus::Counter>* workqueue_adds_;
+  prometheus::Family<prometheus::Counter>* workqueue_retries_;
+  prometheus::Gauge* leader_;
+  prometheus::Family<prometheus::Counter>* degraded_;
+  prometheus::Family<prometheus::Counter>* guard_reviews_;
+  prometheus::Family<prometheus::Counter>* guard_denials_;
+  prometheus::Histogram* guard_review_duration_;
+  prometheus::Family<prometheus::Counter>* external_metrics_requests_;
+  prometheus::Family<prometheus::Histogram>* external_metrics_request_duration_;
+  prometheus::Family<prometheus::Gauge>* external_metrics_api_owner_;
+  prometheus::Gauge* external_metrics_api_available_;
+
+  // The per-ShardSet series that exist, so removeShardSet can drop them all. Guarded by mutex_,
+  // which also keeps a set racing a remove from leaving half a ShardSet behind.
+  mutable std::mutex mutex_;
+  std::map<ShardSetKey, std::unique_ptr<ShardSetSeries>> shardsets_;
+};
+
+}  // namespace shardscaler::telemetry

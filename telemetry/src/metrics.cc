@@ -1,0 +1,387 @@
+#include "shardscaler/telemetry/metrics.h"
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+
+#include <sstream>
+#include <vector>
+
+namespace shardscaler::telemetry {
+namespace {
+
+using prometheus::Labels;
+
+Labels shardSetLabels(std::string_view ns, std::string_view shardset) {
+  return {{"namespace", std::string(ns)}, {"shardset", std::string(shardset)}};
+}
+
+// Buckets in seconds: API calls and reconciles follow client-go / controller-runtime, whose
+// dashboards people already have; PromQL queries are bounded by their own timeout.
+const prometheus::Histogram::BucketBoundaries& kubeBuckets() {
+  static const prometheus::Histogram::BucketBoundaries b = {0.005, 0.025, 0.1, 0.25, 0.5, 1,
+                                                            2,     4,     8,   15,   30,  60};
+  return b;
+}
+const prometheus::Histogram::BucketBoundaries& reconcileBuckets() {
+  static const prometheus::Histogram::BucketBoundaries b = {
+      0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60};
+  return b;
+}
+const prometheus::Histogram::BucketBoundaries& promqlBuckets() {
+  static const prometheus::Histogram::BucketBoundaries b = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                            0.5,   1,    2.5,   5,    10,  30};
+  return b;
+}
+
+std::string_view resultLabel(ReconcileResult r) {
+  switch (r) {
+    case ReconcileResult::Success:
+      return "success";
+    case ReconcileResult::Requeue:
+      return "requeue";
+    case ReconcileResult::Error:
+      return "error";
+  }
+  return "error";
+}
+
+}  // namespace
+
+struct Metrics::ShardSetSeries {
+  Labels labels;
+  std::map<int, prometheus::Gauge*> shard_samples;
+  prometheus::Gauge* total_samples = nullptr;
+  prometheus::Gauge* recommended = nullptr;
+  prometheus::Gauge* desired = nullptr;
+  prometheus::Gauge* active = nullptr;
+  prometheus::Gauge* retained = nullptr;
+};
+
+Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus::Registry>()) {
+  auto& r = *registry_;
+  shard_samples_ = &prometheus::BuildGauge()
+                        .Name("shardscaler_shard_ingestion_samples_per_second")
+                        .Help(
+                            "Samples appended per second by one shard (replicas averaged), "
+                            "from the ingestion query.")
+                        .Register(r);
+  total_samples_ = &prometheus::BuildGauge()
+                        .Name("shardscaler_ingestion_samples_per_second")
+                        .Help("Samples appended per second by all active shards of a ShardSet.")
+                        .Register(r);
+  recommended_shards_ = &prometheus::BuildGauge()
+                             .Name("shardscaler_recommended_shards")
+                             .Help(
+                                 "Shard count the ingestion rate calls for, clamped to "
+                                 "minShards..maxShards.")
+                             .Register(r);
+  desired_shards_ = &prometheus::BuildGauge()
+                         .Name("shardscaler_desired_shards")
+                         .Help("Shards the ShardSet asks for (spec.shards after clamping).")
+                         .Register(r);
+  active_shards_ = &prometheus::BuildGauge()
+                        .Name("shardscaler_active_shards")
+                        .Help("Shards of the target observed active (status.shards).")
+                        .Register(r);
+  retained_shards_ = &prometheus::BuildGauge()
+                          .Name("shardscaler_retained_shards")
+                          .Help("StatefulSets of removed shards kept until their deadline.")
+                          .Register(r);
+  reconciles_ = &prometheus::BuildCounter()
+                     .Name("shardscaler_reconciles_total")
+                     .Help("Reconciles of ShardSets, by result (success, requeue, error).")
+                     .Register(r);
+  for (auto result : {ReconcileResult::Success, ReconcileResult::Requeue, ReconcileResult::Error}) {
+    reconciles_->Add({{"result", std::string(resultLabel(result))}});
+  }
+  reconcile_errors_ = &prometheus::BuildCounter()
+                           .Name("shardscaler_reconcile_errors_total")
+                           .Help("Reconciles that ended in an error.")
+                           .Register(r)
+                           .Add({});
+  reconcile_duration_ = &prometheus::BuildHistogram()
+                             .Name("shardscaler_reconcile_duration_seconds")
+                             .Help("Time one reconcile of a ShardSet took.")
+                             .Register(r)
+                             .Add({}, reconcileBuckets());
+  watch_restarts_ = &prometheus::BuildCounter()
+                         .Name("shardscaler_watch_restarts_total")
+                         .Help("Watches of the API server restarted, by resource and reason.")
+                         .Register(r);
+  kube_requests_ = &prometheus::BuildCounter()
+                        .Name("shardscaler_kube_requests_total")
+                        .Help(
+                            "Requests to the Kubernetes API, by verb and HTTP status code "
+                            "(<error> when no response came).")
+                        .Register(r);
+  kube_request_duration_ = &prometheus::BuildHistogram()
+                                .Name("shardscaler_kube_request_duration_seconds")
+                                .Help(
+                                    "Latency of requests to the Kubernetes API, by verb and "
+                                    "HTTP status code.")
+                                .Register(r);
+  promql_queries_ = &prometheus::BuildCounter()
+                         .Name("shardscaler_promql_queries_total")
+                         .Help("PromQL queries sent for ingestion rates.")
+                         .Register(r)
+                         .Add({});
+  promql_query_errors_ = &prometheus::BuildCounter()
+                              .Name("shardscaler_promql_query_errors_total")
+                              .Help("PromQL queries that failed, by kind of failure.")
+                              .Register(r);
+  promql_query_duration_ = &prometheus::BuildHistogram()
+                                .Name("shardscaler_promql_query_duration_seconds")
+                                .Help("Latency of PromQL queries, failed ones included.")
+                                .Register(r)
+                                .Add({}, promqlBuckets());
+  workqueue_depth_ = &prometheus::BuildGauge()
+                          .Name("shardscaler_workqueue_depth")
+                          .Help("Keys waiting in the work queue.")
+                          .Register(r);
+  workqueue_adds_ = &prometheus::BuildCounter()
+                         .Name("shardscaler_workqueue_adds_total")
+                         .Help("Keys added to the work queue.")
+                         .Register(r);
+  workqueue_retries_ = &prometheus::BuildCounter()
+                            .Name("shardscaler_workqueue_retries_total")
+                            .Help("Keys re-added to the work queue with backoff after a failure.")
+                            .Register(r);
+  leader_ = &prometheus::BuildGauge()
+                 .Name("shardscaler_leader")
+                 .Help("1 while this replica holds the leader Lease, else 0.")
+                 .Register(r)
+                 .Add({});
+  prometheus::BuildGauge()
+      .Name("shardscaler_build_info")
+      .Help("Always 1; the labels say which build is running.")
+      .Register(r)
+      .Add({{"version", build.version}, {"commit", build.commit}})
+      .Set(1);
+  degraded_ = &prometheus::BuildCounter()
+                   .Name("shardscaler_degraded_events_total")
+                   .Help("Degraded paths taken (each also logged at warn or above), by reason.")
+                   .Register(r);
+  guard_reviews_ = &prometheus::BuildCounter()
+                        .Name("shardscaler_guard_reviews_total")
+                        .Help(
+                            "Admission reviews the shard guard answered, by operation and result "
+                            "(allowed, denied, bad_request).")
+                        .Register(r);
+  guard_denials_ = &prometheus::BuildCounter()
+                        .Name("shardscaler_guard_denials_total")
+                        .Help("Requests the shard guard refused, by rule.")
+                        .Register(r);
+  guard_review_duration_ = &prometheus::BuildHistogram()
+                                .Name("shardscaler_guard_review_duration_seconds")
+                                .Help(
+                                    "Time the shard guard took to answer a review, its live "
+                                    "reads included.")
+                                .Register(r)
+                                .Add({}, reconcileBuckets());
+  external_metrics_requests_ =
+      &prometheus::BuildCounter()
+           .Name("shardscaler_external_metrics_requests_total")
+           .Help(
+               "Requests to the external metrics API, by route, HTTP code and the reason of a "
+               "refusal (StaleRates, QueryFailed, Unauthorized, Forbidden, ...).")
+           .Register(r);
+  external_metrics_request_duration_ =
+      &prometheus::BuildHistogram()
+           .Name("shardscaler_external_metrics_request_duration_seconds")
+           .Help(
+               "Time shardscaler took to answer an external metrics request, its review and "
+               "reads included.")
+           .Register(r);
+  external_metrics_api_owner_ =
+      &prometheus::BuildGauge()
+           .Name("shardscaler_external_metrics_api_owner")
+           .Help(
+               "1 for who owns the APIService v1beta1.external.metrics.k8s.io: ours, other (KEDA, "
+               "prometheus-adapter, ...), local or missing.")
+           .Register(r);
+  external_metrics_api_available_ =
+      &prometheus::BuildGauge()
+           .Name("shardscaler_external_metrics_api_available")
+           .Help("1 when that APIService is shardscaler's and its Available condition is True.")
+           .Register(r)
+           .Add({});
+}
+
+Metrics::~Metrics() = default;
+
+Metrics::ShardSetSeries& Metrics::shardSetLocked(std::string_view ns, std::string_view shardset) {
+  auto key = ShardSetKey(ns, shardset);
+  auto it = shardsets_.find(key);
+  if (it == shardsets_.end()) {
+    auto series = std::make_unique<ShardSetSeries>();
+    series->labels = shardSetLabels(ns, shardset);
+    it = shardsets_.emplace(std::move(key), std::move(series)).first;
+  }
+  return *it->second;
+}
+
+void Metrics::setShardSamples(std::string_view ns, std::string_view shardset, int shard,
+                              double samples_per_second) {
+  std::lock_guard lock(mutex_);
+  auto& s = shardSetLocked(ns, shardset);
+  auto& gauge = s.shard_samples[shard];
+  if (gauge == nullptr) {
+    Labels labels = s.labels;
+    labels.emplace("shard", std::to_string(shard));
+    gauge = &shard_samples_->Add(labels);
+  }
+  gauge->Set(samples_per_second);
+}
+
+void Metrics::removeShardSamples(std::string_view ns, std::string_view shardset, int shard) {
+  std::lock_guard lock(mutex_);
+  auto it = shardsets_.find(ShardSetKey(ns, shardset));
+  if (it == shardsets_.end()) return;
+  auto& shards = it->second->shard_samples;
+  if (auto g = shards.find(shard); g != shards.end()) {
+    shard_samples_->Remove(g->second);
+    shards.erase(g);
+  }
+}
+
+void Metrics::setTotalSamples(std::string_view ns, std::string_view shardset,
+                              double samples_per_second) {
+  std::lock_guard lock(mutex_);
+  auto& s = shardSetLocked(ns, shardset);
+  if (s.total_samples == nullptr) s.total_samples = &total_samples_->Add(s.labels);
+  s.total_samples->Set(samples_per_second);
+}
+
+void Metrics::clearIngestionLocked(ShardSetSeries& s) {
+  for (auto& [shard, gauge] : s.shard_samples) shard_samples_->Remove(gauge);
+  s.shard_samples.clear();
+  if (s.total_samples != nullptr) total_samples_->Remove(s.total_samples);
+  s.total_samples = nullptr;
+  // A recommendation without current rates behind it would look current too.
+  if (s.recommended != nullptr) recommended_shards_->Remove(s.recommended);
+  s.recommended = nullptr;
+}
+
+void Metrics::clearIngestion(std::string_view ns, std::string_view shardset) {
+  std::lock_guard lock(mutex_);
+  auto it = shardsets_.find(ShardSetKey(ns, shardset));
+  if (it != shardsets_.end()) clearIngestionLocked(*it->second);
+}
+
+void Metrics::setRecommendedShards(std::string_view ns, std::string_view shardset, int shards) {
+  std::lock_guard lock(mutex_);
+  auto& s = shardSetLocked(ns, shardset);
+  if (s.recommended == nullptr) s.recommended = &recommended_shards_->Add(s.labels);
+  s.recommended->Set(shards);
+}
+
+void Metrics::setShardCounts(std::string_view ns, std::string_view shardset, int desired,
+                             int active, int retained) {
+  std::lock_guard lock(mutex_);
+  auto& s = shardSetLocked(ns, shardset);
+  if (s.desired == nullptr) s.desired = &desired_shards_->Add(s.labels);
+  if (s.active == nullptr) s.active = &active_shards_->Add(s.labels);
+  if (s.retained == nullptr) s.retained = &retained_shards_->Add(s.labels);
+  s.desired->Set(desired);
+  s.active->Set(active);
+  s.retained->Set(retained);
+}
+
+void Metrics::removeShardSet(std::string_view ns, std::string_view shardset) {
+  std::lock_guard lock(mutex_);
+  auto it = shardsets_.find(ShardSetKey(ns, shardset));
+  if (it == shardsets_.end()) return;
+  auto& s = *it->second;
+  clearIngestionLocked(s);
+  if (s.desired != nullptr) desired_shards_->Remove(s.desired);
+  if (s.active != nullptr) active_shards_->Remove(s.active);
+  if (s.retained != nullptr) retained_shards_->Remove(s.retained);
+  shardsets_.erase(it);
+}
+
+void Metrics::observeReconcile(ReconcileResult result, double seconds) {
+  reconciles_->Add({{"result", std::string(resultLabel(result))}}).Increment();
+  if (result == ReconcileResult::Error) reconcile_errors_->Increment();
+  reconcile_duration_->Observe(seconds);
+}
+
+void Metrics::incWatchRestart(std::string_view resource, std::string_view reason) {
+  watch_restarts_->Add({{"resource", std::string(resource)}, {"reason", std::string(reason)}})
+      .Increment();
+}
+
+void Metrics::observeKubeRequest(std::string_view verb, int code, double seconds) {
+  const Labels labels = {{"verb", std::string(verb)},
+                         {"code", code == 0 ? "<error>" : std::to_string(code)}};
+  kube_requests_->Add(labels).Increment();
+  kube_request_duration_->Add(labels, kubeBuckets()).Observe(seconds);
+}
+
+void Metrics::observePromQuery(double seconds, std::optional<std::string_view> error_kind) {
+  promql_queries_->Increment();
+  promql_query_duration_->Observe(seconds);
+  if (error_kind) promql_query_errors_->Add({{"kind", std::string(*error_kind)}}).Increment();
+}
+
+void Metrics::setWorkQueueDepth(std::string_view queue, std::size_t depth) {
+  workqueue_depth_->Add({{"name", std::string(queue)}}).Set(static_cast<double>(depth));
+}
+
+void Metrics::incWorkQueueAdds(std::string_view queue) {
+  workqueue_adds_->Add({{"name", std::string(queue)}}).Increment();
+}
+
+void Metrics::incWorkQueueRetries(std::string_view queue) {
+  workqueue_retries_->Add({{"name", std::string(queue)}}).Increment();
+}
+
+void Metrics::setLeader(bool is_leader) { leader_->Set(is_leader ? 1 : 0); }
+
+void Metrics::observeGuardReview(std::string_view operation, std::string_view result,
+                                 std::string_view rule, double seconds) {
+  guard_reviews_->Add({{"operation", std::string(operation)}, {"result", std::string(result)}})
+      .Increment();
+  if (!rule.empty()) guard_denials_->Add({{"rule", std::string(rule)}}).Increment();
+  guard_review_duration_->Observe(seconds);
+}
+
+void Metrics::observeExternalMetricsRequest(std::string_view route, int code,
+                                            std::string_view reason, double seconds) {
+  external_metrics_requests_
+      ->Add({{"route", std::string(route)},
+             {"code", std::to_string(code)},
+             {"reason", std::string(reason)}})
+      .Increment();
+  external_metrics_request_duration_->Add({{"route", std::string(route)}}, reconcileBuckets())
+      .Observe(seconds);
+}
+
+void Metrics::setExternalMetricsApiOwner(std::string_view owner, bool available) {
+  for (std::string_view state : {"ours", "other", "local", "missing"}) {
+    external_metrics_api_owner_->Add({{"owner", std::string(state)}})
+        .Set(state == owner ? 1.0 : 0.0);
+  }
+  external_metrics_api_available_->Set(owner == "ours" && available ? 1.0 : 0.0);
+}
+
+void Metrics::incDegraded(std::string_view reason) {
+  degraded_->Add({{"reason", std::string(reason)}}).Increment();
+}
+
+std::string Metrics::serialize() const {
+  std::vector<prometheus::MetricFamily> families;
+  {
+    // So one scrape never shows a ShardSet half removed.
+    std::lock_guard lock(mutex_);
+    families = registry_->Collect();
+  }
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, families);
+  return out.str();
+}
+
+}  // namespace shardscaler::telemetry
