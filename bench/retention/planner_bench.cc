@@ -104,7 +104,7 @@ std::vector<Objects> makeObjects(Scenario scenario) {
 
 PlanInput read(const Objects& o) {
   PlanInput in;
-  in.shard_set = *parseShardSet(o.shard_set);
+  in.shard_set = *api::decodeShardSet(o.shard_set);
   in.target = *parseTarget(o.target, TargetKind::Prometheus);
   in.stateful_sets.reserve(o.stateful_sets.size());
   for (const auto& s : o.stateful_sets) in.stateful_sets.push_back(*parseStatefulSet(s));

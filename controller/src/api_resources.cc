@@ -1,8 +1,13 @@
 #include "shardscaler/controller/api_resources.h"
 
+#include "shardscaler/api/shard_set.h"
+
 namespace shardscaler::controller {
 
-k8s::Resource shardSets() { return {"shardscaler.io", "v1alpha1", "shardsets", true}; }
+k8s::Resource shardSets() {
+  return {std::string(api::kGroup), std::string(api::kVersion), std::string(api::kShardSetPlural),
+          true};
+}
 k8s::Resource prometheuses() { return {"monitoring.coreos.com", "v1", "prometheuses", true}; }
 k8s::Resource prometheusAgents() {
   return {"monitoring.coreos.com", "v1alpha1", "prometheusagents", true};

@@ -5,10 +5,11 @@
 #include <algorithm>
 #include <mutex>
 
+#include "shardscaler/api/field_names.h"
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/controller/api_resources.h"
 #include "shardscaler/controller/shard_set_status.h"
 #include "shardscaler/ingestion/ingestion_source.h"
-#include "shardscaler/retention/shard_set.h"
 #include "shardscaler/retention/stateful_set.h"
 #include "shardscaler/retention/target.h"
 
@@ -108,10 +109,10 @@ std::string targetIndexValue(std::string_view ns, std::string_view kind, std::st
 std::vector<std::string> shardSetTargets(const Json& shard_set) {
   std::vector<std::string> values;
   const std::string ns = stringAt(shard_set, "metadata", "namespace");
-  const Json& ref = field(shard_set, "spec", "targetRef");
+  const Json& ref = field(shard_set, api::field::kSpec, api::field::kTargetRef);
   if (ref.is_object()) {
-    const Json& kind = ref.value("kind", Json());
-    const Json& name = ref.value("name", Json());
+    const Json& kind = ref.value(api::field::kKind, Json());
+    const Json& name = ref.value(api::field::kName, Json());
     if (kind.is_string() && name.is_string()) {
       values.push_back(targetIndexValue(ns, kind.get<std::string>(), name.get<std::string>()));
     }

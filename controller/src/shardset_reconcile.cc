@@ -4,12 +4,12 @@
 
 #include <algorithm>
 
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/controller/api_resources.h"
 #include "shardscaler/controller/shard_set_status.h"
 #include "shardscaler/controller/shardset_controller.h"
 #include "shardscaler/ingestion/ingestion_source.h"
 #include "shardscaler/retention/naming.h"
-#include "shardscaler/retention/shard_set.h"
 
 #include "object_fields.h"
 
@@ -22,8 +22,8 @@ namespace {
 
 InvolvedObject involvedObject(const Json& shard_set) {
   return InvolvedObject{
-      .api_version = std::string(kShardSetApiVersion),
-      .kind = std::string(kShardSetKind),
+      .api_version = std::string(api::kApiVersion),
+      .kind = std::string(api::kShardSetKind),
       .ns = stringAt(shard_set, "metadata", "namespace"),
       .name = stringAt(shard_set, "metadata", "name"),
       .uid = stringAt(shard_set, "metadata", "uid"),
@@ -32,19 +32,19 @@ InvolvedObject involvedObject(const Json& shard_set) {
 }
 
 // "Prometheus/main": the value of kBoundTargetAnnotation.
-std::string targetRefText(const retention::ShardSet& s) {
-  return s.target_kind + "/" + s.target_name;
+std::string targetRefText(const api::ShardSet& s) {
+  return s.spec.target_ref.kind + "/" + s.spec.target_ref.name;
 }
 
 // The ShardSet as bound to `bound` ("Kind/name"), for planning its release.
-std::optional<retention::ShardSet> boundTo(const retention::ShardSet& s, const std::string& bound) {
+std::optional<api::ShardSet> boundTo(const api::ShardSet& s, const std::string& bound) {
   auto slash = bound.find('/');
   if (slash == std::string::npos || !retention::parseTargetKind(bound.substr(0, slash))) {
     return std::nullopt;
   }
-  retention::ShardSet copy = s;
-  copy.target_kind = bound.substr(0, slash);
-  copy.target_name = bound.substr(slash + 1);
+  api::ShardSet copy = s;
+  copy.spec.target_ref.kind = bound.substr(0, slash);
+  copy.spec.target_ref.name = bound.substr(slash + 1);
   return copy;
 }
 
@@ -105,7 +105,7 @@ k8s::Result<void> ShardSetController::setBoundTarget(const Json& object, const s
 // shard count, the target resumed, its claim and the guard labels of its active shards dropped.
 // Retained StatefulSets stay as they are; without their ShardSet nobody deletes them at their
 // deadline, so an Event names them.
-std::optional<ReconcileOutcome> ShardSetController::release(const retention::ShardSet& shard_set,
+std::optional<ReconcileOutcome> ShardSetController::release(const api::ShardSet& shard_set,
                                                             const InvolvedObject& subject,
                                                             uint64_t id) {
   Rounds rounds = planAndApply(shard_set, subject, id, retention::PlanPurpose::Release);
@@ -137,7 +137,7 @@ std::optional<ReconcileOutcome> ShardSetController::release(const retention::Sha
 }
 
 ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
-                                                   const retention::ShardSet& shard_set,
+                                                   const api::ShardSet& shard_set,
                                                    const InvolvedObject& subject, uint64_t id) {
   const std::string key = k8s::objectKey(object);
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
@@ -148,7 +148,7 @@ ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
   const std::string bound = object["metadata"]
                                 .value("annotations", Json::object())
                                 .value(std::string(kBoundTargetAnnotation), "");
-  const std::optional<retention::ShardSet> as_bound =
+  const std::optional<api::ShardSet> as_bound =
       bound.empty() ? std::optional(shard_set) : boundTo(shard_set, bound);
   if (as_bound) {
     if (auto outcome = release(*as_bound, subject, id)) return *outcome;
@@ -171,7 +171,7 @@ ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
 
 ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint64_t id) {
   const std::string key = k8s::objectKey(object);
-  auto shard_set = retention::parseShardSet(object);
+  auto shard_set = api::decodeShardSet(object);
   if (!shard_set) {
     spdlog::error("reconcile key={} reconcile_id={}: not a ShardSet: {}", key, id,
                   shard_set.error().describe());
@@ -224,7 +224,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint6
       failure.error
           ? std::optional<std::string>(failure.failed_action + ": " + failure.error->describe())
           : transitionsHeld(key);
-  Json status = shardSetStatusJson(plan, object,
+  Json status = shardSetStatusJson(plan, *shard_set,
                                    ingestion_ != nullptr ? ingestion_->snapshot(key) : std::nullopt,
                                    refused, clock_.now(), &ingestion_events);
   for (const retention::Event& event : ingestion_events) {
@@ -240,7 +240,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint6
   }
   publishMetrics(*shard_set, plan);
   if (ingestion_ != nullptr) {
-    if (auto target = ingestionTarget(object)) {
+    if (auto target = ingestionTarget(*shard_set)) {
       target->zones = zones;
       target->active_shards = plan.status.target_shards;
       ingestion_->track(key, *target);
@@ -267,11 +267,12 @@ k8s::Result<void> ShardSetController::writeStatus(const Json& object, const Json
   return {};
 }
 
-void ShardSetController::publishMetrics(const retention::ShardSet& shard_set,
+void ShardSetController::publishMetrics(const api::ShardSet& shard_set,
                                         const retention::Plan& plan) {
   if (metrics_ == nullptr) return;
   const auto& d = plan.decision;
-  const int desired = d.desired ? d.desired->want : static_cast<int>(shard_set.shards.value_or(0));
+  const int desired =
+      d.desired ? d.desired->want : static_cast<int>(shard_set.spec.shards.value_or(0));
   metrics_->setShardCounts(shard_set.ns, shard_set.name, desired, plan.status.shards,
                            static_cast<int>(plan.status.retained_shards.size()));
 }

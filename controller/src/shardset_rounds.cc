@@ -8,10 +8,10 @@
 #include <memory>
 #include <set>
 
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/controller/api_resources.h"
 #include "shardscaler/controller/shardset_controller.h"
 #include "shardscaler/retention/naming.h"
-#include "shardscaler/retention/shard_set.h"
 
 #include "object_fields.h"
 
@@ -70,10 +70,10 @@ bool pausedBy(const retention::Target& t, const std::string& shard_set) {
 }  // namespace
 
 k8s::Result<ShardSetController::Observed> ShardSetController::observe(
-    const retention::ShardSet& shard_set) const {
+    const api::ShardSet& shard_set) const {
   Observed observed;
-  auto kind = retention::parseTargetKind(shard_set.target_kind);
-  if (!kind || shard_set.target_name.empty()) return observed;  // the planner says why
+  auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
+  if (!kind || shard_set.spec.target_ref.name.empty()) return observed;  // the planner says why
 
   // The target's shards by their own labels, so a read costs this ShardSet's shards, not the
   // namespace's: the active ones carry the operator's name label, the retained ones ours. Both
@@ -90,20 +90,21 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
                         return listShards(client_, shard_set.ns, selector, floor);
                       });
   };
-  auto by_name = list(std::string(retention::kOperatorNameLabel) + "=" + shard_set.target_name);
+  auto by_name =
+      list(std::string(retention::kOperatorNameLabel) + "=" + shard_set.spec.target_ref.name);
   auto by_shard_set =
       list(std::string(retention::kShardSetLabel) + "=" + shard_set.name + "," +
-           std::string(retention::kOperatorNameLabel) + "!=" + shard_set.target_name);
+           std::string(retention::kOperatorNameLabel) + "!=" + shard_set.spec.target_ref.name);
 
-  auto target = client_.get(targetResource(*kind), shard_set.ns, shard_set.target_name);
+  auto target = client_.get(targetResource(*kind), shard_set.ns, shard_set.spec.target_ref.name);
   if (!target) {
     if (!target.error().is(k8s::ErrorKind::NotFound)) return std::unexpected(target.error());
   } else {
     auto parsed = retention::parseTarget(*target, *kind);
     if (!parsed) {
-      return k8s::makeError(k8s::ErrorKind::Decode, std::string(retention::toString(*kind)) + " " +
-                                                        shard_set.ns + "/" + shard_set.target_name +
-                                                        ": " + parsed.error().describe());
+      return k8s::makeError(k8s::ErrorKind::Decode,
+                            std::string(retention::toString(*kind)) + " " + shard_set.ns + "/" +
+                                shard_set.spec.target_ref.name + ": " + parsed.error().describe());
     }
     observed.target = std::move(*parsed);
   }
@@ -135,7 +136,7 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   }
   // The guard matters only while a transition may run; read it live then, and only then.
   const bool may_transition = pausedBy(t, shard_set.name) ||
-                              shard_set.shards.value_or(1) != t.effectiveShards() ||
+                              shard_set.spec.shards.value_or(1) != t.effectiveShards() ||
                               t.annotation(retention::kPausedByAnnotation) != nullptr;
   if (may_transition && options_.guard_enforced) {
     std::string why;
@@ -148,7 +149,7 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   return with_shards();
 }
 
-retention::PlanInput ShardSetController::planInput(const retention::ShardSet& shard_set,
+retention::PlanInput ShardSetController::planInput(const api::ShardSet& shard_set,
                                                    Observed observed,
                                                    retention::PlanPurpose purpose) const {
   return retention::PlanInput{
@@ -181,7 +182,7 @@ void ShardSetController::holdTransitions(const std::string& key, std::string why
   holds_[key] = Hold{clock_.deadlineAfter(options_.apply_failure_hold), std::move(why)};
 }
 
-ShardSetController::Rounds ShardSetController::planAndApply(const retention::ShardSet& shard_set,
+ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet& shard_set,
                                                             const InvolvedObject& subject,
                                                             uint64_t id,
                                                             retention::PlanPurpose purpose) {
@@ -220,7 +221,7 @@ ShardSetController::Rounds ShardSetController::planAndApply(const retention::Sha
       rounds.early = {.result = telemetry::ReconcileResult::Requeue};
       return rounds;
     }
-    auto kind = retention::parseTargetKind(shard_set.target_kind);
+    auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
     ApplyOutcome outcome = applier.apply(plan, targetResource(*kind), shard_set.ns, subject);
     if (!outcome.error) continue;
     if (outcome.needsReplan()) {
@@ -269,12 +270,12 @@ k8s::Result<retention::Plan> ShardSetController::dryRun(const std::string& ns,
                                                         std::optional<int32_t> shards) {
   auto object = client_.get(shardSets(), ns, name);
   if (!object) return std::unexpected(object.error());
-  auto shard_set = retention::parseShardSet(*object);
+  auto shard_set = api::decodeShardSet(*object);
   if (!shard_set) {
     return k8s::makeError(k8s::ErrorKind::Decode,
                           ns + "/" + name + ": " + shard_set.error().describe());
   }
-  if (shards) shard_set->shards = *shards;
+  if (shards) shard_set->spec.shards = *shards;
   auto observed = observe(*shard_set);
   if (!observed) return std::unexpected(observed.error());
   return retention::planShardSet(

@@ -2,12 +2,16 @@
 // ones for the controller (the guard may not depend on the application).
 #pragma once
 
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/k8s_client/resource.h"
 #include "shardscaler/retention/naming.h"
 
 namespace shardscaler::guard::detail {
 
-inline k8s::Resource shardSets() { return {"shardscaler.io", "v1alpha1", "shardsets", true}; }
+inline k8s::Resource shardSets() {
+  return {std::string(api::kGroup), std::string(api::kVersion), std::string(api::kShardSetPlural),
+          true};
+}
 inline k8s::Resource targetResource(retention::TargetKind kind) {
   return kind == retention::TargetKind::Prometheus
              ? k8s::Resource{"monitoring.coreos.com", "v1", "prometheuses", true}

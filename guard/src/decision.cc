@@ -2,9 +2,9 @@
 
 #include <algorithm>
 
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/desired_shards.h"
-#include "shardscaler/retention/shard_set.h"
 #include "shardscaler/retention/target.h"
 
 namespace shardscaler::guard {
@@ -123,7 +123,7 @@ class Judgement {
   const GuardConfig& config_;
 
   std::string name_;
-  retention::ShardSet shard_set_;
+  api::ShardSet shard_set_;
   std::optional<retention::TargetKind> target_kind_;
   std::optional<LiveRead> target_;
   Verdict verdict_;
@@ -131,9 +131,10 @@ class Judgement {
 
 const LiveRead& Judgement::target() {
   if (!target_) {
-    target_ = target_kind_ ? live_.target(request_.ns, *target_kind_, shard_set_.target_name)
-                           : LiveRead::failed("targetRef.kind \"" + shard_set_.target_kind +
-                                              "\" is not Prometheus or PrometheusAgent");
+    target_ = target_kind_
+                  ? live_.target(request_.ns, *target_kind_, shard_set_.spec.target_ref.name)
+                  : LiveRead::failed("targetRef.kind \"" + shard_set_.spec.target_ref.kind +
+                                     "\" is not Prometheus or PrometheusAgent");
   }
   return *target_;
 }
@@ -189,7 +190,8 @@ std::optional<Verdict> Judgement::deleteActive() {
                                  verdict_.shard_set + " -n " + request_.ns + " --replicas=N`.";
   if (!target_kind_) {
     return deny(kRuleActiveShard, shardText() + " belongs to ShardSet " + verdict_.shard_set +
-                                      ", whose targetRef.kind \"" + shard_set_.target_kind +
+                                      ", whose targetRef.kind \"" +
+                                      shard_set_.spec.target_ref.kind +
                                       "\" is not Prometheus or PrometheusAgent, so it counts as "
                                       "an active shard (never delete on doubt).");
   }
@@ -209,9 +211,9 @@ std::optional<Verdict> Judgement::deleteActive() {
     }
     parsed_target = std::move(*p);
   }
-  const auto desired =
-      retention::desiredShards(shard_set_.shards, shard_set_.min_shards, shard_set_.max_shards,
-                               parsed_target ? parsed_target->topologyZones() : std::nullopt);
+  const auto desired = retention::desiredShards(
+      shard_set_.spec.shards, shard_set_.spec.min_shards, shard_set_.spec.max_shards,
+      parsed_target ? parsed_target->topologyZones() : std::nullopt);
   if (!desired || !shard_set_.spec_errors.empty()) {
     const auto& errors = desired ? shard_set_.spec_errors : desired.error();
     const auto& first = errors.front();
@@ -281,7 +283,7 @@ Verdict Judgement::run() {
                                      std::string(toString(request_.operation)) + " of " +
                                      shardText() + " is refused until it can be checked.");
   }
-  auto parsed = retention::parseShardSet(shard_set.object);
+  auto parsed = api::decodeShardSet(shard_set.object);
   if (!parsed) {
     return deny(kRuleReadFailed, "ShardSet " + request_.ns + "/" + verdict_.shard_set +
                                      " cannot be read (" + parsed.error().describe() +
@@ -289,8 +291,8 @@ Verdict Judgement::run() {
                                      " of " + shardText() + " is refused.");
   }
   shard_set_ = std::move(*parsed);
-  target_kind_ = retention::parseTargetKind(shard_set_.target_kind);
-  verdict_.target = shard_set_.target_kind + " " + shard_set_.target_name;
+  target_kind_ = retention::parseTargetKind(shard_set_.spec.target_ref.kind);
+  verdict_.target = shard_set_.spec.target_ref.kind + " " + shard_set_.spec.target_ref.name;
 
   if (auto v = cleanup()) return *v;
   if (update) {

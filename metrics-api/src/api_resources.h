@@ -3,11 +3,15 @@
 // the application).
 #pragma once
 
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/k8s_client/resource.h"
 
 namespace shardscaler::metrics_api::detail {
 
-inline k8s::Resource shardSets() { return {"shardscaler.io", "v1alpha1", "shardsets", true}; }
+inline k8s::Resource shardSets() {
+  return {std::string(api::kGroup), std::string(api::kVersion), std::string(api::kShardSetPlural),
+          true};
+}
 inline k8s::Resource configMaps() { return {"", "v1", "configmaps", true}; }
 inline k8s::Resource subjectAccessReviews() {
   return {"authorization.k8s.io", "v1", "subjectaccessreviews", false};

@@ -6,11 +6,14 @@
 #include <cstdio>
 #include <map>
 
+#include "shardscaler/api/field_names.h"
 #include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/duration.h"
 
 namespace shardscaler::metrics_api {
 namespace {
+
+namespace field = api::field;
 
 constexpr std::array<MetricInfo, 3> kMetrics = {{
     {MetricKind::SamplesPerSecond, "shardscaler_samples_per_second",
@@ -27,8 +30,8 @@ constexpr std::array<MetricInfo, 3> kMetrics = {{
 constexpr auto kDefaultInterval = std::chrono::seconds(30);
 
 std::string keyOf(const Json& shard_set) {
-  const Json& metadata = shard_set.value("metadata", Json::object());
-  return metadata.value("namespace", "") + "/" + metadata.value("name", "");
+  const Json& metadata = shard_set.value(field::kMetadata, Json::object());
+  return metadata.value(field::kNamespace, "") + "/" + metadata.value(field::kName, "");
 }
 
 std::string seconds(std::chrono::nanoseconds d) {
@@ -49,11 +52,11 @@ std::string indexList(const std::vector<int64_t>& indices) {
 }
 
 std::chrono::nanoseconds intervalOf(const Json& shard_set) {
-  const Json* spec = shard_set.contains("spec") ? &shard_set["spec"] : nullptr;
+  const Json* spec = shard_set.contains(field::kSpec) ? &shard_set[field::kSpec] : nullptr;
   if (spec == nullptr || !spec->is_object()) return kDefaultInterval;
-  auto ingestion = spec->find("ingestion");
+  auto ingestion = spec->find(field::kIngestion);
   if (ingestion == spec->end() || !ingestion->is_object()) return kDefaultInterval;
-  auto interval = ingestion->find("interval");
+  auto interval = ingestion->find(field::kInterval);
   if (interval == ingestion->end() || !interval->is_string()) return kDefaultInterval;
   auto parsed = retention::parsePrometheusDuration(interval->get<std::string>());
   if (!parsed || *parsed <= std::chrono::nanoseconds(0)) return kDefaultInterval;
@@ -113,18 +116,18 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
                                                       const StalenessPolicy& policy) {
   const std::string key = keyOf(shard_set);
   const std::string who = "ShardSet " + key;
-  const Json status = shard_set.value("status", Json::object());
-  const Json ingestion = status.is_object() ? status.value("ingestion", Json()) : Json();
+  const Json status = shard_set.value(field::kStatus, Json::object());
+  const Json ingestion = status.is_object() ? status.value(field::kIngestion, Json()) : Json();
   if (!ingestion.is_object()) {
     return std::unexpected(failure(
         "NoRates", who + " has no ingestion rates in its status: set spec.ingestion, and wait "
                          "for shardscaler's first query"));
   }
-  if (const std::string error = ingestion.value("error", ""); !error.empty()) {
+  if (const std::string error = ingestion.value(field::kError, ""); !error.empty()) {
     return std::unexpected(
         failure("QueryFailed", "the last ingestion query of " + who + " failed: " + error));
   }
-  const std::string last_update = ingestion.value("lastUpdate", "");
+  const std::string last_update = ingestion.value(field::kLastUpdate, "");
   const auto updated = retention::parseRfc3339(last_update);
   if (!updated) {
     return std::unexpected(failure(
@@ -139,7 +142,7 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
                           " ago, older than " + seconds(max_age) + " (spec.ingestion.interval " +
                           seconds(interval) + "): shardscaler has written no newer status"));
   }
-  const auto target_shards = status.find("targetShards");
+  const auto target_shards = status.find(field::kTargetShards);
   if (target_shards == status.end() || !target_shards->is_number_integer()) {
     return std::unexpected(failure(
         "TargetShardsUnknown",
@@ -150,15 +153,16 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
 
   // Rates by shard index, in centi-samples/s as status carries them.
   std::map<int64_t, int64_t> milli_by_index;
-  for (const Json& entry : ingestion.value("perShard", Json::array())) {
-    if (!entry.is_object() || !entry.contains("index") || !entry["index"].is_number_integer()) {
+  for (const Json& entry : ingestion.value(field::kPerShard, Json::array())) {
+    if (!entry.is_object() || !entry.contains(field::kIndex) ||
+        !entry[field::kIndex].is_number_integer()) {
       continue;
     }
-    const auto rate = entry.find("samplesPerSecond");
+    const auto rate = entry.find(field::kSamplesPerSecond);
     if (rate == entry.end() || !rate->is_number()) continue;
     const double v = rate->get<double>();
     if (!std::isfinite(v) || v < 0) continue;
-    milli_by_index[entry["index"].get<int64_t>()] = rateMilli(v);
+    milli_by_index[entry[field::kIndex].get<int64_t>()] = rateMilli(v);
   }
   std::vector<int64_t> missing;
   int64_t total_milli = 0;
@@ -186,8 +190,9 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
         who + " reports no active shard (status.targetShards " + std::to_string(active) + ")"));
   }
 
-  MetricValue value{
-      .shard_set = shard_set["metadata"].value("name", ""), .value = {}, .timestamp = last_update};
+  MetricValue value{.shard_set = shard_set[field::kMetadata].value(field::kName, ""),
+                    .value = {},
+                    .timestamp = last_update};
   switch (kind) {
     case MetricKind::SamplesPerSecond:
       value.value.milli = total_milli;
@@ -196,7 +201,7 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
       value.value.milli = max_milli;
       break;
     case MetricKind::RecommendedShards: {
-      const auto recommended = status.find("recommendedShards");
+      const auto recommended = status.find(field::kRecommendedShards);
       if (recommended == status.end() || !recommended->is_number_integer()) {
         return std::unexpected(failure(
             "NoRecommendation",

@@ -5,6 +5,7 @@
 #include "shardscaler/metrics_api/discovery.h"
 
 #include "api_resources.h"
+#include "shardscaler/api/field_names.h"
 
 namespace shardscaler::metrics_api {
 namespace {
@@ -30,8 +31,8 @@ std::string routeName(Route route) {
 }
 
 bool hasIngestion(const Json& shard_set) {
-  const Json spec = shard_set.value("spec", Json::object());
-  return spec.is_object() && spec.contains("ingestion");
+  const Json spec = shard_set.value(api::field::kSpec, Json::object());
+  return spec.is_object() && spec.contains(api::field::kIngestion);
 }
 
 }  // namespace

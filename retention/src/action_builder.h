@@ -35,7 +35,7 @@ class ActionBuilder {
 
   PlanContext& c_;
   const Target& target_;
-  const ShardSet& ss_;
+  const api::ShardSet& ss_;
 };
 
 }  // namespace shardscaler::retention

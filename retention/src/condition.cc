@@ -16,7 +16,7 @@ Condition makeCondition(std::span<const Condition> previous, std::string_view ty
                         std::chrono::system_clock::time_point now) {
   Condition c;
   c.type = std::string(type);
-  c.status = status ? "True" : "False";
+  c.status = std::string(status ? api::kConditionTrue : api::kConditionFalse);
   c.reason = std::string(reason);
   c.message = std::move(message);
   c.observed_generation = observed_generation;
@@ -28,34 +28,6 @@ Condition makeCondition(std::span<const Condition> previous, std::string_view ty
     auto t = Timestamp::fromTimePoint(now);
     t.nanos = 0;
     c.last_transition_time = formatRfc3339Utc(t);
-  }
-  return c;
-}
-
-nlohmann::json toJson(const Condition& condition) {
-  return nlohmann::json{{"type", condition.type},
-                        {"status", condition.status},
-                        {"reason", condition.reason},
-                        {"message", condition.message},
-                        {"lastTransitionTime", condition.last_transition_time},
-                        {"observedGeneration", condition.observed_generation}};
-}
-
-std::optional<Condition> conditionFromJson(const nlohmann::json& j) {
-  if (!j.is_object()) return std::nullopt;
-  const auto text = [&](const char* key) -> std::string {
-    auto it = j.find(key);
-    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  Condition c;
-  c.type = text("type");
-  if (c.type.empty()) return std::nullopt;
-  c.status = text("status");
-  c.reason = text("reason");
-  c.message = text("message");
-  c.last_transition_time = text("lastTransitionTime");
-  if (auto it = j.find("observedGeneration"); it != j.end() && it->is_number_integer()) {
-    c.observed_generation = it->get<int64_t>();
   }
   return c;
 }

@@ -18,12 +18,12 @@ using std::chrono::nanoseconds;
 // target status events that wake it.
 constexpr auto kAckPoll = std::chrono::milliseconds(500);
 
-bool pausedBy(const Target& t, const ShardSet& ss) {
+bool pausedBy(const Target& t, const api::ShardSet& ss) {
   const std::string* by = t.annotation(kPausedByAnnotation);
   return t.paused && by != nullptr && *by == ss.name;
 }
 
-bool stalePausedBy(const Target& t, const ShardSet& ss) {
+bool stalePausedBy(const Target& t, const api::ShardSet& ss) {
   const std::string* by = t.annotation(kPausedByAnnotation);
   return !t.paused && by != nullptr && *by == ss.name;
 }
@@ -110,7 +110,7 @@ Sorted sortShards(const PlanContext& c, int32_t cur, int32_t want, bool retain) 
 
 void planConverge(PlanContext& c) {
   const Target& target = *c.target;
-  const ShardSet& ss = c.input.shard_set;
+  const api::ShardSet& ss = c.input.shard_set;
   Decision& d = c.plan.decision;
   const TransitionSafety& safety = c.input.safety;
   const bool guarded = safety.guard_enforced;

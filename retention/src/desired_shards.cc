@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "shardscaler/api/shard_set.h"
+
 namespace shardscaler::retention {
 namespace {
 
@@ -12,24 +14,30 @@ std::string str(int64_t v) { return std::to_string(v); }
 
 }  // namespace
 
-std::expected<DesiredShards, std::vector<FieldError>> desiredShards(
+std::expected<DesiredShards, std::vector<api::FieldError>> desiredShards(
     std::optional<int64_t> requested, std::optional<int64_t> min_shards,
     std::optional<int64_t> max_shards, std::optional<size_t> zones) {
-  std::vector<FieldError> errors;
+  std::vector<api::FieldError> errors;
   if (!requested) {
     errors.push_back({"spec.shards", "required"});
-  } else if (*requested < 0) {
+  } else if (*requested < api::kShardsMinimum) {
     errors.push_back({"spec.shards", "must not be negative, got " + str(*requested)});
   } else if (*requested > kInt32Max) {
     errors.push_back({"spec.shards", "out of range, got " + str(*requested)});
   }
-  const int64_t min = min_shards.value_or(1);
+  const int64_t min = min_shards.value_or(api::kMinShardsDefault);
   const int64_t max = max_shards.value_or(kInt32Max);
-  if (min < 1) errors.push_back({"spec.minShards", "must be at least 1, got " + str(min)});
+  if (min < api::kMinShardsMinimum) {
+    errors.push_back({"spec.minShards",
+                      "must be at least " + str(api::kMinShardsMinimum) + ", got " + str(min)});
+  }
   if (min > kInt32Max) errors.push_back({"spec.minShards", "out of range, got " + str(min)});
-  if (max < 1) errors.push_back({"spec.maxShards", "must be at least 1, got " + str(max)});
+  if (max < api::kMaxShardsMinimum) {
+    errors.push_back({"spec.maxShards",
+                      "must be at least " + str(api::kMaxShardsMinimum) + ", got " + str(max)});
+  }
   if (max > kInt32Max) errors.push_back({"spec.maxShards", "out of range, got " + str(max)});
-  if (min >= 1 && max >= 1 && max < min) {
+  if (min >= api::kMinShardsMinimum && max >= api::kMaxShardsMinimum && max < min) {
     errors.push_back({"spec.maxShards",
                       "must not be below spec.minShards (" + str(max) + " < " + str(min) + ")"});
   }
@@ -54,7 +62,7 @@ std::expected<DesiredShards, std::vector<FieldError>> desiredShards(
     const int64_t lowest = ((std::max(min, z) + z - 1) / z) * z;  // smallest valid count
     const int64_t highest = (max / z) * z;                        // largest valid count
     if (lowest > highest) {
-      return std::unexpected(std::vector<FieldError>{
+      return std::unexpected(std::vector<api::FieldError>{
           {"spec.maxShards", "no multiple of the " + str(z) + " topology zones lies within [" +
                                  str(std::max(min, z)) + ", " + str(max) + "]"}});
     }

@@ -114,8 +114,8 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
 void fillStatus(PlanContext& c) {
   Plan& plan = c.plan;
   const Decision& d = plan.decision;
-  const ShardSet& ss = c.input.shard_set;
-  ShardSetStatus& st = plan.status;
+  const api::ShardSet& ss = c.input.shard_set;
+  api::ShardSetStatus& st = plan.status;
   st.observed_generation = ss.generation;
 
   int32_t active = 0;
@@ -147,7 +147,7 @@ void fillStatus(PlanContext& c) {
   }
 
   ConditionText ready, progressing, degraded{false, kReasonAsExpected, ""};
-  const std::string target_text = ss.target_kind + " " + ss.target_name;
+  const std::string target_text = ss.spec.target_ref.kind + " " + ss.spec.target_ref.name;
   switch (d.mode) {
     case PlanMode::InvalidSpec: {
       std::vector<std::string> problems;

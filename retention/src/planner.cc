@@ -10,12 +10,12 @@
 namespace shardscaler::retention {
 namespace {
 
-bool pausedByUs(const Target& t, const ShardSet& ss) {
+bool pausedByUs(const Target& t, const api::ShardSet& ss) {
   const std::string* by = t.annotation(kPausedByAnnotation);
   return t.paused && by != nullptr && *by == ss.name;
 }
 
-void addProblems(std::vector<FieldError>& into, const std::vector<FieldError>& from) {
+void addProblems(std::vector<api::FieldError>& into, const std::vector<api::FieldError>& from) {
   for (const auto& e : from) {
     if (std::ranges::find(into, e) == into.end()) into.push_back(e);
   }
@@ -67,24 +67,26 @@ std::string_view toString(ActionType type) {
 }
 
 Plan planShardSet(const PlanInput& input) {
-  const ShardSet& ss = input.shard_set;
+  const api::ShardSet& ss = input.shard_set;
   Plan plan;
   PlanContext c(input, plan);
   Decision& d = plan.decision;
 
   d.problems = ss.spec_errors;
-  const auto kind = parseTargetKind(ss.target_kind);
-  if (ss.target_kind.empty()) {
+  const auto kind = parseTargetKind(ss.spec.target_ref.kind);
+  if (ss.spec.target_ref.kind.empty()) {
     addProblems(d.problems, {{"spec.targetRef.kind", "required"}});
   } else if (!kind) {
     addProblems(d.problems,
-                {{"spec.targetRef.kind",
-                  "must be Prometheus or PrometheusAgent, got \"" + ss.target_kind + "\""}});
+                {{"spec.targetRef.kind", "must be Prometheus or PrometheusAgent, got \"" +
+                                             ss.spec.target_ref.kind + "\""}});
   }
-  if (ss.target_name.empty()) addProblems(d.problems, {{"spec.targetRef.name", "required"}});
+  if (ss.spec.target_ref.name.empty())
+    addProblems(d.problems, {{"spec.targetRef.name", "required"}});
   addProblems(d.problems, validateShardSetPolicy(ss));
 
-  if (kind && input.target && input.target->kind == *kind && input.target->name == ss.target_name &&
+  if (kind && input.target && input.target->kind == *kind &&
+      input.target->name == ss.spec.target_ref.name &&
       (input.target->ns.empty() || ss.ns.empty() || input.target->ns == ss.ns)) {
     c.target = &*input.target;
   }
@@ -105,7 +107,7 @@ Plan planShardSet(const PlanInput& input) {
       addProblems(d.problems, p.error());
     }
   }
-  if (auto w = desiredShards(ss.shards, ss.min_shards, ss.max_shards, zones)) {
+  if (auto w = desiredShards(ss.spec.shards, ss.spec.min_shards, ss.spec.max_shards, zones)) {
     d.desired = *w;
   } else {
     addProblems(d.problems, w.error());

@@ -28,7 +28,7 @@ void readDeadline(ShardStatefulSet& shard) {
 
 }  // namespace
 
-ShardInventory takeInventory(const ShardSet& shard_set, const Target& target,
+ShardInventory takeInventory(const api::ShardSet& shard_set, const Target& target,
                              std::span<const ObservedStatefulSet> observed) {
   ShardInventory inventory;
   for (const auto& sts : observed) {

@@ -1,6 +1,6 @@
 #include "shardscaler/retention/stateful_set.h"
 
-#include "json_fields.h"
+#include "shardscaler/api/field_reader.h"
 
 namespace shardscaler::retention {
 
@@ -14,13 +14,13 @@ const std::string* ObservedStatefulSet::annotation(std::string_view key) const {
   return it == annotations.end() ? nullptr : &it->second;
 }
 
-std::expected<ObservedStatefulSet, FieldError> parseStatefulSet(const nlohmann::json& object) {
-  using json_fields::member;
+std::expected<ObservedStatefulSet, api::FieldError> parseStatefulSet(const nlohmann::json& object) {
+  using api::member;
   if (!object.is_object()) {
-    return std::unexpected(FieldError{"", "a StatefulSet must be an object"});
+    return std::unexpected(api::FieldError{"", "a StatefulSet must be an object"});
   }
-  std::vector<FieldError> errors;
-  json_fields::FieldReader r(errors);
+  std::vector<api::FieldError> errors;
+  api::FieldReader r(errors);
   ObservedStatefulSet s;
   if (const auto* metadata = r.object(object, "metadata", "metadata")) {
     s.name = r.string(*metadata, "name", "metadata.name").value_or("");
@@ -55,8 +55,8 @@ std::expected<ObservedStatefulSet, FieldError> parseStatefulSet(const nlohmann::
   }
   // Every field here decides whose StatefulSet this is; a half-read one must not be acted on.
   if (!errors.empty()) return std::unexpected(errors.front());
-  if (s.name.empty()) return std::unexpected(FieldError{"metadata.name", "required"});
-  if (s.uid.empty()) return std::unexpected(FieldError{"metadata.uid", "required"});
+  if (s.name.empty()) return std::unexpected(api::FieldError{"metadata.name", "required"});
+  if (s.uid.empty()) return std::unexpected(api::FieldError{"metadata.uid", "required"});
   return s;
 }
 

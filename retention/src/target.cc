@@ -1,6 +1,6 @@
 #include "shardscaler/retention/target.h"
 
-#include "json_fields.h"
+#include "shardscaler/api/field_reader.h"
 
 namespace shardscaler::retention {
 
@@ -30,15 +30,15 @@ namespace {
 // The operator's report, read leniently: a status it wrote in a shape we do not know is no
 // acknowledgement, never an error.
 void readOperatorStatus(const nlohmann::json& object, Target& t) {
-  const auto* status = json_fields::member(object, "status");
+  const auto* status = api::member(object, "status");
   if (status == nullptr || !status->is_object()) return;
-  if (const auto* paused = json_fields::member(*status, "paused"); paused && paused->is_boolean()) {
+  if (const auto* paused = api::member(*status, "paused"); paused && paused->is_boolean()) {
     t.status_paused = paused->get<bool>();
   }
-  const auto* conditions = json_fields::member(*status, "conditions");
+  const auto* conditions = api::member(*status, "conditions");
   if (conditions == nullptr || !conditions->is_array()) return;
   for (const auto& c : *conditions) {
-    const auto* g = json_fields::member(c, "observedGeneration");
+    const auto* g = api::member(c, "observedGeneration");
     if (g == nullptr || !g->is_number_integer()) continue;
     const auto value = g->get<int64_t>();
     if (!t.status_observed_generation || value < *t.status_observed_generation) {
@@ -49,17 +49,18 @@ void readOperatorStatus(const nlohmann::json& object, Target& t) {
 
 }  // namespace
 
-std::expected<Target, FieldError> parseTarget(const nlohmann::json& object, TargetKind kind) {
-  using json_fields::member;
-  if (!object.is_object()) return std::unexpected(FieldError{"", "a target must be an object"});
+std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object, TargetKind kind) {
+  using api::member;
+  if (!object.is_object())
+    return std::unexpected(api::FieldError{"", "a target must be an object"});
   if (const auto* k = member(object, "kind")) {
     if (!k->is_string() || parseTargetKind(k->get<std::string>()) != kind) {
-      return std::unexpected(
-          FieldError{"kind", "expected " + std::string(toString(kind)) + ", got " + k->dump()});
+      return std::unexpected(api::FieldError{
+          "kind", "expected " + std::string(toString(kind)) + ", got " + k->dump()});
     }
   }
-  std::vector<FieldError> meta_errors;
-  json_fields::FieldReader meta(meta_errors);
+  std::vector<api::FieldError> meta_errors;
+  api::FieldReader meta(meta_errors);
   Target t;
   t.kind = kind;
   if (const auto* metadata = meta.object(object, "metadata", "metadata")) {
@@ -73,12 +74,12 @@ std::expected<Target, FieldError> parseTarget(const nlohmann::json& object, Targ
     t.annotations = meta.stringMap(*metadata, "annotations", "metadata.annotations");
   }
   if (!meta_errors.empty()) return std::unexpected(meta_errors.front());
-  if (t.name.empty()) return std::unexpected(FieldError{"metadata.name", "required"});
-  if (t.uid.empty()) return std::unexpected(FieldError{"metadata.uid", "required"});
+  if (t.name.empty()) return std::unexpected(api::FieldError{"metadata.name", "required"});
+  if (t.uid.empty()) return std::unexpected(api::FieldError{"metadata.uid", "required"});
 
   readOperatorStatus(object, t);
 
-  json_fields::FieldReader r(t.spec_errors);
+  api::FieldReader r(t.spec_errors);
   const auto* spec = r.object(object, "spec", "spec");
   if (spec == nullptr) return t;
   t.shards = r.integer(*spec, "shards", "spec.shards");

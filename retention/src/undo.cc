@@ -8,7 +8,7 @@ namespace shardscaler::retention {
 
 void planUndo(PlanContext& c, bool release) {
   const Target& target = *c.target;
-  const ShardSet& ss = c.input.shard_set;
+  const api::ShardSet& ss = c.input.shard_set;
   const TransitionSafety& safety = c.input.safety;
   const int32_t cur = target.effectiveShards();
   const std::string* paused_by = target.annotation(kPausedByAnnotation);

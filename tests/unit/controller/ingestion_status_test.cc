@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -13,8 +14,8 @@
 namespace shardscaler::controller {
 namespace {
 
+using api::Condition;
 using k8s::Json;
-using retention::Condition;
 using namespace std::chrono_literals;
 
 const auto kNow =
@@ -22,7 +23,8 @@ const auto kNow =
         std::chrono::year(2026), std::chrono::month(3), std::chrono::day(1)))) +
     10h;
 
-Json shardSetWith(Json ingestion, Json conditions = Json::array()) {
+// The ShardSet as the controller reads it: through the API's decoder.
+api::ShardSet shardSetWith(Json ingestion, Json conditions = Json::array()) {
   Json ss = {{"metadata", {{"namespace", "monitoring"}, {"name", "main"}, {"generation", 4}}},
              {"spec",
               {{"targetRef", {{"kind", "Prometheus"}, {"name", "main"}}},
@@ -31,7 +33,9 @@ Json shardSetWith(Json ingestion, Json conditions = Json::array()) {
                {"maxShards", 8}}},
              {"status", {{"conditions", std::move(conditions)}}}};
   if (!ingestion.is_null()) ss["spec"]["ingestion"] = std::move(ingestion);
-  return ss;
+  auto decoded = api::decodeShardSet(ss);
+  if (!decoded) throw std::runtime_error(decoded.error().describe());
+  return *decoded;
 }
 
 Json validIngestion() {
@@ -57,9 +61,9 @@ ingestion::IngestionSnapshot failedSnapshot(std::string_view reason) {
   return s;
 }
 
-retention::Plan planFor(const Json& ss) {
+retention::Plan planFor(const api::ShardSet& ss) {
   retention::Plan plan;
-  plan.status.observed_generation = ss["metadata"]["generation"];
+  plan.status.observed_generation = ss.generation;
   plan.status.shards = 3;
   return plan;
 }
@@ -106,7 +110,7 @@ TEST(IngestionStatusTest, IngestionTargetReportsUnusableSpecs) {
 }
 
 TEST(IngestionStatusTest, RatesInStatusShowTwoDecimalsAndTheTotalIsTheirSum) {
-  const Json ss = shardSetWith(validIngestion());
+  const api::ShardSet ss = shardSetWith(validIngestion());
   ingestion::IngestionSnapshot snapshot = goodSnapshot();
   snapshot.per_shard = {{0, 381.516666666}, {1, 763.033333333}};
   snapshot.total_samples_per_second = 1144.549999999;
@@ -119,7 +123,7 @@ TEST(IngestionStatusTest, RatesInStatusShowTwoDecimalsAndTheTotalIsTheirSum) {
 }
 
 TEST(IngestionStatusTest, StatusCarriesRatesRecommendationAndATrueCondition) {
-  const Json ss = shardSetWith(validIngestion());
+  const api::ShardSet ss = shardSetWith(validIngestion());
   std::vector<retention::Event> events;
   Json status = shardSetStatusJson(planFor(ss), ss, goodSnapshot(), std::nullopt, kNow, &events);
   EXPECT_EQ(status["ingestion"]["totalSamplesPerSecond"], 1.2e6);
@@ -137,7 +141,7 @@ TEST(IngestionStatusTest, StatusCarriesRatesRecommendationAndATrueCondition) {
 }
 
 TEST(IngestionStatusTest, FailedQueryReportsTheReasonWithoutARecommendation) {
-  const Json ss = shardSetWith(validIngestion());
+  const api::ShardSet ss = shardSetWith(validIngestion());
   std::vector<retention::Event> events;
   Json status =
       shardSetStatusJson(planFor(ss), ss, failedSnapshot(ingestion::kReasonPrometheusUnreachable),
@@ -157,7 +161,7 @@ TEST(IngestionStatusTest, FailedQueryReportsTheReasonWithoutARecommendation) {
 }
 
 TEST(IngestionStatusTest, NoSnapshotYetIsUnknown) {
-  const Json ss = shardSetWith(validIngestion());
+  const api::ShardSet ss = shardSetWith(validIngestion());
   Json status = shardSetStatusJson(planFor(ss), ss, std::nullopt, std::nullopt, kNow);
   EXPECT_FALSE(status.contains("ingestion"));
   EXPECT_FALSE(status.contains("recommendedShards"));
@@ -168,7 +172,7 @@ TEST(IngestionStatusTest, NoSnapshotYetIsUnknown) {
 }
 
 TEST(IngestionStatusTest, WithoutSpecIngestionNothingIsPublishedEvenFromALeftoverSnapshot) {
-  const Json ss = shardSetWith(nullptr);
+  const api::ShardSet ss = shardSetWith(nullptr);
   Json status = shardSetStatusJson(planFor(ss), ss, goodSnapshot(), std::nullopt, kNow);
   EXPECT_FALSE(status.contains("ingestion"));
   EXPECT_FALSE(status.contains("recommendedShards"));
@@ -176,7 +180,7 @@ TEST(IngestionStatusTest, WithoutSpecIngestionNothingIsPublishedEvenFromALeftove
 }
 
 TEST(IngestionStatusTest, AnUnusableSpecIsAFalseConditionAndNoRates) {
-  const Json ss = shardSetWith(Json{{"interval", "30s"}});
+  const api::ShardSet ss = shardSetWith(Json{{"interval", "30s"}});
   std::vector<retention::Event> events;
   Json status = shardSetStatusJson(planFor(ss), ss, goodSnapshot(), std::nullopt, kNow, &events);
   EXPECT_FALSE(status.contains("ingestion"));
@@ -238,7 +242,7 @@ TEST(IngestionStatusTest, EventsOnlyOnTransitions) {
 }
 
 TEST(IngestionStatusTest, TheOtherConditionsAreKeptAndIngestionComesLast) {
-  const Json ss = shardSetWith(validIngestion());
+  const api::ShardSet ss = shardSetWith(validIngestion());
   retention::Plan plan = planFor(ss);
   plan.status.conditions = {
       retention::makeCondition({}, retention::kConditionReady, true, "Ok", "", 4, kNow)};

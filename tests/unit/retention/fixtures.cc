@@ -6,7 +6,7 @@ namespace shardscaler::retention::testing {
 
 PlanInput World::input() const {
   PlanInput in;
-  auto ss = parseShardSet(shard_set);
+  auto ss = api::decodeShardSet(shard_set);
   if (!ss) throw std::runtime_error("fixture ShardSet: " + ss.error().describe());
   in.shard_set = *ss;
   if (target) {

@@ -1,7 +1,6 @@
 #include <gtest/gtest.h>
 
 #include "fixtures.h"
-#include "shardscaler/retention/shard_set.h"
 #include "shardscaler/retention/stateful_set.h"
 #include "shardscaler/retention/target.h"
 
@@ -9,67 +8,6 @@ namespace shardscaler::retention {
 namespace {
 
 using testing::Json;
-
-TEST(ParseShardSet, ReadsEveryField) {
-  Json j = testing::shardSetJson(
-      3, {{"minShards", 2},
-          {"maxShards", 50},
-          {"shardRetentionPolicy",
-           {{"whenScaled", "Retain"}, {"retain", {{"retentionPeriod", "3d"}}}}}});
-  j["status"]["conditions"] = Json::array({{{"type", "Ready"},
-                                            {"status", "True"},
-                                            {"reason", "ShardsReady"},
-                                            {"message", "m"},
-                                            {"lastTransitionTime", "2026-11-01T00:00:00Z"},
-                                            {"observedGeneration", 3}},
-                                           "garbage"});
-  auto s = parseShardSet(j);
-  ASSERT_TRUE(s.has_value()) << s.error().describe();
-  EXPECT_EQ(s->ns, "monitoring");
-  EXPECT_EQ(s->name, "main");
-  EXPECT_EQ(s->generation, 4);
-  EXPECT_EQ(s->target_kind, "Prometheus");
-  EXPECT_EQ(s->target_name, "main");
-  EXPECT_EQ(s->shards, 3);
-  EXPECT_EQ(s->min_shards, 2);
-  EXPECT_EQ(s->max_shards, 50);
-  EXPECT_EQ(s->when_scaled, "Retain");
-  EXPECT_EQ(s->retention_period, "3d");
-  ASSERT_EQ(s->conditions.size(), 1u);
-  EXPECT_EQ(s->conditions[0].last_transition_time, "2026-11-01T00:00:00Z");
-  EXPECT_TRUE(s->spec_errors.empty());
-}
-
-TEST(ParseShardSet, WrongTypesInSpecBecomeSpecErrors) {
-  Json j = testing::shardSetJson(3, {{"maxShards", "50"}, {"minShards", 1.5}});
-  j["spec"]["shards"] = "3";
-  auto s = parseShardSet(j);
-  ASSERT_TRUE(s.has_value());
-  ASSERT_EQ(s->spec_errors.size(), 3u);
-  EXPECT_EQ(s->spec_errors[0].describe(), "spec.shards: must be an integer, got \"3\"");
-  EXPECT_EQ(s->spec_errors[1].describe(), "spec.minShards: must be an integer, got 1.5");
-  EXPECT_EQ(s->spec_errors[2].describe(), "spec.maxShards: must be an integer, got \"50\"");
-  EXPECT_FALSE(s->shards.has_value());
-}
-
-TEST(ParseShardSet, EmptyRetentionPeriodIsUnset) {
-  // The CRD pattern admits "", and the operator reads an empty Duration as unset.
-  auto s = parseShardSet(testing::shardSetJson(
-      3, {{"shardRetentionPolicy",
-           {{"whenScaled", "Retain"}, {"retain", {{"retentionPeriod", ""}}}}}}));
-  ASSERT_TRUE(s.has_value());
-  EXPECT_FALSE(s->retention_period.has_value());
-  EXPECT_TRUE(s->spec_errors.empty());
-}
-
-TEST(ParseShardSet, FailsOnlyWithoutIdentity) {
-  EXPECT_EQ(parseShardSet(Json::array()).error().describe(), "a ShardSet must be an object");
-  Json j = testing::shardSetJson(3);
-  j["metadata"].erase("name");
-  EXPECT_EQ(parseShardSet(j).error().describe(), "metadata.name: required");
-  j["metadata"]["name"] = 7;
-  EXPECT_EQ(parseShardSet(j).error().describe(), "metadata.name: must be a string, got 7");
-}
 
 TEST(ParseTarget, ReadsSpecFields) {
   Json j = testing::targetJson(

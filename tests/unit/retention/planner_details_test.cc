@@ -267,8 +267,9 @@ TEST(PlannerStatus, CountsActiveShardsAndSelectsOnePodEach) {
   EXPECT_EQ(plan.status.selector,
             "operator.prometheus.io/name=main,statefulset.kubernetes.io/pod-name in "
             "(prometheus-main-0,prometheus-main-shard-2-0)");
-  EXPECT_THAT(plan.status.retained_shards,
-              ElementsAre(RetainedShard{6, "prometheus-main-shard-6", "2026-11-25T10:00:00Z"}));
+  EXPECT_THAT(
+      plan.status.retained_shards,
+      ElementsAre(api::RetainedShard{6, "prometheus-main-shard-6", "2026-11-25T10:00:00Z"}));
   EXPECT_EQ(condition(plan, kConditionReady).reason, "WaitingForShards");
   EXPECT_EQ(condition(plan, kConditionReady).message, "2 of 4 shards active");
   // Shard 5 is beyond the target (whenScaled defaults to Delete): not active, deleted.
@@ -310,7 +311,7 @@ TEST(PlannerStatus, JsonShape) {
       planShardSet(World{shardSetJson(3), targetJson(3),
                          attachedRange(0, 3) + std::vector{retainedSts(3, "0001-01-01T00:00:00Z")}}
                        .input());
-  const Json j = toJson(plan.status);
+  const Json j = api::toJson(plan.status);
   EXPECT_EQ(j["observedGeneration"], 4);
   EXPECT_EQ(j["shards"], 3);
   EXPECT_EQ(j["targetShards"], 3);

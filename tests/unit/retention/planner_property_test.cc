@@ -88,8 +88,8 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
                 (plan.actions.size() == 1 && plan.actions[0].type == ActionType::ClaimTarget));
   }
   std::optional<int32_t> want;
-  if (auto d = desiredShards(in.shard_set.shards, in.shard_set.min_shards, in.shard_set.max_shards,
-                             in.target->topologyZones())) {
+  if (auto d = desiredShards(in.shard_set.spec.shards, in.shard_set.spec.min_shards,
+                             in.shard_set.spec.max_shards, in.target->topologyZones())) {
     want = d->want;
   }
   // Without the guard: the latest detach of a shard at or above `want`, as the annotations say.

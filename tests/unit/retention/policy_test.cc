@@ -11,7 +11,7 @@ using namespace std::chrono;
 using testing::Json;
 
 RetentionPolicy resolve(const Json& shard_set_spec, const Json& target_spec) {
-  auto ss = parseShardSet(testing::shardSetJson(3, shard_set_spec));
+  auto ss = api::decodeShardSet(testing::shardSetJson(3, shard_set_spec));
   auto t = parseTarget(testing::targetJson(5, target_spec), TargetKind::Prometheus);
   EXPECT_TRUE(ss && t);
   auto p = resolveRetentionPolicy(*ss, *t);
@@ -27,12 +27,12 @@ Json merged(Json a, const Json& b) {
   return a;
 }
 
-std::vector<FieldError> errors(const Json& shard_set_spec, const Json& target_spec) {
-  auto ss = parseShardSet(testing::shardSetJson(3, shard_set_spec));
+std::vector<api::FieldError> errors(const Json& shard_set_spec, const Json& target_spec) {
+  auto ss = api::decodeShardSet(testing::shardSetJson(3, shard_set_spec));
   auto t = parseTarget(testing::targetJson(5, target_spec), TargetKind::Prometheus);
   EXPECT_TRUE(ss && t);
   auto p = resolveRetentionPolicy(*ss, *t);
-  return p ? std::vector<FieldError>{} : p.error();
+  return p ? std::vector<api::FieldError>{} : p.error();
 }
 
 TEST(RetentionPolicy, DefaultsToDelete) {

@@ -12,7 +12,4 @@ k8s::Resource prometheuses();      // monitoring.coreos.com/v1 prometheuses
 k8s::Resource prometheusAgents();  // monitoring.coreos.com/v1alpha1 prometheusagents
 k8s::Resource targetResource(retention::TargetKind kind);
 
-inline constexpr std::string_view kShardSetApiVersion = "shardscaler.io/v1alpha1";
-inline constexpr std::string_view kShardSetKind = "ShardSet";
-
 }  // namespace shardscaler::controller

@@ -128,12 +128,12 @@ class ShardSetController {
     std::optional<size_t> zones;  // of the target, when found
   };
 
-  k8s::Result<Observed> observe(const retention::ShardSet& shard_set) const;
-  retention::PlanInput planInput(const retention::ShardSet& shard_set, Observed observed,
+  k8s::Result<Observed> observe(const api::ShardSet& shard_set) const;
+  retention::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
                                  retention::PlanPurpose purpose) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
-  Rounds planAndApply(const retention::ShardSet& shard_set, const InvolvedObject& subject,
-                      uint64_t id, retention::PlanPurpose purpose);
+  Rounds planAndApply(const api::ShardSet& shard_set, const InvolvedObject& subject, uint64_t id,
+                      retention::PlanPurpose purpose);
   // While stop() drains: when `plan` only waits a short while for the operator or a settle time
   // (called only while the target is paused by this ShardSet: a transition under way), waits
   // that long and returns true, so the reconcile in flight finishes the transition instead of
@@ -142,9 +142,9 @@ class ShardSetController {
   bool waitOutDuringDrain(const retention::Plan& plan);
   k8s::Result<void> ensureFinalizer(const k8s::Json& object);
   // Lets go of `shard_set`'s target (as bound, see kBoundTargetAnnotation); nullopt when done.
-  std::optional<ReconcileOutcome> release(const retention::ShardSet& shard_set,
+  std::optional<ReconcileOutcome> release(const api::ShardSet& shard_set,
                                           const InvolvedObject& subject, uint64_t id);
-  ReconcileOutcome releaseTarget(const k8s::Json& object, const retention::ShardSet& shard_set,
+  ReconcileOutcome releaseTarget(const k8s::Json& object, const api::ShardSet& shard_set,
                                  const InvolvedObject& subject, uint64_t id);
   k8s::Result<void> setBoundTarget(const k8s::Json& object, const std::string& value);
   // Why transitions of `key` are held (the write refused for good), while they are.
@@ -152,7 +152,7 @@ class ShardSetController {
   void holdTransitions(const std::string& key, std::string why);
   ReconcileOutcome reconcileShardSet(const k8s::Json& object, uint64_t reconcile_id);
   k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
-  void publishMetrics(const retention::ShardSet& shard_set, const retention::Plan& plan);
+  void publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan);
   void worker();
   void degraded(std::string_view reason);
 

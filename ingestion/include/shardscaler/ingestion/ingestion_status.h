@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shardscaler/api/condition.h"
 #include "shardscaler/ingestion/ingestion_source.h"
 #include "shardscaler/retention/condition.h"
 
@@ -18,7 +19,7 @@ namespace shardscaler::ingestion {
 // True: the last query returned rates. False: it did not (the reason says why: the
 // kReason* of ingestion_result.h, or InvalidIngestionSpec). Unknown: no answer yet.
 // Absent when the ShardSet has no spec.ingestion. The shard count never depends on it.
-inline constexpr std::string_view kConditionIngestionAvailable = "IngestionAvailable";
+using api::kConditionIngestionAvailable;
 inline constexpr std::string_view kReasonRatesAvailable = "RatesAvailable";
 inline constexpr std::string_view kReasonAwaitingFirstQuery = "AwaitingFirstQuery";
 inline constexpr std::string_view kReasonInvalidIngestionSpec = "InvalidIngestionSpec";

@@ -1,5 +1,5 @@
-// Status conditions (metav1.Condition) and Events that a plan asks the controller to publish.
-// Values only: publishing them is the controller's job.
+// How the planner sets status conditions (metav1.Condition), and the Events a plan asks the
+// controller to publish. Values only: publishing them is the controller's job.
 #pragma once
 
 #include <chrono>
@@ -9,24 +9,15 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "shardscaler/api/condition.h"
 
 namespace shardscaler::retention {
 
-inline constexpr std::string_view kConditionReady = "Ready";
-inline constexpr std::string_view kConditionProgressing = "Progressing";
-inline constexpr std::string_view kConditionDegraded = "Degraded";
-
-struct Condition {
-  std::string type;    // Ready | Progressing | Degraded
-  std::string status;  // "True" | "False" | "Unknown"
-  std::string reason;  // CamelCase
-  std::string message;
-  std::string last_transition_time;  // RFC3339 UTC
-  int64_t observed_generation = 0;
-
-  friend bool operator==(const Condition&, const Condition&) = default;
-};
+// The planner writes the API's conditions (api/condition.h).
+using api::Condition;
+using api::kConditionDegraded;
+using api::kConditionProgressing;
+using api::kConditionReady;
 
 // The condition of that type, if any.
 const Condition* findCondition(std::span<const Condition> conditions, std::string_view type);
@@ -36,10 +27,6 @@ const Condition* findCondition(std::span<const Condition> conditions, std::strin
 Condition makeCondition(std::span<const Condition> previous, std::string_view type, bool status,
                         std::string_view reason, std::string message, int64_t observed_generation,
                         std::chrono::system_clock::time_point now);
-
-nlohmann::json toJson(const Condition& condition);
-// Reads one entry of status.conditions; a missing field reads as empty.
-std::optional<Condition> conditionFromJson(const nlohmann::json& j);
 
 enum class EventType { Normal, Warning };
 std::string_view toString(EventType type);

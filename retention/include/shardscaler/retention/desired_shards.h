@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "shardscaler/retention/field_error.h"
+#include "shardscaler/api/field_error.h"
 
 namespace shardscaler::retention {
 
@@ -25,7 +25,7 @@ struct DesiredShards {
 // With zones: want is the smallest multiple of zones >= clamped and >= zones; when that passes
 // max, the largest multiple <= max (said so in rounding_note); when no multiple of zones lies in
 // [max(min, zones), max], an error.
-std::expected<DesiredShards, std::vector<FieldError>> desiredShards(
+std::expected<DesiredShards, std::vector<api::FieldError>> desiredShards(
     std::optional<int64_t> requested, std::optional<int64_t> min_shards,
     std::optional<int64_t> max_shards, std::optional<size_t> zones);
 

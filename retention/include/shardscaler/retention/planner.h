@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
+#include "shardscaler/api/field_error.h"
+#include "shardscaler/api/shard_set.h"
+#include "shardscaler/api/shard_set_status.h"
 #include "shardscaler/retention/action.h"
 #include "shardscaler/retention/condition.h"
 #include "shardscaler/retention/desired_shards.h"
-#include "shardscaler/retention/field_error.h"
 #include "shardscaler/retention/policy.h"
-#include "shardscaler/retention/shard_set.h"
 #include "shardscaler/retention/stateful_set.h"
-#include "shardscaler/retention/status.h"
 #include "shardscaler/retention/target.h"
 
 namespace shardscaler::retention {
@@ -45,7 +45,7 @@ enum class PlanPurpose {
 };
 
 struct PlanInput {
-  ShardSet shard_set;
+  api::ShardSet shard_set;
   std::optional<Target> target;  // nullopt: GET returned 404
   // Every StatefulSet that might be the target's: list the namespace with
   // operator.prometheus.io/name=<target> and with shardscaler.io/shardset=<ShardSet> (or list
@@ -89,7 +89,7 @@ struct Decision {
   // The transition was given up: the pause was not acknowledged in time, or a write was refused
   // for good; what was undone is in the actions.
   std::string abandoned_because;
-  std::vector<FieldError> problems;  // InvalidSpec reasons
+  std::vector<api::FieldError> problems;  // InvalidSpec reasons
 };
 
 struct Plan {
@@ -98,7 +98,7 @@ struct Plan {
   // PauseTarget, DetachStatefulSet..., ReattachStatefulSet... (lowest index first), UpdateTarget,
   // DeleteStatefulSet....
   std::vector<Action> actions;
-  ShardSetStatus status;  // from what was observed, not from what the actions will do
+  api::ShardSetStatus status;  // from what was observed, not from what the actions will do
   // Events not tied to an action (transitions of Degraded): publish with the status.
   std::vector<Event> events;
   // Reconcile again after this long (the next retention deadline, the end of a settle time, the

@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "shardscaler/retention/field_error.h"
-#include "shardscaler/retention/shard_set.h"
+#include "shardscaler/api/field_error.h"
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/retention/target.h"
 
 namespace shardscaler::retention {
@@ -36,10 +36,10 @@ struct RetentionPolicy {
 // never when the target has retentionSize but no retention, else target spec.retention, else 24h.
 // Every bad field consulted is returned (target fields are named "target.spec...."); the
 // ShardSet's own fields are always checked, the target's only when they are used.
-std::expected<RetentionPolicy, std::vector<FieldError>> resolveRetentionPolicy(
-    const ShardSet& shard_set, const Target& target);
+std::expected<RetentionPolicy, std::vector<api::FieldError>> resolveRetentionPolicy(
+    const api::ShardSet& shard_set, const Target& target);
 
 // The ShardSet's own policy fields alone (no target needed).
-std::vector<FieldError> validateShardSetPolicy(const ShardSet& shard_set);
+std::vector<api::FieldError> validateShardSetPolicy(const api::ShardSet& shard_set);
 
 }  // namespace shardscaler::retention

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/shard_set.h"
 #include "shardscaler/retention/stateful_set.h"
 #include "shardscaler/retention/target.h"
 
@@ -45,7 +45,7 @@ struct ShardInventory {
 // is the target's mode. It is then attached if operator.prometheus.io/name is the target's
 // name, retained if that label is absent and it has shardscaler.io/retained=true and
 // shardscaler.io/shardset=<this ShardSet>, and ignored otherwise.
-ShardInventory takeInventory(const ShardSet& shard_set, const Target& target,
+ShardInventory takeInventory(const api::ShardSet& shard_set, const Target& target,
                              std::span<const ObservedStatefulSet> observed);
 
 }  // namespace shardscaler::retention

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscaler/retention/field_error.h"
+#include "shardscaler/api/field_error.h"
 #include "shardscaler/retention/naming.h"
 
 namespace shardscaler::retention {
@@ -38,6 +38,6 @@ struct ObservedStatefulSet {
   const std::string* annotation(std::string_view key) const;
 };
 
-std::expected<ObservedStatefulSet, FieldError> parseStatefulSet(const nlohmann::json& object);
+std::expected<ObservedStatefulSet, api::FieldError> parseStatefulSet(const nlohmann::json& object);
 
 }  // namespace shardscaler::retention

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscaler/retention/field_error.h"
+#include "shardscaler/api/field_error.h"
 #include "shardscaler/retention/naming.h"
 
 namespace shardscaler::retention {
@@ -43,7 +43,7 @@ struct Target {
   std::optional<std::string> sharding_mode;   // spec.shardingStrategy.mode
   std::vector<std::string> topology_values;   // spec.shardingStrategy.topology.values
 
-  std::vector<FieldError> spec_errors;
+  std::vector<api::FieldError> spec_errors;
 
   // The shard count the operator runs: spec.shards, absent or <= 1 read as 1.
   int32_t effectiveShards() const;
@@ -58,6 +58,6 @@ struct Target {
 
 // `kind` is the kind the caller fetched (list items carry no kind); a `kind` field in the
 // object must agree with it. Fails when the object cannot be that target at all.
-std::expected<Target, FieldError> parseTarget(const nlohmann::json& object, TargetKind kind);
+std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object, TargetKind kind);
 
 }  // namespace shardscaler::retention

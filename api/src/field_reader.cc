@@ -1,8 +1,10 @@
-#include "json_fields.h"
+#include "shardscaler/api/field_reader.h"
 
-namespace shardscaler::retention::json_fields {
+namespace shardscaler::api {
 
-const Json* member(const Json& parent, std::string_view key) {
+using Json = nlohmann::json;
+
+const nlohmann::json* member(const nlohmann::json& parent, std::string_view key) {
   if (!parent.is_object()) return nullptr;
   auto it = parent.find(key);
   if (it == parent.end() || it->is_null()) return nullptr;
@@ -64,8 +66,10 @@ const Json* FieldReader::array(const Json& parent, std::string_view key, std::st
   return nullptr;
 }
 
-StringMap FieldReader::stringMap(const Json& parent, std::string_view key, std::string_view path) {
-  StringMap out;
+std::map<std::string, std::string, std::less<>> FieldReader::stringMap(const Json& parent,
+                                                                       std::string_view key,
+                                                                       std::string_view path) {
+  std::map<std::string, std::string, std::less<>> out;
   const Json* v = object(parent, key, path);
   if (v == nullptr) return out;
   for (const auto& [k, value] : v->items()) {
@@ -78,4 +82,4 @@ StringMap FieldReader::stringMap(const Json& parent, std::string_view key, std::
   return out;
 }
 
-}  // namespace shardscaler::retention::json_fields
+}  // namespace shardscaler::api

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace shardscaler::retention {
+namespace shardscaler::api {
 
 struct FieldError {
   std::string field;    // "spec.shardRetentionPolicy.retain.retentionPeriod"
@@ -15,4 +15,4 @@ struct FieldError {
   friend bool operator==(const FieldError&, const FieldError&) = default;
 };
 
-}  // namespace shardscaler::retention
+}  // namespace shardscaler::api

@@ -1,8 +1,11 @@
-// Typed reads of optional fields of API objects, collecting a FieldError for each field of the
-// wrong type instead of throwing. Private to retention.
+// Typed reads of optional fields of API objects (the ShardSet's, and the target's and
+// StatefulSets' the planner reads), collecting a FieldError for each field of the wrong type.
+// Never throws and never guesses a value for a field of the wrong type.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,19 +13,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscaler/retention/field_error.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/api/field_error.h"
 
-namespace shardscaler::retention::json_fields {
-
-using Json = nlohmann::json;
+namespace shardscaler::api {
 
 // The member, or nullptr when the parent is not an object or the member is absent or null
 // (JSON null and absence mean the same for optional Kubernetes fields).
-const Json* member(const Json& parent, std::string_view key);
+const nlohmann::json* member(const nlohmann::json& parent, std::string_view key);
 
 class FieldReader {
  public:
+  using Json = nlohmann::json;
+
   explicit FieldReader(std::vector<FieldError>& errors) : errors_(errors) {}
 
   // Each returns nullopt when absent; a present value of the wrong type is recorded as an
@@ -35,7 +37,9 @@ class FieldReader {
   const Json* object(const Json& parent, std::string_view key, std::string_view path);
   const Json* array(const Json& parent, std::string_view key, std::string_view path);
   // A map of strings (labels, annotations).
-  StringMap stringMap(const Json& parent, std::string_view key, std::string_view path);
+  std::map<std::string, std::string, std::less<>> stringMap(const Json& parent,
+                                                            std::string_view key,
+                                                            std::string_view path);
 
   void fail(std::string_view path, std::string message);
 
@@ -43,4 +47,4 @@ class FieldReader {
   std::vector<FieldError>& errors_;
 };
 
-}  // namespace shardscaler::retention::json_fields
+}  // namespace shardscaler::api

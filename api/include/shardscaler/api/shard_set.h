@@ -1,0 +1,96 @@
+// The ShardSet (shardscaler.io/v1alpha1) as the controller reads it: spec types mirroring the CRD,
+// the bounds and defaults the CRD states, and the decoder. Decoding never guesses: a field of the
+// wrong type is reported by its path and reads as absent.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscaler/api/condition.h"
+#include "shardscaler/api/field_error.h"
+
+namespace shardscaler::api {
+
+inline constexpr std::string_view kGroup = "shardscaler.io";
+inline constexpr std::string_view kVersion = "v1alpha1";
+inline constexpr std::string_view kApiVersion = "shardscaler.io/v1alpha1";
+inline constexpr std::string_view kShardSetKind = "ShardSet";
+inline constexpr std::string_view kShardSetPlural = "shardsets";
+
+// Bounds and defaults of spec fields, as the CRD states them; the planner and the ingestion
+// check enforce them on objects that did not pass the API server's validation.
+inline constexpr int64_t kShardsMinimum = 0;
+inline constexpr int64_t kMinShardsMinimum = 1;
+inline constexpr int64_t kMinShardsDefault = 1;
+inline constexpr int64_t kMaxShardsMinimum = 1;
+inline constexpr int64_t kTargetSamplesPerShardMinimum = 1;
+inline constexpr std::string_view kWhenScaledRetain = "Retain";
+inline constexpr std::string_view kWhenScaledDelete = "Delete";
+inline constexpr std::array<std::string_view, 2> kWhenScaledValues = {kWhenScaledRetain,
+                                                                      kWhenScaledDelete};
+
+// spec.targetRef: a Prometheus or PrometheusAgent in the ShardSet's namespace.
+struct TargetRef {
+  std::string kind;  // as written; "" when absent or of the wrong type
+  std::string name;
+};
+
+// spec.shardRetentionPolicy.retain
+struct RetainSettings {
+  std::optional<std::string> retention_period;  // a Prometheus duration; "" reads as unset
+};
+
+// spec.shardRetentionPolicy: unset fields fall back to the target's, then the defaults.
+struct ShardRetentionPolicy {
+  std::optional<std::string> when_scaled;  // "Retain" | "Delete" (kWhenScaledValues)
+  RetainSettings retain;
+};
+
+// spec.ingestion: where and how to measure the shards' sample-ingestion rates.
+struct IngestionSpec {
+  std::optional<std::string> prometheus_url;  // prometheusURL
+  std::optional<std::string> query;
+  std::optional<std::string> interval;  // a Prometheus duration
+  std::optional<int64_t> target_samples_per_shard;
+};
+
+struct ShardSetSpec {
+  TargetRef target_ref;
+  std::optional<int64_t> shards;      // the scale subresource's spec path
+  std::optional<int64_t> min_shards;  // kMinShardsDefault when absent
+  std::optional<int64_t> max_shards;  // no limit when absent (the API server defaults it)
+  ShardRetentionPolicy shard_retention_policy;
+  std::optional<IngestionSpec> ingestion;  // nullopt: absent, or not an object
+};
+
+struct ShardSet {
+  std::string ns;
+  std::string name;
+  int64_t generation = 0;
+  ShardSetSpec spec;
+
+  std::vector<Condition> conditions;  // status.conditions as last written
+  // Spec fields of the wrong JSON type outside spec.ingestion; the planner reports them as
+  // InvalidSpec.
+  std::vector<FieldError> spec_errors;
+  // Those inside spec.ingestion (including spec.ingestion itself): they make the rates
+  // unavailable, never the shard count wrong.
+  std::vector<FieldError> ingestion_errors;
+};
+
+// Fails only when the object cannot be a ShardSet at all (not an object, no metadata.name);
+// problems inside spec land in ShardSet::spec_errors and ShardSet::ingestion_errors. A malformed
+// entry of status.conditions is dropped.
+std::expected<ShardSet, FieldError> decodeShardSet(const nlohmann::json& object);
+
+// spec as JSON, with absent optional fields left out (test objects, the CRD check).
+nlohmann::json toJson(const ShardSetSpec& spec);
+
+}  // namespace shardscaler::api
