@@ -52,9 +52,11 @@ struct Sorted {
   // the pause and the settle time has passed since it, guard or not.
   bool unseen_above_want = false;
   // An attached shard at or above the target's count but below `want` (a quick down-then-up):
-  // a sync that started before the pause, with the lower count, may still delete it. Without
-  // the guard spec.shards rises only once the settle time has passed since the pause; with it,
-  // the raised count makes the API server refuse that deletion.
+  // a sync that started before the pause, with the lower count, may still delete it, and the
+  // guard does not stop that: it admits the DELETE from the count it reads, and a raise of
+  // spec.shards can commit between that read and the deletion (found by the soak). So, guard or
+  // not, spec.shards rises only once the operator acknowledged the pause and the settle time has
+  // passed since it.
   bool unexpected_attached = false;
 };
 
@@ -119,8 +121,9 @@ void planConverge(PlanContext& c) {
   const bool retain = d.policy->when_scaled == WhenScaled::Retain;
   const auto now = c.input.now;
   const Sorted s = sortShards(c, cur, want, retain);
-  // The fallback's gates: always without the guard, and with it while shards may still appear.
-  const bool gated = !guarded || s.unseen_above_want;
+  // The fallback's gates: always without the guard, and with it while shards may still appear
+  // or a shard the operator does not expect yet is attached.
+  const bool gated = !guarded || s.unseen_above_want || s.unexpected_attached;
 
   ActionBuilder b(c);
   for (const auto* a : s.unlabelled) b.label(*a, false);

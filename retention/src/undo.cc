@@ -40,12 +40,22 @@ void planUndo(PlanContext& c, bool release) {
 
   ActionBuilder b(c);
   // Attached above the target's count while we hold it paused: shards a cut-short scale-up
-  // re-attached. Resuming would let the operator delete them, so they are kept (detached) instead;
-  // never delete on doubt.
+  // re-attached or the operator created. Resuming would let the operator delete them, so they are
+  // kept (detached) instead; never delete on doubt. Under Retain they get a retention period;
+  // under Delete a shard that still carries a deadline keeps it and any other is due now, so that
+  // once the target rests at its count it goes as whenScaled=Delete would have it go. With no
+  // readable policy (an invalid spec) they are kept until a person decides.
   if (ours && !exposed.empty()) {
-    const DeletionDeadline deadline =
-        c.plan.decision.new_deadline.value_or(DeletionDeadline::never());
-    for (const auto* s : exposed) b.detach(*s, deadline);
+    const Decision& d = c.plan.decision;
+    const bool delete_policy = d.policy && d.policy->when_scaled == WhenScaled::Delete;
+    for (const auto* s : exposed) {
+      DeletionDeadline deadline = d.new_deadline.value_or(DeletionDeadline::never());
+      if (delete_policy) {
+        deadline = s->deadline.value_or(DeletionDeadline::at(
+            Timestamp::fromTimePoint(std::chrono::floor<std::chrono::seconds>(c.input.now))));
+      }
+      b.detach(*s, deadline);
+    }
   }
   for (const auto* s : reattach) b.reattach(*s);
   for (const auto* s : unlabel) b.label(*s, true);

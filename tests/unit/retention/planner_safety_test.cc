@@ -230,27 +230,34 @@ TEST(UnseenShards, LoweringWaitsForTheOperatorToSettleGuardOrNot) {
 
 // Found by the soak (Delete policy, 3 -> 4 -> 3 -> 5 in two seconds): the operator created shard
 // 3 for 4 shards; a sync it had started for 3 shards, before the pause, deleted that shard after
-// spec.shards had gone up to 5. Without the guard, a shard the operator sees but does not expect
-// keeps the target paused for the settle time before spec.shards rises, so that such a sync has
-// ended while the shard was still one too many; with the guard the rise follows at once.
-TEST(UnexpectedShards, RaisingWaitsForTheSettleTimeWithoutTheGuard) {
+// spec.shards had gone up to 5. A shard the operator sees but does not expect keeps the target
+// paused for the settle time before spec.shards rises, so that such a sync has ended while the
+// shard was still one too many. The guard does not remove the wait (found by the soak, guarded,
+// Delete, 1 -> 3 over an attached shard 1): it admitted the operator's DELETE while spec.shards
+// was 1, and the raise to 3 committed before the deletion did.
+TEST(UnexpectedShards, RaisingWaitsForTheSettleTimeGuardOrNot) {
   for (const Json& policy : {retain3d(), retainPolicy("Delete", "3d")}) {
     SCOPED_TRACE(policy.dump());
-    World paused{shardSetJson(5, policy), pausedAt(targetJson(3), "2026-11-22T09:59:59Z"),
-                 attachedRange(0, 4)};
-    paused.guarded = false;
-    const Plan early = planShardSet(paused.input());
-    EXPECT_THAT(steps(early), ::testing::IsEmpty());
-    EXPECT_EQ(early.decision.waiting_for, "the settle time after the pause");
-    ASSERT_TRUE(early.requeue_after.has_value());
-    EXPECT_EQ(*early.requeue_after, std::chrono::seconds(9));
+    for (const bool guard : {false, true}) {
+      SCOPED_TRACE(guard ? "guarded" : "fallback");
+      World paused{shardSetJson(5, policy), pausedAt(targetJson(3), "2026-11-22T09:59:59Z"),
+                   attachedRange(0, 4)};
+      paused.guarded = guard;
+      const Plan early = planShardSet(paused.input());
+      EXPECT_THAT(steps(early), ::testing::IsEmpty());
+      EXPECT_EQ(early.decision.waiting_for, "the settle time after the pause");
+      ASSERT_TRUE(early.requeue_after.has_value());
+      EXPECT_EQ(*early.requeue_after, std::chrono::seconds(9));
 
-    paused.now += std::chrono::seconds(9);
-    EXPECT_THAT(steps(planShardSet(paused.input())), ElementsAre("update shards=5 unpause"));
+      paused.now += std::chrono::seconds(9);
+      EXPECT_THAT(steps(planShardSet(paused.input())), ElementsAre("update shards=5 unpause"));
 
-    World guarded{shardSetJson(5, policy), targetJson(3), attachedRange(0, 4)};
-    EXPECT_THAT(steps(planShardSet(guarded.input())),
-                ElementsAre("pause", "update shards=5 unpause any-rv"));
+      World unpaused{shardSetJson(5, policy), targetJson(3), attachedRange(0, 4)};
+      unpaused.guarded = guard;
+      const Plan first = planShardSet(unpaused.input());
+      EXPECT_THAT(steps(first), ElementsAre("pause"));
+      EXPECT_EQ(first.decision.waiting_for, "the operator to acknowledge the pause");
+    }
   }
 }
 
@@ -381,6 +388,32 @@ TEST(Hold, APausedTransitionIsUndoneAndNoneStarts) {
   const Plan none = planShardSet(idle.input());
   EXPECT_TRUE(none.actions.empty());
   EXPECT_EQ(none.decision.waiting_for, "a write refused for good to be retried");
+}
+
+// Found by the planner property test (seed 180, Delete): an undone scale-up kept the shard the
+// operator had created above the target's count with a "never" deadline, under whenScaled=Delete.
+// Undone, an exposed shard is kept either way, never deleted on doubt; under Retain for the
+// retention period, under Delete only until the target rests at its count, when it goes as a
+// scaled-away shard would.
+TEST(Hold, AnUndoneScaleUpKeepsAShardAboveTheCountAsThePolicySays) {
+  for (const bool retain : {true, false}) {
+    SCOPED_TRACE(retain ? "Retain" : "Delete");
+    const Json policy = retain ? retain3d() : retainPolicy("Delete", "3d");
+    World mid{shardSetJson(5, policy), pausedAt(targetJson(3), "2026-11-22T09:59:00Z"),
+              attachedRange(0, 4)};
+    mid.hold = true;
+    const Plan undo = planShardSet(mid.input());
+    EXPECT_THAT(steps(undo), ElementsAre("detach 3", "update unpause"));
+    EXPECT_EQ(
+        only(undo, ActionType::DetachStatefulSet, 3)
+            .merge_patch["metadata"]["annotations"]["operator.prometheus.io/deletion-timestamp"],
+        retain ? "2026-11-25T10:00:00Z" : "2026-11-22T10:00:00Z");
+    if (retain) continue;
+    World rest{shardSetJson(3, policy), targetJson(3),
+               attachedRange(0, 3) + std::vector{retainedSts(3, "2026-11-22T10:00:00Z")}};
+    rest.now += std::chrono::seconds(1);
+    EXPECT_THAT(steps(planShardSet(rest.input())), ElementsAre("delete 3"));
+  }
 }
 
 }  // namespace

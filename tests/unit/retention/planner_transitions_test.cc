@@ -133,10 +133,12 @@ std::vector<Row> rows() {
        {"pause", "reattach 3", "update shards=4 unpause any-rv"},
        "Scaling",
        "AsExpected"},
+      // Shard 3 is attached above the target's count: an operator sync from before the pause may
+      // still delete it, guard or not, so the pause is stamped and acknowledged first.
       {"UpAfterPauseAndOneReattach",
        {shardSetJson(5, retain3d()), pausedBy(targetJson(3), "main"),
         sts(0, 4) + std::vector{retainedSts(4, kFuture)}},
-       {"reattach 4", "update shards=5 unpause"},
+       {"pause"},
        "Scaling",
        "AsExpected"},
       {"UpReusesExpiredRetained",  // below want: re-used, never deleted
@@ -156,9 +158,11 @@ std::vector<Row> rows() {
        {"pause", "reattach 3", "update shards=5 unpause any-rv"},
        "Scaling",
        "AsExpected"},
-      {"UpSavesAttachedTheOperatorWouldDelete",  // user shrank the target directly
+      // The user shrank the target directly: paused, and raised once the pause is acknowledged and
+      // the settle time has passed (UnexpectedShards.RaisingWaitsForTheSettleTimeGuardOrNot).
+      {"UpSavesAttachedTheOperatorWouldDelete",
        {shardSetJson(5, retain3d()), targetJson(3), sts(0, 5)},
-       {"pause", "update shards=5 unpause any-rv"},
+       {"pause"},
        "Scaling",
        "AsExpected"},
 
