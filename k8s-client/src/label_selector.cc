@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "label_selector_parser.h"
-#include "shardscaler/k8s_client/validation.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -55,7 +54,7 @@ std::expected<SelectorRequirement, std::string> expression(const Json& e) {
   auto kind = expressionOperator(op != nullptr ? op->get<std::string>() : "");
   if (!kind) return std::unexpected(kind.error());
   r.op = *kind;
-  if (!isQualifiedName(r.key)) return std::unexpected("\"" + r.key + "\" is not a valid label key");
+  if (auto why = detail::invalidLabelKey(r.key)) return std::unexpected(std::move(*why));
   if (const Json* values = field(e, "values")) {
     if (!values->is_array()) {
       return std::unexpected("the values of \"" + r.key + "\" are not a list");
@@ -63,9 +62,8 @@ std::expected<SelectorRequirement, std::string> expression(const Json& e) {
     for (const Json& v : *values) {
       if (!v.is_string()) return std::unexpected("a value of \"" + r.key + "\" is not a string");
       r.values.push_back(v.get<std::string>());
-      if (!isValidLabelValue(r.values.back())) {
-        return std::unexpected("\"" + r.values.back() + "\" is not a valid value for \"" + r.key +
-                               "\"");
+      if (auto why = detail::invalidLabelValue(r.key, r.values.back())) {
+        return std::unexpected(std::move(*why));
       }
     }
   }
@@ -103,10 +101,9 @@ std::expected<LabelSelector, std::string> LabelSelector::fromObject(const Json& 
       if (!value.is_string()) {
         return std::unexpected("matchLabels \"" + key + "\" is not a string");
       }
-      if (!isQualifiedName(key)) return std::unexpected("\"" + key + "\" is not a valid label key");
-      if (!isValidLabelValue(value.get<std::string>())) {
-        return std::unexpected("\"" + value.get<std::string>() + "\" is not a valid value for \"" +
-                               key + "\"");
+      if (auto why = detail::invalidLabelKey(key)) return std::unexpected(std::move(*why));
+      if (auto why = detail::invalidLabelValue(key, value.get<std::string>())) {
+        return std::unexpected(std::move(*why));
       }
       out.requirements_.push_back({key, SelectorOperator::Equals, {value.get<std::string>()}});
     }

@@ -58,16 +58,14 @@ class Parser {
     skipSpace();
     const std::string_view k = identifier();
     if (k.empty()) return fail("expected a label key");
-    if (!isQualifiedName(k)) return fail("\"" + std::string(k) + "\" is not a valid label key");
+    if (auto why = invalidLabelKey(k)) return fail(*why);
     return std::string(k);
   }
 
   std::expected<std::string, std::string> value(const std::string& key) {
     skipSpace();
     const std::string_view v = identifier();
-    if (!isValidLabelValue(v)) {
-      return fail("\"" + std::string(v) + "\" is not a valid value for \"" + key + "\"");
-    }
+    if (auto why = invalidLabelValue(key, v)) return fail(*why);
     return std::string(v);
   }
 
@@ -148,6 +146,16 @@ class Parser {
 std::expected<std::vector<SelectorRequirement>, std::string> parseSelectorRequirements(
     std::string_view text) {
   return Parser(text).parse();
+}
+
+std::optional<std::string> invalidLabelKey(std::string_view key) {
+  if (isQualifiedName(key)) return std::nullopt;
+  return "\"" + std::string(key) + "\" is not a valid label key";
+}
+
+std::optional<std::string> invalidLabelValue(std::string_view key, std::string_view value) {
+  if (isValidLabelValue(value)) return std::nullopt;
+  return "\"" + std::string(value) + "\" is not a valid value for \"" + std::string(key) + "\"";
 }
 
 }  // namespace shardscaler::k8s::detail

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,5 +15,10 @@ namespace shardscaler::k8s::detail {
 // The requirements of `text` in their written order; In/NotIn values sorted and deduplicated.
 std::expected<std::vector<SelectorRequirement>, std::string> parseSelectorRequirements(
     std::string_view text);
+
+// Why `key` is not a label key the API server accepts, or nullopt when it is.
+std::optional<std::string> invalidLabelKey(std::string_view key);
+// Why `value` is not a value the API server accepts for `key`, or nullopt when it is.
+std::optional<std::string> invalidLabelValue(std::string_view key, std::string_view value);
 
 }  // namespace shardscaler::k8s::detail
