@@ -27,24 +27,6 @@ double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// A kubeconfig for the admin token that reaches the API server through `relay` (the serving
-// certificate is for 127.0.0.1, so TLS verification still holds).
-std::filesystem::path writeKubeconfig(const testenv::TcpRelay& relay,
-                                      const std::filesystem::path& path) {
-  std::ofstream(path) << "apiVersion: v1\nkind: Config\ncurrent-context: relay\n"
-                      << "clusters: [{name: relay, cluster: {server: '" << relay.httpsUrl()
-                      << "', certificate-authority: '" << cluster().caFile().string() << "'}}]\n"
-                      << "contexts: [{name: relay, context: {cluster: relay, user: admin}}]\n"
-                      << "users: [{name: admin, user: {token: '" << cluster().adminToken()
-                      << "'}}]\n";
-  return path;
-}
-
-int apiServerPort() {
-  const std::string& server = cluster().server();
-  return std::stoi(server.substr(server.rfind(':') + 1));
-}
-
 std::string readFile(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream all;
@@ -161,9 +143,9 @@ TEST(ReadinessTest, ReadyzWaitsForEveryInformerAndNamesTheOneNotSynced) {
 
 TEST(ReadinessTest, ApiServerDownKeepsItRetryingAndUnreadyThenReadyWhenBack) {
   const std::string ns = createNamespace("down");
-  testenv::TcpRelay relay(apiServerPort());  // down: nothing listens on its port
+  testenv::TcpRelay relay(cluster().port());  // down: nothing listens on its port
   ShardscalerOptions options;
-  options.kubeconfig = writeKubeconfig(relay, testLogDir() / "relay.kubeconfig");
+  options.kubeconfig = cluster().writeAdminKubeconfigVia("relay", relay.httpsUrl());
   options.namespaces = {ns};
   options.log_file = testLogDir() / "shardscaler.log";
   ShardscalerProcess p(options);
@@ -239,9 +221,9 @@ TEST(ReadinessTest, ApiServerDownKeepsItRetryingAndUnreadyThenReadyWhenBack) {
 class SigtermTest : public ShardSetScenario {
  protected:
   std::filesystem::path shardscalerKubeconfig() override {
-    relay_ = std::make_unique<testenv::TcpRelay>(apiServerPort());
+    relay_ = std::make_unique<testenv::TcpRelay>(cluster().port());
     relay_->up();
-    return writeKubeconfig(*relay_, testLogDir() / "relay.kubeconfig");
+    return cluster().writeAdminKubeconfigVia("relay", relay_->httpsUrl());
   }
 
   std::unique_ptr<testenv::TcpRelay> relay_;

@@ -156,9 +156,8 @@ TEST_F(K8sClientCache, InformerSeesAddModifyDeleteInOrder) {
 
 TEST_F(K8sClientCache, ResumesAfterAForcedDisconnectWithNothingMissedOrRepeated) {
   auto config = adminConfig();
-  auto upstream_port = std::stoi(config.server.substr(config.server.rfind(':') + 1));
   // Stands for the network between client and server, which the test fails below.
-  testenv::TcpRelay proxy(upstream_port);
+  testenv::TcpRelay proxy(testenv::sharedControlPlane().port());
   proxy.up();
   config.server = proxy.httpsUrl();
   RestClient proxied(config);

@@ -17,7 +17,6 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <iterator>
@@ -231,30 +230,6 @@ class HpaFeed {
   PollingThread thread_;  // last: it calls poll() on the members above
 };
 
-// A kubeconfig for the host's kubectl: the same as the control plane's, but its server is
-// `relay`, which listens on the host's loopback and carries each connection into the demo's
-// network namespace. The serving certificate names 127.0.0.1, so TLS verifies as before.
-std::filesystem::path writeHostKubeconfig(const testenv::ControlPlane& cp,
-                                          const testenv::TcpRelay& relay) {
-  std::ifstream in(cp.kubeconfigPath());
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const auto at = text.find(cp.server());
-  if (at == std::string::npos) {
-    throw std::runtime_error("the kubeconfig " + cp.kubeconfigPath().string() + " does not name " +
-                             cp.server());
-  }
-  text.replace(at, cp.server().size(), relay.httpsUrl());
-  auto path = cp.workDir() / "host.kubeconfig";
-  std::ofstream out(path);
-  out << text;
-  if (!out.flush()) throw std::runtime_error("cannot write " + path.string());
-  return path;
-}
-
-int serverPort(const std::string& server) {
-  return std::stoi(server.substr(server.rfind(':') + 1));
-}
-
 // Runs the host's kubectl line from the host's network namespace (`host_netns`, an fd of this
 // process opened before it left), so the line the demo prints is known to work.
 void checkFromHost(const std::string& host_kubectl, int host_netns) {
@@ -276,10 +251,13 @@ int run(bool keep, int host_listener, int host_netns) {
       "Starting a local Kubernetes 1.20 control plane (etcd, kube-apiserver with the aggregation "
       "layer, controller-manager)");
   testenv::ControlPlane& cp = cluster();
-  testenv::TcpRelay host_relay(serverPort(cp.server()), host_listener);
+  // The host's kubectl reaches the API server through this relay, which listens on the host's
+  // loopback and carries each connection into the demo's network namespace; the serving
+  // certificate names 127.0.0.1, so TLS verifies as before.
+  testenv::TcpRelay host_relay(cp.port(), host_listener);
   host_relay.up();
   const std::string host_kubectl =
-      "kubectl --kubeconfig " + writeHostKubeconfig(cp, host_relay).string();
+      "kubectl --kubeconfig " + cp.writeAdminKubeconfigVia("host", host_relay.httpsUrl()).string();
   t.line("control plane at " + cp.server() + " in the demo's own network namespace, relayed to " +
          host_relay.httpsUrl() + " on the host");
   t.line("point kubectl at it from another shell while the demo runs:  " + host_kubectl +

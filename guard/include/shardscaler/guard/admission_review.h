@@ -38,7 +38,7 @@ struct AdmissionRequest {
 };
 
 // Larger reviews are refused before parsing; a StatefulSet with its old copy is far below this.
-inline constexpr std::size_t kMaxReviewBytes = 3 * 1024 * 1024;
+inline constexpr std::size_t kMaxReviewBytes = std::size_t{3} * 1024 * 1024;
 
 // The body of the webhook's POST. The error is one line that says what is wrong, e.g.
 // `AdmissionReview: request.uid: missing` or `AdmissionReview: apiVersion

@@ -343,6 +343,9 @@ ControlPlane::ControlPlane(ControlPlaneOptions options) {
 ControlPlane::~ControlPlane() = default;
 
 const std::string& ControlPlane::server() const { return state_->server; }
+int ControlPlane::port() const {
+  return std::stoi(state_->server.substr(state_->server.rfind(':') + 1));
+}
 const std::filesystem::path& ControlPlane::kubeconfigPath() const { return state_->kubeconfig; }
 const std::filesystem::path& ControlPlane::caFile() const { return state_->pki.ca_cert; }
 const std::string& ControlPlane::adminToken() const { return state_->admin_token; }
@@ -360,6 +363,14 @@ std::filesystem::path ControlPlane::writeKubeconfig(const std::string& name,
                                                     const std::string& token,
                                                     const std::string& ns) const {
   return state_->writeKubeconfig(name, token, ns);
+}
+
+std::filesystem::path ControlPlane::writeAdminKubeconfigVia(const std::string& name,
+                                                            const std::string& server) const {
+  return writeKubeconfigFile(state_->work_dir.path(), KubeconfigSpec{.server = server,
+                                                                     .ca_file = state_->pki.ca_cert,
+                                                                     .user = name,
+                                                                     .token = state_->admin_token});
 }
 
 int ControlPlane::kubectl(const std::string& args, std::string* out, std::string* err,

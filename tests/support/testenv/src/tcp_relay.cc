@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <stdexcept>
-#include <utility>
 
 #include "shardscaler/testenv/loopback_ports.h"
 
@@ -50,13 +49,13 @@ int boundPort(int fd) {
 TcpRelay::TcpRelay(int upstream_port) : upstream_port_(upstream_port), port_(pickFreePort()) {}
 
 TcpRelay::TcpRelay(int upstream_port, int listening_fd)
-    : upstream_port_(upstream_port), port_(boundPort(listening_fd)), adopted_fd_(listening_fd) {}
+    : upstream_port_(upstream_port), port_(boundPort(listening_fd)), listen_fd_(listening_fd) {}
 
 int TcpRelay::listenOnFreePort() { return listenOn(0); }
 
 TcpRelay::~TcpRelay() {
   down();
-  if (adopted_fd_ >= 0) ::close(adopted_fd_);
+  if (listen_fd_ >= 0) ::close(listen_fd_);  // adopted and never served
   std::vector<std::thread> pumps;
   {
     std::lock_guard lock(mutex_);
@@ -67,7 +66,7 @@ TcpRelay::~TcpRelay() {
 
 void TcpRelay::up() {
   if (accepting_) return;
-  listen_fd_ = adopted_fd_ >= 0 ? std::exchange(adopted_fd_, -1) : listenOn(port_);
+  if (listen_fd_ < 0) listen_fd_ = listenOn(port_);
   accepting_ = true;
   acceptor_ = std::thread([this] { acceptLoop(); });
 }

@@ -96,7 +96,7 @@ TEST(ControlPlaneTest, KubectlListsNamespacesThroughTheWrittenKubeconfig) {
 
 TEST(ControlPlaneTest, ServingCertificateVerifiesAgainstTheCaForLoopbackAndLocalhost) {
   auto& plane = sharedControlPlane();
-  const std::string port = plane.server().substr(plane.server().rfind(':') + 1);
+  const std::string port = std::to_string(plane.port());
   for (const std::string host : {"127.0.0.1", "localhost"}) {
     std::string command = "curl -sS --fail --cacert ";
     command.append(plane.caFile().string())

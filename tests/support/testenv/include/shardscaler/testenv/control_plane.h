@@ -49,6 +49,7 @@ class ControlPlane {
 
   // https://127.0.0.1:<port>
   const std::string& server() const;
+  int port() const;  // the port of server()
   // A kubeconfig for the cluster-admin user (system:masters), usable by kubectl.
   const std::filesystem::path& kubeconfigPath() const;
   const std::filesystem::path& caFile() const;  // CA of the serving certificate
@@ -65,6 +66,11 @@ class ControlPlane {
   // namespace) and returns its path. `name` is [A-Za-z0-9._-]+.
   std::filesystem::path writeKubeconfig(const std::string& name, const std::string& token,
                                         const std::string& ns = {}) const;
+  // Writes <workDir>/<name>.kubeconfig for the admin user that reaches the API server at
+  // `server` (a relay or proxy in front of it, on 127.0.0.1: the serving certificate still
+  // verifies) and returns its path.
+  std::filesystem::path writeAdminKubeconfigVia(const std::string& name,
+                                                const std::string& server) const;
 
   // Runs kubectl with the admin kubeconfig: `args` goes through /bin/sh, so quote as in a
   // shell; `input` is fed on stdin (for "apply -f -"). Returns the exit code (-1 if killed after

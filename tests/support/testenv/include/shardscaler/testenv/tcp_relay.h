@@ -50,8 +50,7 @@ class TcpRelay {
 
   int upstream_port_;
   int port_;
-  int listen_fd_ = -1;
-  int adopted_fd_ = -1;  // listening, not yet served by up()
+  int listen_fd_ = -1;  // while up, or adopted and not yet served
   std::atomic<bool> accepting_{false};
   std::atomic<bool> refusing_{false};
   std::atomic<long> delay_ms_{0};
