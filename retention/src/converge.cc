@@ -46,10 +46,11 @@ struct Sorted {
   // Latest detached-at among retained shards at or above `want`: until the settle time has passed
   // since, the operator may still see one of them attached.
   std::optional<Clock::time_point> last_detach;
-  // Retain, spec.shards about to drop, and a shard in [want, cur) has no StatefulSet yet: a
-  // lagging operator may still create it from the count it last saw, after spec.shards drops,
-  // and then delete it as one too many. spec.shards drops only once the operator acknowledged
-  // the pause and the settle time has passed since it, guard or not.
+  // spec.shards about to drop, and a shard in [want, cur) has no StatefulSet yet: a lagging
+  // operator may still create it from the count it last saw, after spec.shards drops, and then
+  // delete it as one too many (under Retain, its data; under Delete, a shard that lived for
+  // nothing, after the ShardSet reported the scale-down done). spec.shards drops only once the
+  // operator acknowledged the pause and the settle time has passed since it, guard or not.
   bool unseen_above_want = false;
   // An attached shard at or above the target's count but below `want` (a quick down-then-up):
   // a sync that started before the pause, with the lower count, may still delete it, and the
@@ -95,7 +96,7 @@ Sorted sortShards(const PlanContext& c, int32_t cur, int32_t want, bool retain) 
       s.expired.push_back(&r);
     }
   }
-  if (retain && cur > want) {
+  if (cur > want) {
     std::set<int32_t> present;
     for (const auto& a : inv.attached) present.insert(a.index);
     for (const auto& r : inv.retained) present.insert(r.index);

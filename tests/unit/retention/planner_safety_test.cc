@@ -200,31 +200,40 @@ TEST(Guarded, NoWaitingAtAll) {
 // shards. Lowering spec.shards at once let the lagging operator create them from the count it
 // last saw and then delete them as one too many. With shards below the target's count not yet
 // seen, spec.shards drops only after an acknowledged pause and the settle time, guard or not.
+// Under Delete too (found by the soak, guarded and fallback alike, Delete, 1 -> 2 -> 1 within
+// 0.4 s): lowered at once, the count let a lagging operator create shard 1 after the ShardSet
+// reported the scale-down done.
 TEST(UnseenShards, LoweringWaitsForTheOperatorToSettleGuardOrNot) {
-  for (const bool guarded : {true, false}) {
-    SCOPED_TRACE(guarded ? "guarded" : "fallback");
-    World start{shardSetJson(2, retain3d()), targetJson(5), attachedRange(0, 2)};
-    start.guarded = guarded;
-    const Plan first = planShardSet(start.input());
-    EXPECT_THAT(steps(first), ElementsAre("pause"));
-    EXPECT_EQ(first.decision.waiting_for, "the operator to acknowledge the pause");
+  for (const Json& policy : {retain3d(), retainPolicy("Delete", "3d")}) {
+    const bool retain = policy == retain3d();
+    for (const bool guarded : {true, false}) {
+      SCOPED_TRACE(policy.dump() + (guarded ? " guarded" : " fallback"));
+      World start{shardSetJson(2, policy), targetJson(5), attachedRange(0, 2)};
+      start.guarded = guarded;
+      const Plan first = planShardSet(start.input());
+      EXPECT_THAT(steps(first), ElementsAre("pause"));
+      EXPECT_EQ(first.decision.waiting_for, "the operator to acknowledge the pause");
 
-    World acknowledged{shardSetJson(2, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:59Z"),
-                       attachedRange(0, 2)};
-    acknowledged.guarded = guarded;
-    const Plan early = planShardSet(acknowledged.input());
-    EXPECT_THAT(steps(early), ::testing::IsEmpty());
-    EXPECT_EQ(early.decision.waiting_for, "the settle time after the pause");
-    ASSERT_TRUE(early.requeue_after.has_value());
-    EXPECT_EQ(*early.requeue_after, std::chrono::seconds(9));
+      World acknowledged{shardSetJson(2, policy), pausedAt(targetJson(5), "2026-11-22T09:59:59Z"),
+                         attachedRange(0, 2)};
+      acknowledged.guarded = guarded;
+      const Plan early = planShardSet(acknowledged.input());
+      EXPECT_THAT(steps(early), ::testing::IsEmpty());
+      EXPECT_EQ(early.decision.waiting_for, "the settle time after the pause");
+      ASSERT_TRUE(early.requeue_after.has_value());
+      EXPECT_EQ(*early.requeue_after, std::chrono::seconds(9));
 
-    acknowledged.now += std::chrono::seconds(9);
-    EXPECT_THAT(steps(planShardSet(acknowledged.input())), ElementsAre("update shards=2 unpause"));
+      acknowledged.now += std::chrono::seconds(9);
+      EXPECT_THAT(steps(planShardSet(acknowledged.input())),
+                  ElementsAre("update shards=2 unpause"));
 
-    // A shard the operator created meanwhile is detached first, as in any scale-down.
-    World appeared = acknowledged;
-    appeared.stateful_sets = attachedRange(0, 3);
-    EXPECT_THAT(steps(planShardSet(appeared.input())), ElementsAre("detach 2"));
+      // A shard the operator created meanwhile is detached first under Retain, as in any
+      // scale-down; under Delete the operator deletes it once the count drops.
+      World appeared = acknowledged;
+      appeared.stateful_sets = attachedRange(0, 3);
+      EXPECT_THAT(steps(planShardSet(appeared.input())),
+                  ElementsAre(retain ? "detach 2" : "update shards=2 unpause"));
+    }
   }
 }
 

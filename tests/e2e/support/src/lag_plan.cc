@@ -44,7 +44,6 @@ LagPlan randomLagPlan(std::uint64_t seed, GuardMode mode, int steps) {
     plan.target_lag = draw.ms(0, 500);
     plan.sync_latency = draw.ms(0, 1000);
     plan.sync_latency_jitter = draw.ms(0, 1000);
-    plan.pause_bound = milliseconds(4000);
   } else {
     // Everything the operator's view and its syncs may trail by must stay below the settle time
     // (docs/design.md §11); 10 % is left for the API server and the emulator's own work.
@@ -56,8 +55,11 @@ LagPlan randomLagPlan(std::uint64_t seed, GuardMode mode, int steps) {
     plan.sync_latency = draw.ms(0, left);
     left -= plan.sync_latency.count();
     plan.sync_latency_jitter = draw.ms(0, left);
-    plan.pause_bound = plan.settle_time + milliseconds(5000);
   }
+  // Guard or not, a transition may hold the target paused for the acknowledgement and the settle
+  // time (shards not created yet, or attached but not expected: docs/design.md §11), and kills
+  // and API faults add their retries.
+  plan.pause_bound = plan.settle_time + milliseconds(5000);
   testenv::ApiFaultRates& f = plan.faults;
   f.server_error = draw.rate(0.05);
   f.conflict = draw.rate(0.08);
