@@ -5,6 +5,7 @@
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/desired_shards.h"
+#include "shardscaler/retention/policy.h"
 #include "shardscaler/retention/target.h"
 
 namespace shardscaler::guard {
@@ -116,6 +117,7 @@ class Judgement {
   std::optional<Verdict> cleanup();
   std::optional<Verdict> deleteRetained();
   std::optional<Verdict> deleteActive();
+  std::optional<Verdict> deleteAboveTheCount(const std::optional<retention::Target>& target);
 
   const AdmissionRequest& request_;
   LiveObjects& live_;
@@ -225,7 +227,7 @@ std::optional<Verdict> Judgement::deleteActive() {
   }
   const int32_t target_shards = parsed_target ? parsed_target->effectiveShards() : 0;
   const int32_t threshold = std::max(target_shards, desired->want);
-  if (*verdict_.shard_index >= threshold) return std::nullopt;
+  if (*verdict_.shard_index >= threshold) return deleteAboveTheCount(parsed_target);
   const std::string runs = parsed_target
                                ? verdict_.target + " runs " + std::to_string(target_shards) +
                                      " shard" + (target_shards == 1 ? "" : "s")
@@ -234,6 +236,30 @@ std::optional<Verdict> Judgement::deleteActive() {
                                     verdict_.shard_set + " (" + runs + ", the ShardSet wants " +
                                     std::to_string(desired->want) +
                                     "); deleting it would lose the data it holds." + scale_hint);
+}
+
+// An attached shard at or above both counts is the operator's to delete only under Delete. Under
+// Retain shardscaler detaches it and keeps it until its deadline, so a DELETE comes from an
+// operator whose view lags: a sync that read a lower count than a scale-up just re-attached for,
+// or a scale-down shardscaler has not detached yet (found by the soak: a re-attached shard
+// deleted while the ShardSet was scaled back down).
+std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retention::Target>& t) {
+  if (!t) return std::nullopt;  // no target: nothing runs the shard
+  auto policy = retention::resolveRetentionPolicy(shard_set_, *t);
+  if (!policy) {
+    return deny(kRuleActiveShard, shardText() + " belongs to ShardSet " + verdict_.shard_set +
+                                      ", whose retention policy is invalid (" +
+                                      policy.error().front().describe() +
+                                      "), so it counts as an active shard (never delete on "
+                                      "doubt).");
+  }
+  if (policy->when_scaled != retention::WhenScaled::Retain) return std::nullopt;
+  return deny(kRuleRetainOnScaleDown,
+              shardText() + " is beyond the shard count, but ShardSet " + verdict_.shard_set +
+                  " retains scaled-away shards (whenScaled=Retain, from " +
+                  policy->when_scaled_source +
+                  "): shardscaler detaches it and keeps it until its deadline; deleting it now "
+                  "would lose the data it holds.");
 }
 
 Verdict Judgement::run() {

@@ -34,7 +34,9 @@ Json crdSchema() {
 void walkSchema(const Json& node, const std::string& path, std::map<std::string, Json>& out) {
   out[path] = node;
   if (auto props = node.find("properties"); props != node.end()) {
-    for (const auto& [key, child] : props->items()) walkSchema(child, path + "." + key, out);
+    for (const auto& [key, child] : props->items()) {
+      walkSchema(child, std::string(path).append(".").append(key), out);
+    }
   }
   if (auto items = node.find("items"); items != node.end()) walkSchema(*items, path + "[]", out);
 }
@@ -58,7 +60,9 @@ std::map<std::string, const FieldSchema*> typeFields(std::string_view prefix = "
 void walkJson(const Json& value, const std::string& path, std::map<std::string, JsonType>& out) {
   if (value.is_object()) {
     out[path] = JsonType::Object;
-    for (const auto& [key, child] : value.items()) walkJson(child, path + "." + key, out);
+    for (const auto& [key, child] : value.items()) {
+      walkJson(child, std::string(path).append(".").append(key), out);
+    }
   } else if (value.is_array()) {
     out[path] = JsonType::Array;
     for (const Json& item : value) walkJson(item, path + "[]", out);
@@ -106,6 +110,7 @@ TEST(CrdSchema, AgreesWithTheTypesOnTypesBoundsEnumsAndDefaults) {
     std::vector<std::string> schema_enum;
     for (const Json& v : node.value("enum", Json::array())) schema_enum.push_back(v.dump());
     std::vector<std::string> type_enum;
+    type_enum.reserve(field->enum_values.size());
     for (const std::string& v : field->enum_values) type_enum.push_back(Json(v).dump());
     EXPECT_EQ(schema_enum, type_enum) << path << ": enum";
     if (node.contains("default") && field->default_value) {

@@ -85,6 +85,38 @@ TEST_F(GuardDelete, ExcessShardAfterAScaleDownIsTheOperatorsToDelete) {
   EXPECT_FALSE(judge(deleteRequest(activeShard(1), operatorUser())).allowed);
 }
 
+// Found by the soak (guarded, Retain): shards 1-3 were re-attached for 1 -> 4, the ShardSet went
+// back to 1 before spec.shards rose, and a lagging operator's DELETE of shard 1 was admitted.
+TEST_F(GuardDelete, UnderRetainNoAttachedShardIsTheOperatorsToDelete) {
+  live_.shard_set =
+      LiveRead::found(shardSetJson(1, {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}}));
+  live_.target_object = LiveRead::found(targetJson(1));
+  const Verdict v = judge(deleteRequest(activeShard(1), operatorUser()));
+  EXPECT_FALSE(v.allowed);
+  EXPECT_EQ(v.reason, kRuleRetainOnScaleDown);
+  EXPECT_THAT(v.message,
+              HasSubstr("rule RetainOnScaleDown: StatefulSet monitoring/prometheus-main-shard-1 "
+                        "(shard 1 of Prometheus main) is beyond the shard count, but ShardSet main "
+                        "retains scaled-away shards (whenScaled=Retain, from ShardSet)"));
+
+  // The policy may come from the target.
+  live_.shard_set = LiveRead::found(shardSetJson(1));
+  live_.target_object =
+      LiveRead::found(targetJson(1, {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}}));
+  EXPECT_EQ(judge(deleteRequest(activeShard(2), operatorUser())).reason, kRuleRetainOnScaleDown);
+
+  // An invalid policy: never delete on doubt.
+  live_.shard_set =
+      LiveRead::found(shardSetJson(1, {{"shardRetentionPolicy", {{"whenScaled", "Sometimes"}}}}));
+  EXPECT_FALSE(judge(deleteRequest(activeShard(1), operatorUser())).allowed);
+
+  // Under Delete it is the operator's (ExcessShardAfterAScaleDownIsTheOperatorsToDelete), and a
+  // detached shard past its deadline is shardscaler's to delete either way.
+  live_.shard_set =
+      LiveRead::found(shardSetJson(1, {{"shardRetentionPolicy", {{"whenScaled", "Delete"}}}}));
+  EXPECT_TRUE(judge(deleteRequest(activeShard(1), operatorUser())).allowed);
+}
+
 TEST_F(GuardDelete, ShardAboutToBeReattachedCountsAsActive) {
   // Scale-up 2 -> 4 in flight: shard 3 is re-attached but spec.shards still says 2.
   live_.shard_set = LiveRead::found(shardSetJson(4));

@@ -20,6 +20,8 @@ namespace shardscaler::guard {
 inline constexpr std::string_view kRuleActiveShard = "ActiveShard";
 inline constexpr std::string_view kRuleRetainedBeforeDeadline = "RetainedBeforeDeadline";
 inline constexpr std::string_view kRuleReattach = "Reattach";
+// Under whenScaled=Retain, an attached shard beyond the shard count (shardscaler detaches it).
+inline constexpr std::string_view kRuleRetainOnScaleDown = "RetainOnScaleDown";
 inline constexpr std::string_view kRuleUnknownShardIndex = "UnknownShardIndex";
 inline constexpr std::string_view kRuleReadFailed = "ReadFailed";
 inline constexpr std::string_view kRuleIncompleteReview = "IncompleteReview";
