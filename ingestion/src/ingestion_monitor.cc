@@ -106,14 +106,13 @@ void IngestionMonitor::track(const std::string& key, const IngestionTarget& targ
     entry.due = clock_.monotonicNow();
     dropUnusedClientsLocked();
     ++version_;
-    telemetry::logEvent(telemetry::LogLevel::Info,
-                        inserted ? "ingestion tracking" : "ingestion retargeted",
-                        {{"key", key},
-                         {"target", std::string(retention::toString(target.kind)) + "/" +
-                                        target.target_name},
-                         {"interval_ms", target.interval.count()},
-                         {"prometheus", target.prometheus_url},
-                         {"query_override", !target.query.empty()}});
+    telemetry::logEvent(
+        telemetry::LogLevel::Info, inserted ? "ingestion tracking" : "ingestion retargeted",
+        {{"key", key},
+         {"target", std::string(retention::toString(target.kind)) + "/" + target.target_name},
+         {"interval_ms", target.interval.count()},
+         {"prometheus", target.prometheus_url},
+         {"query_override", !target.query.empty()}});
   }
   changed_.notify_all();
 }
