@@ -1,16 +1,18 @@
 #include "shardscaler/controller/event_recorder.h"
 
-#include <spdlog/spdlog.h>
-
 #include <fmt/format.h>
 #include <random>
 
 #include "shardscaler/retention/deadline.h"
+#include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::controller {
 namespace {
 
 std::string typeName(EventType type) { return std::string(retention::toString(type)); }
+
+// "namespace/name": the same `key` field the reconcile of that ShardSet logs.
+std::string involvedKey(const InvolvedObject& o) { return o.ns + "/" + o.name; }
 
 std::string correlationKey(const InvolvedObject& o, EventType type, const std::string& reason,
                            const std::string& message) {
@@ -53,13 +55,16 @@ KubeEventRecorder::~KubeEventRecorder() {
 
 void KubeEventRecorder::record(const InvolvedObject& object, EventType type,
                                const std::string& reason, const std::string& message) {
-  spdlog::info("event object={}/{} type={} reason={} message=\"{}\"", object.ns, object.name,
-               typeName(type), reason, message);
+  telemetry::logEvent(telemetry::LogLevel::Info, "event",
+                      {{"key", involvedKey(object)},
+                       {"type", typeName(type)},
+                       {"reason", reason},
+                       {"message", message}});
   {
     std::lock_guard lock(mutex_);
     if (stopping_ || queue_.size() >= options_.queue_limit) {
-      spdlog::warn("event dropped object={}/{} reason={}: queue full or shutting down", object.ns,
-                   object.name, reason);
+      telemetry::logEvent(telemetry::LogLevel::Warn, "event dropped: queue full or shutting down",
+                          {{"key", involvedKey(object)}, {"reason", reason}});
       if (on_degraded_) on_degraded_("event_dropped");
       return;
     }
@@ -107,8 +112,10 @@ bool KubeEventRecorder::bumpExisting(const Pending& pending, Sent& sent) {
   if (!result) {
     // Expired or deleted by the server's event TTL: start a new Event.
     if (!result.error().is(k8s::ErrorKind::NotFound)) {
-      spdlog::warn("event update failed object={}/{} reason={}: {}", pending.object.ns,
-                   pending.object.name, pending.reason, result.error().describe());
+      telemetry::logEvent(telemetry::LogLevel::Warn, "event update failed",
+                          {{"key", involvedKey(pending.object)},
+                           {"reason", pending.reason},
+                           {"error", result.error().describe()}});
     }
     return false;
   }
@@ -144,8 +151,10 @@ void KubeEventRecorder::createNew(const Pending& pending, const std::string& key
   };
   auto result = client_.create(k8s::resources::events(), o.ns, event);
   if (!result) {
-    spdlog::warn("event write failed object={}/{} reason={}: {}", o.ns, o.name, pending.reason,
-                 result.error().describe());
+    telemetry::logEvent(telemetry::LogLevel::Warn, "event write failed",
+                        {{"key", involvedKey(o)},
+                         {"reason", pending.reason},
+                         {"error", result.error().describe()}});
     if (on_degraded_) on_degraded_("event_write_failed");
     return;
   }

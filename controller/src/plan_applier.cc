@@ -23,7 +23,8 @@ void countWriteForFaultInjection() {
   }();
   static std::atomic<long> writes{0};
   if (kill_after > 0 && ++writes == kill_after) {
-    spdlog::warn("fault injection: SIGKILL after write {}", kill_after);
+    telemetry::logEvent(telemetry::LogLevel::Warn, "fault injection: SIGKILL",
+                        {{"after_writes", kill_after}});
     spdlog::default_logger()->flush();
     raise(SIGKILL);
   }
@@ -92,7 +93,7 @@ ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource
         }
         continue;
       }
-      spdlog::info("applied shardset={}/{} action=\"{}\"", ns, shard_set.name, action.summary);
+      log_.info("applied", {{"action", action.summary}});
       countWriteForFaultInjection();
       for (const retention::Event& event : action.events) {
         events_.record(shard_set, event.type, event.reason, event.message);

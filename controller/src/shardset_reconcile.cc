@@ -1,7 +1,5 @@
 // The controller's reconcile of one ShardSet: finalizer, the target it is bound to, the
 // read-plan-apply rounds, status, Events and metrics; and its release on deletion.
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 
 #include "shardscaler/api/shard_set.h"
@@ -52,6 +50,8 @@ std::optional<api::ShardSet> boundTo(const api::ShardSet& s, const std::string& 
 
 ReconcileOutcome ShardSetController::reconcile(const std::string& key) {
   const uint64_t id = next_reconcile_id_++;
+  // Every line of this reconcile carries these, so one reconcile's lines can be picked out.
+  const telemetry::LogContext log({{"key", key}, {"reconcile_id", id}});
   ObjectPtr object;
   for (const auto& i : shard_set_informers_) {
     object = i.informer->store().get(key);
@@ -65,10 +65,10 @@ ReconcileOutcome ShardSetController::reconcile(const std::string& key) {
       metrics_->removeShardSet(key.substr(0, slash), key.substr(slash + 1));
     }
     if (ingestion_ != nullptr) ingestion_->untrack(key);
-    spdlog::debug("reconcile key={} reconcile_id={}: ShardSet gone", key, id);
+    log.debug("reconcile: ShardSet gone");
     return {};
   }
-  return reconcileShardSet(*object, id);
+  return reconcileShardSet(*object, log);
 }
 
 k8s::Result<void> ShardSetController::ensureFinalizer(const Json& object) {
@@ -107,8 +107,8 @@ k8s::Result<void> ShardSetController::setBoundTarget(const Json& object, const s
 // deadline, so an Event names them.
 std::optional<ReconcileOutcome> ShardSetController::release(const api::ShardSet& shard_set,
                                                             const InvolvedObject& subject,
-                                                            uint64_t id) {
-  Rounds rounds = planAndApply(shard_set, subject, id, retention::PlanPurpose::Release);
+                                                            const telemetry::LogContext& log) {
+  Rounds rounds = planAndApply(shard_set, subject, log, retention::PlanPurpose::Release);
   if (rounds.early) return *rounds.early;
   if (rounds.failure.error) {
     return ReconcileOutcome{.result = telemetry::ReconcileResult::Error,
@@ -131,15 +131,14 @@ std::optional<ReconcileOutcome> ShardSetController::release(const api::ShardSet&
                        std::string(retention::kShardSetLabel) + "=" + shard_set.name +
                        " removes them)");
   }
-  spdlog::info("reconcile key={}/{} reconcile_id={}: released {}", shard_set.ns, shard_set.name, id,
-               targetRefText(shard_set));
+  log.info("released", {{"target", targetRefText(shard_set)}});
   return std::nullopt;
 }
 
 ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
                                                    const api::ShardSet& shard_set,
-                                                   const InvolvedObject& subject, uint64_t id) {
-  const std::string key = k8s::objectKey(object);
+                                                   const InvolvedObject& subject,
+                                                   const telemetry::LogContext& log) {
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
   auto mine = std::ranges::find(finalizers, Json(kReleaseFinalizer));
   if (mine == finalizers.end()) return {};  // released already; the API server deletes it
@@ -151,7 +150,7 @@ ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
   const std::optional<api::ShardSet> as_bound =
       bound.empty() ? std::optional(shard_set) : boundTo(shard_set, bound);
   if (as_bound) {
-    if (auto outcome = release(*as_bound, subject, id)) return *outcome;
+    if (auto outcome = release(*as_bound, subject, log)) return *outcome;
   }
   Json patch = Json::array(
       {{{"op", "test"},
@@ -161,30 +160,29 @@ ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
         {"path", "/metadata/finalizers/" + std::to_string(mine - finalizers.begin())}}});
   auto r = client_.patch(shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json, patch);
   if (!r && !r.error().is(k8s::ErrorKind::NotFound)) {
-    spdlog::warn("reconcile key={} reconcile_id={}: removing finalizer failed: {}", key, id,
-                 r.error().describe());
+    log.warn("removing finalizer failed", {{"error", r.error().describe()}});
     return {.result = telemetry::ReconcileResult::Error, .error = r.error().describe()};
   }
-  spdlog::info("reconcile key={} reconcile_id={}: ShardSet deleted, target released", key, id);
+  log.info("ShardSet deleted, target released");
   return {};
 }
 
-ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint64_t id) {
+ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
+                                                       const telemetry::LogContext& log) {
   const std::string key = k8s::objectKey(object);
   auto shard_set = api::decodeShardSet(object);
   if (!shard_set) {
-    spdlog::error("reconcile key={} reconcile_id={}: not a ShardSet: {}", key, id,
-                  shard_set.error().describe());
+    log.error("not a ShardSet", {{"error", shard_set.error().describe()}});
     degraded("malformed_shardset");
     return {};  // terminal: waiting does not make it a ShardSet
   }
   const InvolvedObject subject = involvedObject(object);
   if (object["metadata"].contains("deletionTimestamp")) {
-    return releaseTarget(object, *shard_set, subject, id);
+    return releaseTarget(object, *shard_set, subject, log);
   }
   if (auto added = ensureFinalizer(object); !added) {
-    spdlog::error("reconcile key={} reconcile_id={}: adding finalizer {} failed: {}", key, id,
-                  kReleaseFinalizer, added.error().describe());
+    log.error("adding finalizer failed",
+              {{"finalizer", kReleaseFinalizer}, {"error", added.error().describe()}});
     degraded("finalizer_failed");
     return {.result = telemetry::ReconcileResult::Error, .error = added.error().describe()};
   }
@@ -197,14 +195,14 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint6
   const std::string wanted = targetRefText(*shard_set);
   if (!bound.empty() && bound != wanted) {
     if (auto old = boundTo(*shard_set, bound)) {
-      if (auto outcome = release(*old, subject, id)) return *outcome;
+      if (auto outcome = release(*old, subject, log)) return *outcome;
     }
     if (auto r = setBoundTarget(object, ""); !r) {
       return {.result = telemetry::ReconcileResult::Error, .error = r.error().describe()};
     }
   }
 
-  Rounds rounds = planAndApply(*shard_set, subject, id, retention::PlanPurpose::Converge);
+  Rounds rounds = planAndApply(*shard_set, subject, log, retention::PlanPurpose::Converge);
   if (rounds.early) return *rounds.early;
   const retention::Plan& plan = rounds.plan;
   const ApplyOutcome& failure = rounds.failure;
@@ -231,8 +229,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object, uint6
     events_.record(subject, event.type, event.reason, event.message);
   }
   if (auto written = writeStatus(object, status); !written) {
-    spdlog::warn("reconcile key={} reconcile_id={}: status write failed: {}", key, id,
-                 written.error().describe());
+    log.warn("status write failed", {{"error", written.error().describe()}});
     degraded("status_write_failed");
     if (!failure.error) {
       return {.result = telemetry::ReconcileResult::Error, .error = written.error().describe()};

@@ -1,7 +1,5 @@
 // The controller's read-plan-apply rounds: what a reconcile reads from the API server (never
 // from our caches: a plan must see the previous plan's writes), and how write failures are met.
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <future>
@@ -54,7 +52,8 @@ k8s::Result<std::vector<retention::ObservedStatefulSet>> listShards(k8s::KubeCli
   for (const Json& item : (*list)["items"]) {
     auto sts = retention::parseStatefulSet(item);
     if (!sts) {
-      spdlog::warn("ignoring malformed StatefulSet in {}: {}", ns, sts.error().describe());
+      telemetry::logEvent(telemetry::LogLevel::Warn, "ignoring malformed StatefulSet",
+                          {{"namespace", ns}, {"error", sts.error().describe()}});
       continue;
     }
     out.push_back(std::move(*sts));
@@ -142,8 +141,9 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
     std::string why;
     observed.guard_enforced = options_.guard_enforced(shard_set.ns, &why);
     if (!observed.guard_enforced) {
-      spdlog::debug("shardset={}/{}: guard not enforced ({}), transitions use the fallback",
-                    shard_set.ns, shard_set.name, why);
+      telemetry::logEvent(telemetry::LogLevel::Debug,
+                          "guard not enforced, transitions use the fallback",
+                          {{"key", k8s::objectKey(shard_set.ns, shard_set.name)}, {"why", why}});
     }
   }
   return with_shards();
@@ -184,19 +184,18 @@ void ShardSetController::holdTransitions(const std::string& key, std::string why
 
 ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet& shard_set,
                                                             const InvolvedObject& subject,
-                                                            uint64_t id,
+                                                            const telemetry::LogContext& log,
                                                             retention::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
   // This reconcile's writes, recorded as its own (own_writes.h), also those the applier sends
   // from threads of its own.
   OwnWritesClient writes_as_this(client_, own_writes_, key);
-  PlanApplier applier(writes_as_this, events_);
+  PlanApplier applier(writes_as_this, events_, log);
   Rounds rounds;
   for (int round = 0;; ++round) {
     auto observed = observe(shard_set);
     if (!observed) {
-      spdlog::error("reconcile key={} reconcile_id={}: reading the target failed: {}", key, id,
-                    observed.error().describe());
+      log.error("reading the target failed", {{"error", observed.error().describe()}});
       degraded("observe_failed");
       rounds.early = {.result = telemetry::ReconcileResult::Error,
                       .error = observed.error().describe()};
@@ -208,16 +207,14 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
     const retention::Plan& plan = rounds.plan;
     if (plan.actions.empty()) {
       if (!paused_by_us || !waitOutDuringDrain(plan)) return rounds;
-      spdlog::info(
-          "reconcile key={} reconcile_id={}: shutting down; waited for {} to finish the "
-          "transition",
-          key, id, plan.decision.waiting_for);
+      log.info("shutting down; waited to finish the transition",
+               {{"waited_for", plan.decision.waiting_for}});
       --round;  // a wait is not a round of writes
       continue;
     }
     if (round == options_.max_rounds) {
-      spdlog::warn("reconcile key={} reconcile_id={}: still {} action(s) after {} rounds", key, id,
-                   plan.actions.size(), round);
+      log.warn("actions left after the last round",
+               {{"actions", plan.actions.size()}, {"rounds", round}});
       rounds.early = {.result = telemetry::ReconcileResult::Requeue};
       return rounds;
     }
@@ -225,12 +222,12 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
     ApplyOutcome outcome = applier.apply(plan, targetResource(*kind), shard_set.ns, subject);
     if (!outcome.error) continue;
     if (outcome.needsReplan()) {
-      spdlog::info("reconcile key={} reconcile_id={}: {} ({}), planning again", key, id,
-                   outcome.failed_action, outcome.error->describe());
+      log.info("planning again",
+               {{"action", outcome.failed_action}, {"error", outcome.error->describe()}});
       continue;
     }
-    spdlog::error("reconcile key={} reconcile_id={}: {} failed: {}", key, id, outcome.failed_action,
-                  outcome.error->describe());
+    log.error("action failed",
+              {{"action", outcome.failed_action}, {"error", outcome.error->describe()}});
     degraded("apply_failed");
     const bool first_refusal = outcome.isPermanent() && !transitionsHeld(key);
     rounds.failure = std::move(outcome);
@@ -238,9 +235,10 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
     // Refused for good: retrying the same write cannot help, and the target must not stay
     // paused waiting for it. Hold new transitions and plan again, which now undoes this one.
     holdTransitions(key, rounds.failure.failed_action + ": " + rounds.failure.error->describe());
-    spdlog::warn(
-        "reconcile key={} reconcile_id={}: undoing the transition; none starts for {}s", key, id,
-        std::chrono::duration_cast<std::chrono::seconds>(options_.apply_failure_hold).count());
+    log.warn(
+        "undoing the transition; transitions held",
+        {{"hold_seconds",
+          std::chrono::duration_cast<std::chrono::seconds>(options_.apply_failure_hold).count()}});
   }
 }
 

@@ -1,7 +1,5 @@
 #include "shardscaler/ingestion/ingestion_monitor.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cctype>
 
@@ -9,6 +7,7 @@
 #include "shardscaler/ingestion/ingestion_result.h"
 #include "shardscaler/promql_client/prometheus_client.h"
 #include "shardscaler/retention/deadline.h"
+#include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::ingestion {
 namespace {
@@ -107,10 +106,13 @@ void IngestionMonitor::track(const std::string& key, const IngestionTarget& targ
     entry.due = clock_.monotonicNow();
     dropUnusedClientsLocked();
     ++version_;
-    spdlog::info("ingestion {} key={}: {} {} every {}ms from {}{}",
-                 inserted ? "tracking" : "retargeted", key, retention::toString(target.kind),
-                 target.target_name, target.interval.count(), target.prometheus_url,
-                 target.query.empty() ? "" : " (query override)");
+    telemetry::logEvent(
+        telemetry::LogLevel::Info, inserted ? "ingestion tracking" : "ingestion retargeted",
+        {{"key", key},
+         {"target", std::string(retention::toString(target.kind)) + "/" + target.target_name},
+         {"interval_ms", target.interval.count()},
+         {"prometheus", target.prometheus_url},
+         {"query_override", !target.query.empty()}});
   }
   changed_.notify_all();
 }
@@ -125,7 +127,7 @@ void IngestionMonitor::untrack(const std::string& key) {
     entries_.erase(it);
     dropUnusedClientsLocked();
     ++version_;
-    spdlog::info("ingestion untracked key={}", key);
+    telemetry::logEvent(telemetry::LogLevel::Info, "ingestion untracked", {{"key", key}});
   }
   changed_.notify_all();
 }
@@ -235,8 +237,12 @@ IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
   if (!rates) {
     snapshot.error = rates.error().message;
     snapshot.error_reason = rates.error().reason;
-    spdlog::warn("ingestion key={}/{}: {} from {}: {} (query: {})", t.ns, t.shard_set,
-                 snapshot.error_reason, t.prometheus_url, snapshot.error, query);
+    telemetry::logEvent(telemetry::LogLevel::Warn, "ingestion query failed",
+                        {{"key", t.ns + "/" + t.shard_set},
+                         {"reason", snapshot.error_reason},
+                         {"prometheus", t.prometheus_url},
+                         {"error", snapshot.error},
+                         {"query", query}});
     if (metrics_ != nullptr) metrics_->incDegraded(degradedReason(snapshot.error_reason));
     return snapshot;
   }
@@ -247,9 +253,13 @@ IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
     }
   }
   snapshot.recommended_shards = recommendedShards(snapshot.total_samples_per_second, t);
-  spdlog::debug("ingestion key={}/{}: {} shard(s), {} samples/s, recommended {}", t.ns, t.shard_set,
-                snapshot.per_shard.size(), snapshot.total_samples_per_second,
-                snapshot.recommended_shards ? std::to_string(*snapshot.recommended_shards) : "-");
+  telemetry::logEvent(
+      telemetry::LogLevel::Debug, "ingestion rates",
+      {{"key", t.ns + "/" + t.shard_set},
+       {"shards", snapshot.per_shard.size()},
+       {"samples_per_second", snapshot.total_samples_per_second},
+       {"recommended_shards",
+        snapshot.recommended_shards ? std::to_string(*snapshot.recommended_shards) : "-"}});
   return snapshot;
 }
 
@@ -262,8 +272,8 @@ bool IngestionMonitor::finishJobLocked(const Job& job, IngestionSnapshot snapsho
   // Retargeted meanwhile: the answer is for the old target; the new one is already due.
   if (entry.generation != job.generation) return false;
   if (snapshot.error.empty() && entry.snapshot && !entry.snapshot->error.empty()) {
-    spdlog::info("ingestion key={}: rates available again ({} shard(s))", job.key,
-                 snapshot.per_shard.size());
+    telemetry::logEvent(telemetry::LogLevel::Info, "ingestion rates available again",
+                        {{"key", job.key}, {"shards", snapshot.per_shard.size()}});
   }
   entry.snapshot = std::move(snapshot);
   // One interval from start to start; but a query that took about an interval (a hanging

@@ -3,7 +3,7 @@
 #include <exception>
 #include <utility>
 
-#include <spdlog/spdlog.h>
+#include "shardscaler/k8s_client/log.h"
 
 namespace shardscaler::k8s {
 
@@ -30,8 +30,10 @@ void guarded(const char* what, const ObjectPtr& object, F&& call) {
   try {
     call();
   } catch (const std::exception& e) {
-    spdlog::error("event=informer_handler_threw handler={} object={} error=\"{}\"", what,
-                  object ? objectKey(*object) : std::string(), e.what());
+    log(LogLevel::Error, "informer handler threw",
+        {{"handler", what},
+         {"object", object ? objectKey(*object) : std::string()},
+         {"error", e.what()}});
   }
 }
 
@@ -106,10 +108,12 @@ void Informer::onReplace(std::vector<ObjectPtr> objects, const std::string& reso
     for (const auto& object : diff.added) callAdd(object);
     for (const auto& [old_object, new_object] : diff.updated) callUpdate(old_object, new_object);
     for (const auto& object : diff.deleted) callDelete(object);
-    spdlog::debug(
-        "event=informer_replaced resource_version={} added={} updated={} deleted={} size={}",
-        resource_version, diff.added.size(), diff.updated.size(), diff.deleted.size(),
-        store_.size());
+    log(LogLevel::Debug, "informer replaced",
+        {{"resource_version", resource_version},
+         {"added", diff.added.size()},
+         {"updated", diff.updated.size()},
+         {"deleted", diff.deleted.size()},
+         {"size", store_.size()}});
   }
   {
     std::lock_guard lock(state_mutex_);

@@ -4,8 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include <spdlog/spdlog.h>
-
+#include "shardscaler/k8s_client/log.h"
 #include "shardscaler/k8s_client/resource.h"
 
 namespace shardscaler::k8s {
@@ -78,7 +77,8 @@ bool LeaderElector::finished() const {
 }
 
 void LeaderElector::run() {
-  spdlog::info("event=leader_election_started lease={} identity={}", describe(), config_.identity);
+  log(LogLevel::Info, "leader election started",
+      {{"lease", describe()}, {"identity", config_.identity}});
   bool acquired = false;
   while (!acquired) {
     acquired = tryAcquireOrRenew() == Attempt::Acquired;
@@ -96,7 +96,7 @@ void LeaderElector::run() {
       leading_ = true;
       last_renew_ = clock_.monotonicNow();
     }
-    spdlog::info("event=leader_acquired lease={} identity={}", describe(), config_.identity);
+    log(LogLevel::Info, "leader acquired", {{"lease", describe()}, {"identity", config_.identity}});
     if (config_.callbacks.on_started_leading) config_.callbacks.on_started_leading();
 
     while (sleepUntil(clock_.deadlineAfter(config_.retry_period))) {
@@ -120,8 +120,11 @@ void LeaderElector::run() {
         last_renew_ = clock_.monotonicNow();
         continue;
       }
-      spdlog::warn("event=leader_lost lease={} identity={} reason={}", describe(), config_.identity,
-                   attempt == Attempt::HeldByOther ? "held_by_other" : "renew_deadline_passed");
+      log(LogLevel::Warn, "leader lost",
+          {{"lease", describe()},
+           {"identity", config_.identity},
+           {"reason",
+            attempt == Attempt::HeldByOther ? "held_by_other" : "renew_deadline_passed"}});
       break;
     }
   }
@@ -166,8 +169,8 @@ LeaderElector::Attempt LeaderElector::tryOnce(bool& conflict) {
   auto got = client_.get(leases, config_.lease_namespace, config_.lease_name);
   if (!got) {
     if (!got.error().is(ErrorKind::NotFound)) {
-      spdlog::warn("event=lease_read_failed lease={} error=\"{}\"", describe(),
-                   got.error().describe());
+      log(LogLevel::Warn, "lease read failed",
+          {{"lease", describe()}, {"error", got.error().describe()}});
       return Attempt::Failed;
     }
     Json lease{{"apiVersion", "coordination.k8s.io/v1"},
@@ -180,8 +183,8 @@ LeaderElector::Attempt LeaderElector::tryOnce(bool& conflict) {
     auto created = client_.create(leases, config_.lease_namespace, lease);
     if (!created) {
       // AlreadyExists: another candidate created it first; the next attempt reads it.
-      spdlog::warn("event=lease_create_failed lease={} error=\"{}\"", describe(),
-                   created.error().describe());
+      log(LogLevel::Warn, "lease create failed",
+          {{"lease", describe()}, {"error", created.error().describe()}});
       return Attempt::Failed;
     }
     std::lock_guard lock(mutex_);
@@ -195,8 +198,8 @@ LeaderElector::Attempt LeaderElector::tryOnce(bool& conflict) {
   auto spec = got->value("spec", Json::object());
   auto record = fromLeaseSpec(spec);
   if (!record) {
-    spdlog::warn("event=lease_unreadable lease={} error=\"{}\"", describe(),
-                 record.error().describe());
+    log(LogLevel::Warn, "lease unreadable",
+        {{"lease", describe()}, {"error", record.error().describe()}});
     return Attempt::Failed;
   }
   {
@@ -227,10 +230,10 @@ LeaderElector::Attempt LeaderElector::tryOnce(bool& conflict) {
   if (!updated) {
     conflict = updated.error().is(ErrorKind::Conflict);
     if (conflict) {
-      spdlog::info("event=lease_conflict lease={} action=reread", describe());
+      log(LogLevel::Info, "lease conflict", {{"lease", describe()}, {"action", "reread"}});
     } else {
-      spdlog::warn("event=lease_update_failed lease={} error=\"{}\"", describe(),
-                   updated.error().describe());
+      log(LogLevel::Warn, "lease update failed",
+          {{"lease", describe()}, {"error", updated.error().describe()}});
     }
     return Attempt::Failed;
   }
@@ -260,11 +263,11 @@ void LeaderElector::release() {
   }
   auto updated = client_.update(resources::leases(), config_.lease_namespace, next);
   if (!updated) {
-    spdlog::error("event=lease_release_failed lease={} error=\"{}\"", describe(),
-                  updated.error().describe());
+    log(LogLevel::Error, "lease release failed",
+        {{"lease", describe()}, {"error", updated.error().describe()}});
     return;
   }
-  spdlog::info("event=leader_released lease={} identity={}", describe(), config_.identity);
+  log(LogLevel::Info, "leader released", {{"lease", describe()}, {"identity", config_.identity}});
   std::lock_guard lock(mutex_);
   observed_spec_ = updated->value("spec", Json::object());
   auto record = fromLeaseSpec(observed_spec_);
@@ -278,7 +281,7 @@ void LeaderElector::reportTransition() {
   if (holder == reported_leader_) return;
   reported_leader_ = holder;
   if (holder.empty()) return;
-  spdlog::info("event=leader_observed lease={} holder={}", describe(), holder);
+  log(LogLevel::Info, "leader observed", {{"lease", describe()}, {"holder", holder}});
   if (config_.callbacks.on_new_leader) config_.callbacks.on_new_leader(holder);
 }
 

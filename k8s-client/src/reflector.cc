@@ -4,7 +4,7 @@
 #include <random>
 #include <utility>
 
-#include <spdlog/spdlog.h>
+#include "shardscaler/k8s_client/log.h"
 
 namespace shardscaler::k8s {
 
@@ -96,8 +96,8 @@ bool Reflector::listAndReplace() {
       std::lock_guard lock(mutex_);
       ++stats_.list_errors;
     }
-    spdlog::warn("event=list_failed resource={} error=\"{}\" action=backoff", describe(),
-                 listed.error().describe());
+    log(LogLevel::Warn, "list failed",
+        {{"resource", describe()}, {"error", listed.error().describe()}, {"action", "backoff"}});
     return false;
   }
   std::vector<ObjectPtr> objects;
@@ -155,18 +155,21 @@ Reflector::WatchEnd Reflector::watchOnce(std::uint64_t& events,
       std::lock_guard lock(mutex_);
       ++stats_.watch_gone;
     }
-    spdlog::info("event=watch_expired resource={} resource_version={} action=relist", describe(),
-                 opts.resource_version);
+    log(LogLevel::Info, "watch expired",
+        {{"resource", describe()},
+         {"resource_version", opts.resource_version},
+         {"action", "relist"}});
     if (options_.on_watch_restart) options_.on_watch_restart("gone");
   } else if (end != WatchEnd::Closed) {
     {
       std::lock_guard lock(mutex_);
       ++stats_.watch_errors;
     }
-    spdlog::warn("event=watch_failed resource={} resource_version={} error=\"{}\" action={}",
-                 describe(), lastSyncResourceVersion(),
-                 result ? std::string("error event") : result.error().describe(),
-                 end == WatchEnd::Resumable ? "backoff_resume" : "backoff_relist");
+    log(LogLevel::Warn, "watch failed",
+        {{"resource", describe()},
+         {"resource_version", lastSyncResourceVersion()},
+         {"error", result ? std::string("error event") : result.error().describe()},
+         {"action", end == WatchEnd::Resumable ? "backoff_resume" : "backoff_relist"}});
     if (options_.on_watch_restart) options_.on_watch_restart("error");
   }
   return end;
@@ -188,9 +191,11 @@ bool Reflector::handleEvent(WatchEvent&& event, std::uint64_t& events, WatchEnd&
                                                event.object.value("reason", "") == "Expired");
       end = gone ? WatchEnd::Gone : WatchEnd::NeedsRelist;
       if (!gone) {
-        spdlog::warn("event=watch_error_event resource={} status=\"{}\"", describe(),
-                     event.object.is_object() ? event.object.value("message", event.object.dump())
-                                              : event.object.dump());
+        log(LogLevel::Warn, "watch error event",
+            {{"resource", describe()},
+             {"status", event.object.is_object()
+                            ? event.object.value("message", event.object.dump())
+                            : event.object.dump()}});
       }
       return false;
     }
@@ -198,7 +203,8 @@ bool Reflector::handleEvent(WatchEvent&& event, std::uint64_t& events, WatchEnd&
     case WatchEventType::Modified:
     case WatchEventType::Deleted: {
       if (!event.object.is_object()) {
-        spdlog::warn("event=watch_event_malformed resource={} action=relist", describe());
+        log(LogLevel::Warn, "watch event malformed",
+            {{"resource", describe()}, {"action", "relist"}});
         end = WatchEnd::NeedsRelist;
         return false;
       }

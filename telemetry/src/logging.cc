@@ -340,6 +340,14 @@ void logEvent(LogLevel level, std::string_view msg, std::initializer_list<LogFie
   logEvent(*spdlog::default_logger_raw(), level, msg, fields);
 }
 
+void logEvent(LogLevel level, std::string_view msg, std::span<const LogField> fields) {
+  spdlog::logger& logger = *spdlog::default_logger_raw();
+  const auto spd_level = toSpdlogLevel(level);
+  if (!logger.should_log(spd_level)) return;
+  FieldsScope scope({}, fields);
+  logger.log(spd_level, spdlog::string_view_t(msg.data(), msg.size()));
+}
+
 LogContext::LogContext(std::initializer_list<LogField> fields,
                        std::shared_ptr<spdlog::logger> logger)
     : fields_(fields), logger_(std::move(logger)) {}

@@ -357,7 +357,8 @@ TEST_F(JsonLogTest, EveryLineIsOneJsonObject) {
   std::ifstream in(shardscaler_->logFile());
   std::map<std::string, int> levels;
   int lines = 0;
-  bool applied = false, three_workers = false, bad_request = false;
+  bool applied = false, detached = false, informer_fields = false, three_workers = false,
+       bad_request = false;
   for (std::string line; std::getline(in, line);) {
     ++lines;
     Json j;
@@ -373,7 +374,24 @@ TEST_F(JsonLogTest, EveryLineIsOneJsonObject) {
     EXPECT_TRUE(j.contains("msg") && j["msg"].is_string()) << line;
     ++levels[j.value("level", "")];
     const std::string msg = j.value("msg", "");
-    applied |= msg.starts_with("applied shardset=" + ns_ + "/main");
+    // A reconcile's write: its key, reconcile_id and action are fields of their own, not text
+    // in msg.
+    if (msg == "applied" && j.value("key", "") == ns_ + "/main") {
+      applied = true;
+      EXPECT_TRUE(j.contains("reconcile_id") && j["reconcile_id"].is_number_unsigned()) << line;
+      EXPECT_TRUE(j.contains("action") && j["action"].is_string() &&
+                  !j["action"].get<std::string>().empty())
+          << line;
+      if (j.contains("action") && j["action"].is_string()) {
+        detached |= j["action"].get<std::string>().starts_with("detach shard");
+      }
+    }
+    // k8s-client's events reach the JSON log through its sink, numbers as numbers.
+    if (msg == "informer replaced") {
+      informer_fields = true;
+      EXPECT_TRUE(j.contains("size") && j["size"].is_number_unsigned()) << line;
+      EXPECT_TRUE(j.contains("resource_version") && j["resource_version"].is_string()) << line;
+    }
     three_workers |= msg == "starting 3 worker(s)";
     bad_request |= msg == "bad HTTP request" && j.contains("error");
   }
@@ -381,7 +399,9 @@ TEST_F(JsonLogTest, EveryLineIsOneJsonObject) {
   EXPECT_GT(lines, 10);
   EXPECT_GT(levels["debug"], 0) << "the config file's logLevel: debug was not applied";
   EXPECT_GT(levels["info"], 0);
-  EXPECT_TRUE(applied) << "no applied action logged";
+  EXPECT_TRUE(applied) << "no \"applied\" event with key " << ns_ << "/main";
+  EXPECT_TRUE(detached) << "the scale-down's detach is not among the applied actions";
+  EXPECT_TRUE(informer_fields) << "no k8s-client \"informer replaced\" event";
   EXPECT_TRUE(three_workers) << "the config file's workers: 3 was not applied";
   EXPECT_TRUE(bad_request) << "no 'bad HTTP request' event with an error field";
 }

@@ -100,7 +100,7 @@ class LeaderElectionTest : public ShardSetScenario {
   // "applied" lines about this test's ShardSet in a log from `offset` on.
   size_t appliedSince(const ShardscalerProcess& p, size_t offset) const {
     const std::string log = readFile(p.logFile());
-    return offset >= log.size() ? 0 : countOf(log.substr(offset), "applied shardset=" + ns_ + "/");
+    return offset >= log.size() ? 0 : countOf(log.substr(offset), " applied key=" + ns_ + "/");
   }
 
   std::unique_ptr<ShardscalerProcess> b_;

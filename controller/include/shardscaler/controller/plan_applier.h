@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "shardscaler/controller/event_recorder.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/retention/planner.h"
+#include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::controller {
 
@@ -31,7 +33,9 @@ struct ApplyOutcome {
 
 class PlanApplier {
  public:
-  PlanApplier(k8s::KubeClient& client, EventRecorder& events) : client_(client), events_(events) {}
+  // `log`: the reconcile's fields (key, reconcile_id), on every "applied" line.
+  PlanApplier(k8s::KubeClient& client, EventRecorder& events, telemetry::LogContext log)
+      : client_(client), events_(events), log_(std::move(log)) {}
 
   // target_resource: where the plan's target actions go. shard_set: the Events' subject.
   ApplyOutcome apply(const retention::Plan& plan, const k8s::Resource& target_resource,
@@ -43,6 +47,7 @@ class PlanApplier {
 
   k8s::KubeClient& client_;
   EventRecorder& events_;
+  telemetry::LogContext log_;
 };
 
 }  // namespace shardscaler::controller

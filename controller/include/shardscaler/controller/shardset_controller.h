@@ -24,6 +24,7 @@
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/work_queue.h"
 #include "shardscaler/retention/planner.h"
+#include "shardscaler/telemetry/logging.h"
 #include "shardscaler/telemetry/metrics.h"
 
 namespace shardscaler::ingestion {
@@ -132,8 +133,9 @@ class ShardSetController {
   retention::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
                                  retention::PlanPurpose purpose) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
-  Rounds planAndApply(const api::ShardSet& shard_set, const InvolvedObject& subject, uint64_t id,
-                      retention::PlanPurpose purpose);
+  // `log` carries the reconcile's key and reconcile_id into every line it and the applier write.
+  Rounds planAndApply(const api::ShardSet& shard_set, const InvolvedObject& subject,
+                      const telemetry::LogContext& log, retention::PlanPurpose purpose);
   // While stop() drains: when `plan` only waits a short while for the operator or a settle time
   // (called only while the target is paused by this ShardSet: a transition under way), waits
   // that long and returns true, so the reconcile in flight finishes the transition instead of
@@ -143,14 +145,15 @@ class ShardSetController {
   k8s::Result<void> ensureFinalizer(const k8s::Json& object);
   // Lets go of `shard_set`'s target (as bound, see kBoundTargetAnnotation); nullopt when done.
   std::optional<ReconcileOutcome> release(const api::ShardSet& shard_set,
-                                          const InvolvedObject& subject, uint64_t id);
+                                          const InvolvedObject& subject,
+                                          const telemetry::LogContext& log);
   ReconcileOutcome releaseTarget(const k8s::Json& object, const api::ShardSet& shard_set,
-                                 const InvolvedObject& subject, uint64_t id);
+                                 const InvolvedObject& subject, const telemetry::LogContext& log);
   k8s::Result<void> setBoundTarget(const k8s::Json& object, const std::string& value);
   // Why transitions of `key` are held (the write refused for good), while they are.
   std::optional<std::string> transitionsHeld(const std::string& key) const;
   void holdTransitions(const std::string& key, std::string why);
-  ReconcileOutcome reconcileShardSet(const k8s::Json& object, uint64_t reconcile_id);
+  ReconcileOutcome reconcileShardSet(const k8s::Json& object, const telemetry::LogContext& log);
   k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
   void publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan);
   void worker();

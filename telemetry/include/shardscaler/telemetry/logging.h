@@ -6,6 +6,7 @@
 #include <expected>
 #include <initializer_list>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,8 @@ spdlog::level::level_enum toSpdlogLevel(LogLevel level);
 void logEvent(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields = {});
 void logEvent(spdlog::logger& logger, LogLevel level, std::string_view msg,
               std::initializer_list<LogField> fields = {});
+// The same with fields gathered at run time (e.g. forwarded from k8s-client's log sink).
+void logEvent(LogLevel level, std::string_view msg, std::span<const LogField> fields);
 
 // Fields shared by every event of one unit of work, e.g. {"key", "ns/name"}, {"reconcile_id", 7}.
 class LogContext {
