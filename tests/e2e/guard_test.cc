@@ -311,11 +311,26 @@ TEST_F(GuardTest, DeletingAnActiveShardIsRefusedAndTheMessageSaysWhy) {
                                  "/prometheus-main (shard 0 of Prometheus main)"));
   EXPECT_TRUE(intact(other_ns_, shardName(0)));
 
-  // Beyond the shard count a shard is the operator's (or anyone's) to delete.
+  // Beyond the shard count, under whenScaled=Retain, shardscaler detaches a shard and keeps it:
+  // nobody else deletes it.
+  auto retained = asUser("delete statefulset " + shardName(2) + " -n " + other_ns_);
+  EXPECT_NE(retained.exit_code, 0);
+  EXPECT_THAT(retained.err, HasSubstr("rule RetainOnScaleDown: StatefulSet " + other_ns_ +
+                                      "/prometheus-main-shard-2 (shard 2 of Prometheus main) is "
+                                      "beyond the shard count, but ShardSet main retains "
+                                      "scaled-away shards (whenScaled=Retain, from ShardSet)"));
+  EXPECT_TRUE(intact(other_ns_, shardName(2)));
+
+  // Under whenScaled=Delete it is the operator's (or anyone's) to delete.
+  auto policy = kubectl("patch shardset main -n " + other_ns_ +
+                        " --type=merge -p '{\"spec\":{\"shardRetentionPolicy\":"
+                        "{\"whenScaled\":\"Delete\"}}}'");
+  ASSERT_EQ(policy.exit_code, 0) << policy.err;
   auto excess = asUser("delete statefulset " + shardName(2) + " -n " + other_ns_);
   EXPECT_EQ(excess.exit_code, 0) << excess.err;
 
   EXPECT_EQ(metric(R"(shardscaler_guard_denials_total{rule="ActiveShard"})"), 2);
+  EXPECT_EQ(metric(R"(shardscaler_guard_denials_total{rule="RetainOnScaleDown"})"), 1);
   EXPECT_EQ(metric(kAllowedDeletes) - allowed_deletes_, 1);
   const std::string log = shardscaler_->logTail(std::size_t{64} * 1024);
   EXPECT_THAT(log, HasSubstr("shard guard denied a request"));
