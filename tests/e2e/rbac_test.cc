@@ -193,15 +193,17 @@ TEST_F(RbacWithoutStatefulSetPatchTest, LogsTheForbiddenVerbAndResourceAndDelete
   ASSERT_EQ(uids_before.size(), 4u);
 
   scaleWithKubectl(2);
-  // The API server's own words, as shardscaler logs them: verb, resource and group.
+  // The API server's own words, as shardscaler logs them: verb, resource and group (in the error
+  // field of a text log line, quotes escaped).
   const std::string refusal = R"(cannot patch resource "statefulsets" in API group "apps")";
+  const std::string logged = R"(cannot patch resource \"statefulsets\" in API group \"apps\")";
   std::string line;
   ASSERT_TRUE(waitFor("the Forbidden error in shardscaler's log", [&](std::string* seen) {
     std::istringstream log(shardscaler_->logTail(1 << 20));
     while (std::getline(log, line)) {
-      if (line.find(refusal) != std::string::npos) return true;
+      if (line.find(logged) != std::string::npos) return true;
     }
-    *seen = "no log line with: " + refusal;
+    *seen = "no log line with: " + logged;
     return false;
   })) << shardscaler_->logTail();
   EXPECT_NE(line.find("Forbidden (403)"), std::string::npos) << line;

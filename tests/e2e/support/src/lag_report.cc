@@ -84,7 +84,7 @@ std::string lagEvidence(const LagEvidenceInput& in) {
   out += "shardscaler's applied actions:\n";
   std::ifstream log(in.shardscaler_log);
   for (std::string line; std::getline(log, line);) {
-    if (line.find("applied shardset=") != std::string::npos) out += "  " + line + "\n";
+    if (line.find(" applied key=") != std::string::npos) out += "  " + line + "\n";
   }
   return out;
 }
