@@ -1,5 +1,7 @@
 #include "shardscaler/k8s_client/log.h"
 
+#include <charconv>
+#include <cmath>
 #include <memory>
 #include <mutex>
 #include <utility>
@@ -11,20 +13,6 @@ namespace {
 
 std::mutex sink_mutex;
 std::shared_ptr<const LogSink> installed_sink;  // null: defaultSink
-
-spdlog::level::level_enum toSpdlog(LogLevel level) {
-  switch (level) {
-    case LogLevel::Debug:
-      return spdlog::level::debug;
-    case LogLevel::Info:
-      return spdlog::level::info;
-    case LogLevel::Warn:
-      return spdlog::level::warn;
-    case LogLevel::Error:
-      return spdlog::level::err;
-  }
-  return spdlog::level::info;
-}
 
 // logfmt: a value is bare when it is one plain token, else quoted with " and \ escaped; a line
 // break inside a value would split the event, so it is escaped too.
@@ -53,7 +41,7 @@ void appendValue(std::string& out, std::string_view v) {
 }
 
 void defaultSink(LogLevel level, std::string_view msg, std::span<const LogField> fields) {
-  const auto spd_level = toSpdlog(level);
+  const auto spd_level = toSpdlogLevel(level);
   if (!spdlog::default_logger_raw()->should_log(spd_level)) return;
   std::string line(msg);
   for (const LogField& f : fields) {
@@ -67,24 +55,52 @@ void defaultSink(LogLevel level, std::string_view msg, std::span<const LogField>
 
 }  // namespace
 
+spdlog::level::level_enum toSpdlogLevel(LogLevel level) {
+  switch (level) {
+    case LogLevel::Debug:
+      return spdlog::level::debug;
+    case LogLevel::Info:
+      return spdlog::level::info;
+    case LogLevel::Warn:
+      return spdlog::level::warn;
+    case LogLevel::Error:
+      return spdlog::level::err;
+  }
+  return spdlog::level::info;
+}
+
+LogField::LogField(std::string_view key, double value) : key_(key) {
+  if (std::isfinite(value)) {
+    char buf[32];
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+    value_.assign(buf, ec == std::errc() ? end : buf);
+    raw_ = true;
+  } else {
+    value_ = std::isnan(value) ? "NaN" : (value > 0 ? "+Inf" : "-Inf");
+  }
+}
+
 void setLogSink(LogSink sink) {
   auto next = sink ? std::make_shared<const LogSink>(std::move(sink)) : nullptr;
   std::lock_guard lock(sink_mutex);
   installed_sink = std::move(next);
 }
 
-void log(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields) {
+void log(LogLevel level, std::string_view msg, std::span<const LogField> fields) {
   std::shared_ptr<const LogSink> sink;
   {
     std::lock_guard lock(sink_mutex);
     sink = installed_sink;
   }
-  const std::span<const LogField> view(fields.begin(), fields.size());
   if (sink) {
-    (*sink)(level, msg, view);
+    (*sink)(level, msg, fields);
   } else {
-    defaultSink(level, msg, view);
+    defaultSink(level, msg, fields);
   }
+}
+
+void log(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields) {
+  log(level, msg, std::span<const LogField>(fields.begin(), fields.size()));
 }
 
 }  // namespace shardscaler::k8s

@@ -96,8 +96,8 @@ bool Reflector::listAndReplace() {
       std::lock_guard lock(mutex_);
       ++stats_.list_errors;
     }
-    log(LogLevel::Warn, "list failed",
-        {{"resource", describe()}, {"error", listed.error().describe()}, {"action", "backoff"}});
+    logEvent(LogLevel::Warn, "list failed",
+             {{"error", listed.error().describe()}, {"action", "backoff"}});
     return false;
   }
   std::vector<ObjectPtr> objects;
@@ -155,21 +155,18 @@ Reflector::WatchEnd Reflector::watchOnce(std::uint64_t& events,
       std::lock_guard lock(mutex_);
       ++stats_.watch_gone;
     }
-    log(LogLevel::Info, "watch expired",
-        {{"resource", describe()},
-         {"resource_version", opts.resource_version},
-         {"action", "relist"}});
+    logEvent(LogLevel::Info, "watch expired",
+             {{"resource_version", opts.resource_version}, {"action", "relist"}});
     if (options_.on_watch_restart) options_.on_watch_restart("gone");
   } else if (end != WatchEnd::Closed) {
     {
       std::lock_guard lock(mutex_);
       ++stats_.watch_errors;
     }
-    log(LogLevel::Warn, "watch failed",
-        {{"resource", describe()},
-         {"resource_version", lastSyncResourceVersion()},
-         {"error", result ? std::string("error event") : result.error().describe()},
-         {"action", end == WatchEnd::Resumable ? "backoff_resume" : "backoff_relist"}});
+    logEvent(LogLevel::Warn, "watch failed",
+             {{"resource_version", lastSyncResourceVersion()},
+              {"error", result ? std::string("error event") : result.error().describe()},
+              {"action", end == WatchEnd::Resumable ? "backoff_resume" : "backoff_relist"}});
     if (options_.on_watch_restart) options_.on_watch_restart("error");
   }
   return end;
@@ -191,11 +188,10 @@ bool Reflector::handleEvent(WatchEvent&& event, std::uint64_t& events, WatchEnd&
                                                event.object.value("reason", "") == "Expired");
       end = gone ? WatchEnd::Gone : WatchEnd::NeedsRelist;
       if (!gone) {
-        log(LogLevel::Warn, "watch error event",
-            {{"resource", describe()},
-             {"status", event.object.is_object()
-                            ? event.object.value("message", event.object.dump())
-                            : event.object.dump()}});
+        logEvent(LogLevel::Warn, "watch error event",
+                 {{"status", event.object.is_object()
+                                 ? event.object.value("message", event.object.dump())
+                                 : event.object.dump()}});
       }
       return false;
     }
@@ -203,8 +199,7 @@ bool Reflector::handleEvent(WatchEvent&& event, std::uint64_t& events, WatchEnd&
     case WatchEventType::Modified:
     case WatchEventType::Deleted: {
       if (!event.object.is_object()) {
-        log(LogLevel::Warn, "watch event malformed",
-            {{"resource", describe()}, {"action", "relist"}});
+        logEvent(LogLevel::Warn, "watch event malformed", {{"action", "relist"}});
         end = WatchEnd::NeedsRelist;
         return false;
       }
@@ -246,11 +241,13 @@ ReflectorStats Reflector::stats() const {
   return stats_;
 }
 
-std::string Reflector::describe() const {
-  auto out = resource_.describe();
-  if (!options_.ns.empty()) out += " namespace=" + options_.ns;
-  if (!options_.label_selector.empty()) out += " selector=\"" + options_.label_selector + "\"";
-  return out;
+void Reflector::logEvent(LogLevel level, std::string_view msg,
+                         std::initializer_list<LogField> more) const {
+  std::vector<LogField> fields{{"resource", resource_.describe()}};
+  if (!options_.ns.empty()) fields.emplace_back("namespace", options_.ns);
+  if (!options_.label_selector.empty()) fields.emplace_back("selector", options_.label_selector);
+  fields.insert(fields.end(), more);
+  log(level, msg, fields);
 }
 
 }  // namespace shardscaler::k8s

@@ -24,7 +24,6 @@
 #include "shardscaler/telemetry/build_info.h"
 #include "shardscaler/telemetry/metrics.h"
 
-#include "client_logs.h"
 #include "guard_server.h"
 #include "shardscaler/guard/guard_status.h"
 
@@ -294,7 +293,6 @@ class Service {
 }  // namespace
 
 int runService(const RunOptions& options) {
-  routeClientLogsToTelemetry();
   auto config = loadConfig(options.kubeconfig);
   if (!config) {
     spdlog::error("{}", config.error());
@@ -307,7 +305,6 @@ int runService(const RunOptions& options) {
 }
 
 int runPlan(const PlanOptions& options) {
-  routeClientLogsToTelemetry();
   auto config = loadConfig(options.kubeconfig);
   if (!config) {
     std::fprintf(stderr, "shardscaler: error: %s\n", config.error().c_str());

@@ -110,9 +110,9 @@ TEST(ReadinessTest, ReadyzWaitsForEveryInformerAndNamesTheOneNotSynced) {
   EXPECT_TRUE(p.running());
   // The log names the resource and the API server's answer.
   EXPECT_THAT(p.logTail(100000),
-              HasSubstr("list failed resource=\"prometheusagents.monitoring.coreos.com/"
+              HasSubstr("list failed resource=prometheusagents.monitoring.coreos.com/"
                         "v1alpha1 namespace=" +
-                        ns + "\" error=\"Forbidden (403): "));
+                        ns + " error=\"Forbidden (403): "));
 
   // Grant list and watch: it becomes ready without a restart.
   apply(userRole(ns, /*allow_agent_list=*/true));
@@ -180,8 +180,8 @@ TEST(ReadinessTest, ApiServerDownKeepsItRetryingAndUnreadyThenReadyWhenBack) {
   // It keeps retrying (several failed lists of one resource) and stays up; each failure names
   // the server and the error.
   const std::string failure =
-      "list failed resource=\"shardsets.shardscaler.io/v1alpha1 namespace=" + ns +
-      "\" error=\"Transport: list shardsets.shardscaler.io/v1alpha1";
+      "list failed resource=shardsets.shardscaler.io/v1alpha1 namespace=" + ns +
+      " error=\"Transport: list shardsets.shardscaler.io/v1alpha1";
   auto countFailures = [&] {
     const std::string log = readFile(p.logFile());
     size_t n = 0;

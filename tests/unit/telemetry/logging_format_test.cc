@@ -86,7 +86,19 @@ TEST_F(LoggingFormatTest, TextKeepsOneEventPerLine) {
   logEvent(*log, LogLevel::Error, "line1\nline2\r\x02", {{"err", "a\nb=c \"q\""}, {"empty", ""}});
   const auto l = lines();
   ASSERT_EQ(l.size(), 1u);
-  EXPECT_THAT(l[0], HasSubstr("ERROR line1\\nline2\\r\\x02 err=\"a\\nb=c \\\"q\\\"\" empty=\"\""));
+  EXPECT_THAT(l[0],
+              HasSubstr("ERROR line1\\nline2\\r\\u0002 err=\"a\\nb=c \\\"q\\\"\" empty=\"\""));
+}
+
+TEST_F(LoggingFormatTest, TextMessageKeepsQuotesAndValuesReplaceBadUtf8) {
+  auto log = logger(LogLevel::Info, LogFormat::Text);
+  logEvent(*log, LogLevel::Warn, R"(kubeconfig "a\b" unreadable)",
+           {{"bytes", std::string_view("bad \xff")}, {"path", "/tmp/x"}});
+  const auto l = lines();
+  ASSERT_EQ(l.size(), 1u);
+  EXPECT_THAT(l[0], HasSubstr(R"(WARN  kubeconfig "a\b" unreadable bytes="bad )"
+                              "\xEF\xBF\xBD"
+                              R"(" path=/tmp/x)"));
 }
 
 TEST_F(LoggingFormatTest, LevelFiltering) {

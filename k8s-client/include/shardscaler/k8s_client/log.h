@@ -9,12 +9,17 @@
 #include <string>
 #include <string_view>
 
+#include <spdlog/common.h>
+
 namespace shardscaler::k8s {
 
 enum class LogLevel { Debug, Info, Warn, Error };
 
+spdlog::level::level_enum toSpdlogLevel(LogLevel level);
+
 // One key/value pair of an event; numbers and booleans are marked raw so a JSON sink can leave
-// them unquoted. The same shape as telemetry's LogField, which k8s-client may not include.
+// them unquoted. The one field type of the process: telemetry's structured log uses it too, so
+// a client event reaches the service's log unchanged.
 class LogField {
  public:
   LogField(std::string_view key, std::string_view value) : key_(key), value_(value) {}
@@ -22,13 +27,16 @@ class LogField {
   LogField(std::string_view key, const char* value) : key_(key), value_(value) {}
   LogField(std::string_view key, bool value)
       : key_(key), value_(value ? "true" : "false"), raw_(true) {}
+  // A finite number is raw; NaN and the infinities (which JSON lacks) are kept as the strings
+  // Prometheus spells them with.
+  LogField(std::string_view key, double value);
   template <std::integral T>
   requires(!std::same_as<T, bool> && !std::same_as<T, char>) LogField(std::string_view key, T value)
       : key_(key), value_(std::to_string(value)), raw_(true) {}
 
   const std::string& key() const { return key_; }
   const std::string& value() const { return value_; }
-  // True for a number or a boolean (true/false), false for a string.
+  // True when the value is a JSON literal (number, true, false) rather than a string.
   bool raw() const { return raw_; }
 
  private:
@@ -45,5 +53,7 @@ using LogSink =
 void setLogSink(LogSink sink);
 
 void log(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields = {});
+// The same with fields gathered at run time.
+void log(LogLevel level, std::string_view msg, std::span<const LogField> fields);
 
 }  // namespace shardscaler::k8s

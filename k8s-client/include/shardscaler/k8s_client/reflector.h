@@ -8,15 +8,18 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shardscaler/k8s_client/backoff.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/k8s_client/log.h"
 #include "shardscaler/k8s_client/store.h"
 
 namespace shardscaler::k8s {
@@ -98,7 +101,8 @@ class Reflector {
   // Waits for the next backoff delay (at least `at_least`); false if stopped meanwhile.
   bool backoffWait(std::chrono::nanoseconds at_least = {});
   void setResourceVersion(std::string rv);
-  std::string describe() const;
+  // Logs with this reflector's resource, namespace and selector as fields, then `more`.
+  void logEvent(LogLevel level, std::string_view msg, std::initializer_list<LogField> more) const;
 
   KubeClient& client_;
   Resource resource_;

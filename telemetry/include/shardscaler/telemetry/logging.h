@@ -2,7 +2,6 @@
 // fields. Must never split an event over two lines nor write JSON that does not parse.
 #pragma once
 
-#include <concepts>
 #include <expected>
 #include <initializer_list>
 #include <memory>
@@ -15,9 +14,16 @@
 #include <spdlog/formatter.h>
 #include <spdlog/logger.h>
 
+#include "shardscaler/k8s_client/log.h"
+
 namespace shardscaler::telemetry {
 
-enum class LogLevel { Debug, Info, Warn, Error };
+// The event shape is k8s-client's (the lowest component), so the client's own events pass
+// into this log unchanged: one LogField, one LogLevel in the process.
+using k8s::LogField;
+using k8s::LogLevel;
+using k8s::toSpdlogLevel;
+
 enum class LogFormat { Text, Json };
 
 // "debug", "info", "warn" (or "warning"), "error"; the error names the accepted values.
@@ -26,30 +32,6 @@ std::expected<LogLevel, std::string> parseLogLevel(std::string_view text);
 std::expected<LogFormat, std::string> parseLogFormat(std::string_view text);
 std::string_view toString(LogLevel level);
 std::string_view toString(LogFormat format);
-
-// One key/value pair of an event. Numbers and booleans stay unquoted in JSON.
-class LogField {
- public:
-  LogField(std::string_view key, std::string_view value) : key_(key), value_(value) {}
-  LogField(std::string_view key, const std::string& value) : key_(key), value_(value) {}
-  LogField(std::string_view key, const char* value) : key_(key), value_(value) {}
-  LogField(std::string_view key, bool value)
-      : key_(key), value_(value ? "true" : "false"), raw_(true) {}
-  LogField(std::string_view key, double value);
-  template <std::integral T>
-  requires(!std::same_as<T, bool> && !std::same_as<T, char>) LogField(std::string_view key, T value)
-      : key_(key), value_(std::to_string(value)), raw_(true) {}
-
-  const std::string& key() const { return key_; }
-  const std::string& value() const { return value_; }
-  // True when the value is a JSON literal (number, true, false) rather than a string.
-  bool raw() const { return raw_; }
-
- private:
-  std::string key_;
-  std::string value_;
-  bool raw_ = false;
-};
 
 // The line layout for `format`: text is "<ts> <LEVEL> <msg> k=v ...", JSON is
 // {"ts":..,"level":..,"msg":..,"k":"v"}. Fields reach the formatter only through
@@ -60,11 +42,9 @@ std::unique_ptr<spdlog::formatter> makeLogFormatter(LogFormat format);
 std::shared_ptr<spdlog::logger> makeLogger(std::string name, LogLevel level, LogFormat format,
                                            spdlog::sink_ptr sink);
 
-// Replaces spdlog's default logger by one writing to stderr; every spdlog::info(...) in the
-// process then follows the chosen layout and level.
+// Replaces spdlog's default logger by one writing to stderr, and routes k8s-client's events
+// into it; every spdlog::info(...) in the process then follows the chosen layout and level.
 void configureLogging(LogLevel level, LogFormat format);
-
-spdlog::level::level_enum toSpdlogLevel(LogLevel level);
 
 // Logs through spdlog's default logger (or `logger`) with fields.
 void logEvent(LogLevel level, std::string_view msg, std::initializer_list<LogField> fields = {});
