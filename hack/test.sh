@@ -53,7 +53,7 @@ for label in integration e2e; do
 done
 
 if [[ image =~ ^($labels)$ ]]; then
-  # The cold run debootstraps the image's root filesystem into the cache (about 5 minutes);
+  # The cold run debootstraps the image's root filesystem into the cache (5 to 7 minutes);
   # a warm run assembles the image from it in seconds.
   step "image: hack/image.sh's image, run with podman"
   ctest --test-dir build -L '^image$' --output-on-failure --no-tests=error
