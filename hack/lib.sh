@@ -19,7 +19,11 @@ SHARDSCALER_TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   etcd-server prometheus zlib1g-dev iproute2
 )
-SHARDSCALER_PACKAGES=("${SHARDSCALER_BUILD_PACKAGES[@]}" "${SHARDSCALER_TEST_PACKAGES[@]}")
+# hack/image.sh and its test: the image is built with buildah from a debootstrap root filesystem
+# and run with podman; runc, because crun refuses the cgroup v1+v2 hybrid some CI sandboxes mount.
+SHARDSCALER_IMAGE_PACKAGES=(buildah podman runc debootstrap binutils)
+SHARDSCALER_PACKAGES=("${SHARDSCALER_BUILD_PACKAGES[@]}" "${SHARDSCALER_TEST_PACKAGES[@]}"
+  "${SHARDSCALER_IMAGE_PACKAGES[@]}")
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test: installs what is missing, builds, checks formatting and lint, runs the unit,
-# integration and end-to-end tests, then the unit tests again under ASan+UBSan and TSan, then each
-# fuzz target for a bounded time.
+# integration and end-to-end tests, builds and runs the image (hack/image.sh), then the unit tests
+# again under ASan+UBSan and TSan, then each fuzz target for a bounded time.
 # Usage: hack/test.sh            (CI runs exactly this through .ci/run)
 # Env:   SHARDSCALER_CACHE_DIR   cache outside the clone (default ~/.cache/shardscaler)
 #        SHARDSCALER_TEST_LABELS ctest label regex to run (default: all)
@@ -40,7 +40,7 @@ cmake --build build -j"$jobs"
 step "clang-tidy"
 hack/tidy.sh build
 
-labels=${SHARDSCALER_TEST_LABELS:-unit|tools|integration|e2e}
+labels=${SHARDSCALER_TEST_LABELS:-unit|tools|integration|e2e|image}
 for label in unit tools; do
   [[ $label =~ ^($labels)$ ]] || continue
   step "ctest: $label"
@@ -51,6 +51,13 @@ for label in integration e2e; do
   step "ctest: $label"
   ctest --test-dir build -L "^$label\$" --output-on-failure --no-tests=error
 done
+
+if [[ image =~ ^($labels)$ ]]; then
+  # The cold run debootstraps the image's root filesystem into the cache (5 to 7 minutes);
+  # a warm run assembles the image from it in seconds.
+  step "image: hack/image.sh's image, run with podman"
+  ctest --test-dir build -L '^image$' --output-on-failure --no-tests=error
+fi
 
 step "unit tests under ASan+UBSan"
 configure build-asan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_SANITIZE=ON -DSHARDSCALER_BUILD_BENCH=OFF
