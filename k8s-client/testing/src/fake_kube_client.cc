@@ -149,9 +149,9 @@ std::optional<Error> FakeKubeClient::begin(Call call, std::size_t* seq) {
   if (hook) hook(call);
   std::lock_guard lock(mutex_);
   *seq = calls_cleared_ + calls_.size();
-  calls_.push_back(call);
+  calls_.push_back(std::move(call));
   for (auto it = faults_.begin(); it != faults_.end(); ++it) {
-    if (!it->match.matches(call)) continue;
+    if (!it->match.matches(calls_.back())) continue;
     Error error = it->error;
     if (--it->remaining <= 0) faults_.erase(it);
     calls_.back().error = error;
