@@ -1,0 +1,97 @@
+// The FakeKubeClient's watch: the history of changes replayed from a resourceVersion, then
+// followed, in bounded steps so that a stop is seen soon.
+#include <algorithm>
+#include <charconv>
+#include <deque>
+
+#include "shardscaler/k8s_testing/fake_kube_client.h"
+
+#include "fake_objects.h"
+
+namespace shardscaler::k8s::testing {
+
+using detail::Selection;
+
+Result<void> FakeKubeClient::watch(const Resource& r, const std::string& ns,
+                                   const WatchOptions& opts, const WatchHandler& handler,
+                                   const std::atomic<bool>* stop) {
+  std::size_t seq = 0;
+  if (auto e = begin(
+          {.verb = Verb::Watch, .resource = r, .ns = ns, .label_selector = opts.label_selector},
+          &seq)) {
+    return std::unexpected(*e);
+  }
+  auto selection =
+      Selection::make(r.namespaced ? ns : "", opts.label_selector, opts.field_selector);
+  if (!selection) return failed(seq, selection.error());
+  std::int64_t from = 0;
+  const std::string& rv = opts.resource_version;
+  if (!rv.empty() && rv != "0") {
+    auto [p, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), from);
+    if (ec != std::errc()) {
+      return failed(seq, statusError(400, "invalid resourceVersion \"" + rv + "\""));
+    }
+  }
+  const std::string resource = r.describe();
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::seconds(std::max(1, opts.timeout_seconds));
+  std::unique_lock lock(mutex_);
+  // No resourceVersion: the current objects first, as ADDED events (as the API server does).
+  std::deque<WatchEvent> initial;
+  std::size_t pos = history_.size();
+  if (rv.empty() || rv == "0") {
+    for (const auto& [key, object] : objects_) {
+      if (std::get<0>(key) == resource && selection->matches(object)) {
+        initial.push_back(
+            {WatchEventType::Added, detail::served(object, opts.metadata_only, opts.fields.get())});
+      }
+    }
+  } else {
+    pos = 0;
+    while (pos < history_.size() && history_[pos].rv <= from) ++pos;
+  }
+  const std::uint64_t id = next_watch_++;
+  watch_positions_[id] = initial.empty() ? pos : 0;
+  struct Close {
+    FakeKubeClient* self;
+    std::uint64_t id;
+    ~Close() {
+      self->watch_positions_.erase(id);
+      self->changed_.notify_all();
+    }
+  } close{this, id};  // runs with the lock held (declared after it)
+  auto deliver = [&](WatchEvent event) {
+    lock.unlock();
+    const bool more = handler(std::move(event));
+    lock.lock();
+    return more;
+  };
+  while (!initial.empty()) {
+    WatchEvent event = std::move(initial.front());
+    initial.pop_front();
+    if (!deliver(std::move(event))) return {};
+  }
+  watch_positions_[id] = pos;
+  changed_.notify_all();
+  while (true) {
+    while (pos < history_.size() && !watches_stopped_) {
+      const Entry& entry = history_[pos++];
+      if (entry.resource != resource || !selection->matches(entry.object)) {
+        watch_positions_[id] = pos;
+        continue;
+      }
+      WatchEvent event{entry.type,
+                       detail::served(entry.object, opts.metadata_only, opts.fields.get())};
+      if (!deliver(std::move(event))) return {};
+      watch_positions_[id] = pos;
+      changed_.notify_all();
+    }
+    changed_.notify_all();
+    if (watches_stopped_ || (stop != nullptr && stop->load())) return {};
+    if (std::chrono::steady_clock::now() >= deadline) return {};  // the server's watch timeout
+    // Bounded steps, so that a stop flag (which nobody notifies us of) is seen soon.
+    changed_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+}
+
+}  // namespace shardscaler::k8s::testing

@@ -1,0 +1,173 @@
+// The controller unit tests' world: a ShardSetController (with its Event recorder) against the
+// FakeKubeClient of k8s_testing, a ManualClock, and the CRD-shaped objects the e2e tests use.
+// Tests only; reconciles are called directly, no worker runs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "shardscaler/controller/api_resources.h"
+#include "shardscaler/controller/event_recorder.h"
+#include "shardscaler/controller/shardset_controller.h"
+#include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_testing/fake_kube_client.h"
+
+namespace shardscaler::controller::testing {
+
+using k8s::Json;
+using k8s::testing::CallMatch;
+using k8s::testing::FakeKubeClient;
+using k8s::testing::Verb;
+
+inline constexpr const char* kNs = "monitoring";
+inline constexpr const char* kKey = "monitoring/main";
+inline constexpr const char* kFinalizer = "shardscaler.io/release-target";
+inline constexpr const char* kBoundAnnotation = "shardscaler.io/target";
+
+// Events as recorded, for assertions; the KubeEventRecorder's own behaviour (correlation, its
+// writes) is tested where it lives.
+class RecordingEvents final : public EventRecorder {
+ public:
+  struct Recorded {
+    EventType type;
+    std::string reason;
+    std::string message;
+  };
+  void record(const InvolvedObject&, EventType type, const std::string& reason,
+              const std::string& message) override {
+    std::lock_guard lock(mutex_);
+    recorded_.push_back({type, reason, message});
+  }
+  std::vector<Recorded> recorded() const {
+    std::lock_guard lock(mutex_);
+    return recorded_;
+  }
+  bool has(const std::string& reason) const {
+    std::lock_guard lock(mutex_);
+    for (const auto& r : recorded_) {
+      if (r.reason == reason) return true;
+    }
+    return false;
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  std::vector<Recorded> recorded_;
+};
+
+inline Json shardSetJson(int shards, const std::string& target = "main") {
+  return Json{
+      {"apiVersion", "shardscaler.io/v1alpha1"},
+      {"kind", "ShardSet"},
+      {"metadata", {{"name", "main"}, {"namespace", kNs}}},
+      {"spec", {{"targetRef", {{"kind", "Prometheus"}, {"name", target}}}, {"shards", shards}}}};
+}
+
+inline Json prometheusJson(int shards) {
+  return Json{{"apiVersion", "monitoring.coreos.com/v1"},
+              {"kind", "Prometheus"},
+              {"metadata", {{"name", "main"}, {"namespace", kNs}}},
+              {"spec", {{"shards", shards}, {"replicas", 1}}}};
+}
+
+inline std::string stsName(int index) {
+  return index == 0 ? "prometheus-main" : "prometheus-main-shard-" + std::to_string(index);
+}
+
+// A StatefulSet as the operator creates it for shard `index` of `target` (uid of the owner).
+inline Json statefulSetJson(int index, const std::string& target_uid) {
+  return Json{{"apiVersion", "apps/v1"},
+              {"kind", "StatefulSet"},
+              {"metadata",
+               {{"name", stsName(index)},
+                {"namespace", kNs},
+                {"labels",
+                 {{"app.kubernetes.io/managed-by", "prometheus-operator"},
+                  {"operator.prometheus.io/name", "main"},
+                  {"operator.prometheus.io/shard", std::to_string(index)},
+                  {"operator.prometheus.io/mode", "server"}}},
+                {"ownerReferences", Json::array({{{"apiVersion", "monitoring.coreos.com/v1"},
+                                                  {"kind", "Prometheus"},
+                                                  {"name", "main"},
+                                                  {"uid", target_uid},
+                                                  {"controller", true}}})}}},
+              {"spec", {{"replicas", 1}}}};
+}
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  // The Prometheus `main` with `shards` StatefulSets, as the operator leaves it.
+  Json putTarget(int shards) {
+    Json target = fake_.put(prometheuses(), prometheusJson(shards));
+    for (int i = 0; i < shards; ++i) {
+      fake_.put(k8s::resources::statefulSets(),
+                statefulSetJson(i, target["metadata"]["uid"].get<std::string>()));
+    }
+    return target;
+  }
+
+  // The one place the controller and its Event recorder are built (a later move of either is
+  // one edit here). Starts its informers and waits (bounded, real time) until they synced.
+  void startController(ControllerOptions options = {}) {
+    options.namespaces = {kNs};
+    options.workers = 0;
+    controller_ =
+        std::make_unique<ShardSetController>(fake_, clock_, events_, nullptr, std::move(options));
+    controller_->startInformers();
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!controller_->hasSynced()) {
+      ASSERT_LT(std::chrono::steady_clock::now(), deadline) << "informers did not sync";
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+
+  // A reconcile of `main` once the informers' caches show every change made so far (the
+  // controller reads the ShardSet from its cache). Its calls alone are in the record after.
+  ReconcileOutcome reconcile() {
+    EXPECT_TRUE(fake_.awaitWatchesDelivered(kWatches)) << "the informers fell behind";
+    fake_.clearCalls();
+    return controller_->reconcile(kKey);
+  }
+
+  std::optional<Json> shardSet() const { return fake_.find(shardSets(), kNs, "main"); }
+  std::optional<Json> target() const { return fake_.find(prometheuses(), kNs, "main"); }
+
+  std::vector<k8s::testing::Call> statusWrites() const {
+    auto writes = fake_.calls({.resource = "shardsets", .subresource = "status"});
+    std::erase_if(writes, [](const auto& c) { return c.verb == Verb::Get; });
+    return writes;
+  }
+
+  void TearDown() override {
+    fake_.stopWatches();
+    if (controller_) controller_->stop(std::chrono::seconds(0));
+  }
+
+  // ShardSets, Prometheuses, PrometheusAgents and StatefulSets of one namespace.
+  static constexpr std::size_t kWatches = 4;
+
+  k8s::ManualClock clock_;
+  FakeKubeClient fake_{&clock_};
+  RecordingEvents events_;
+  std::unique_ptr<ShardSetController> controller_;
+};
+
+// "patch prometheuses.monitoring.coreos.com/v1 main [status]: {...}": for failure messages.
+inline std::string describe(const std::vector<k8s::testing::Call>& calls) {
+  std::string out;
+  for (const auto& c : calls) {
+    out += std::string(k8s::testing::toString(c.verb)) + " " + c.resource.resource + " " + c.name +
+           (c.subresource.empty() ? "" : " [" + c.subresource + "]") +
+           (c.body.is_null() ? "" : ": " + c.body.dump()) +
+           (c.error ? " -> " + c.error->describe() : "") + "\n";
+  }
+  return out;
+}
+
+}  // namespace shardscaler::controller::testing

@@ -1,0 +1,164 @@
+// The read-plan-apply rounds: bounded by max_rounds, and a write refused because the world moved
+// (409, 404, a uid that changed) is met by reading again and planning again, not by degrading.
+#include <atomic>
+
+#include "controller_fixture.h"
+
+namespace shardscaler::controller::testing {
+namespace {
+
+std::string degradedReason(const Json& shard_set) {
+  for (const Json& c : shard_set["status"].value("conditions", Json::array())) {
+    if (c.value("type", "") == "Degraded") return c.value("reason", "");
+  }
+  return "";
+}
+
+bool hasConditionReason(const Json& shard_set, const std::string& reason) {
+  for (const Json& c : shard_set["status"].value("conditions", Json::array())) {
+    if (c.value("reason", "") == reason) return true;
+  }
+  return false;
+}
+
+TEST_F(ControllerTest, AReconcileStopsAfterMaxRoundsAndAsksToBeRequeued) {
+  putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  // Claiming the target and labelling its shards take two rounds of writes.
+  startController({.max_rounds = 1});
+  const ReconcileOutcome outcome = reconcile();
+  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Requeue) << describe(fake_.calls());
+  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "prometheuses"}).size(), 1U);
+  EXPECT_TRUE(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).empty())
+      << describe(fake_.calls());
+  EXPECT_TRUE(statusWrites().empty());
+
+  // The next reconcile goes on where this one stopped.
+  const ReconcileOutcome next = reconcile();
+  EXPECT_EQ(next.result, telemetry::ReconcileResult::Success) << describe(fake_.calls());
+  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).size(), 2U);
+}
+
+TEST_F(ControllerTest, AConflictOnATargetWriteIsReadAgainAndPlannedAgain) {
+  putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  startController();
+  fake_.failNext({.verb = Verb::Patch, .resource = "prometheuses"}, 1,
+                 k8s::testing::statusError(409, "the object has been modified"));
+  const ReconcileOutcome outcome = reconcile();
+  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+
+  // patch (409), then a read of the target before the same claim is sent again.
+  const auto calls = fake_.calls({.resource = "prometheuses"});
+  ASSERT_GE(calls.size(), 4U) << describe(calls);
+  std::vector<std::size_t> patches;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].verb == Verb::Patch) patches.push_back(i);
+  }
+  ASSERT_EQ(patches.size(), 2U) << describe(calls);
+  EXPECT_TRUE(calls[patches[0]].error);
+  EXPECT_FALSE(calls[patches[1]].error);
+  bool read_between = false;
+  for (std::size_t i = patches[0] + 1; i < patches[1]; ++i) {
+    read_between = read_between || calls[i].verb == Verb::Get;
+  }
+  EXPECT_TRUE(read_between) << describe(calls);
+  EXPECT_EQ((*target())["metadata"]["annotations"].value("shardscaler.io/claimed-by", ""), "main");
+  EXPECT_EQ(degradedReason(*shardSet()), "AsExpected") << shardSet()->dump();
+  EXPECT_FALSE(events_.has("ApplyFailed"));
+}
+
+TEST_F(ControllerTest, ANotFoundOnAShardWriteIsPlannedAgain) {
+  putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  startController();
+  fake_.failNext({.verb = Verb::Patch, .resource = "statefulsets", .name = stsName(1)}, 1,
+                 k8s::testing::statusError(404, "statefulsets.apps \"x\" not found"));
+  const ReconcileOutcome outcome = reconcile();
+  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .name = stsName(1)}).size(), 2U)
+      << describe(fake_.calls());
+  EXPECT_EQ(degradedReason(*shardSet()), "AsExpected") << shardSet()->dump();
+}
+
+TEST_F(ControllerTest, AMissingTargetIsReportedAndNothingIsDeleted) {
+  putTarget(2);  // the shards of `main` exist; the ShardSet names another target
+  fake_.put(shardSets(), shardSetJson(2, "absent"));
+  startController();
+  const ReconcileOutcome outcome = reconcile();
+  EXPECT_NE(outcome.result, telemetry::ReconcileResult::Error) << outcome.error;
+  ASSERT_TRUE(shardSet()->contains("status")) << describe(fake_.calls());
+  EXPECT_TRUE(hasConditionReason(*shardSet(), "TargetNotFound")) << shardSet()->dump();
+  EXPECT_TRUE(fake_.calls({.verb = Verb::Remove}).empty()) << describe(fake_.calls());
+  EXPECT_TRUE(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).empty());
+  EXPECT_TRUE(fake_.calls({.verb = Verb::Patch, .resource = "prometheuses"}).empty());
+}
+
+TEST_F(ControllerTest, TargetPatchesCarryUidAndResourceVersionAndARecreatedTargetIsReplanned) {
+  const Json old_target = putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  startController();
+  // The target is deleted and created again (a new uid) just before the claim arrives.
+  std::atomic<bool> replaced{false};
+  fake_.setBeforeCall([&](const k8s::testing::Call& call) {
+    if (call.verb != Verb::Patch || call.resource.resource != "prometheuses") return;
+    if (replaced.exchange(true)) return;
+    fake_.erase(prometheuses(), kNs, "main");
+    fake_.put(prometheuses(), prometheusJson(2));
+  });
+  const ReconcileOutcome outcome = reconcile();
+  fake_.setBeforeCall({});
+  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+
+  const auto patches = fake_.calls({.verb = Verb::Patch, .resource = "prometheuses"});
+  ASSERT_EQ(patches.size(), 2U) << describe(fake_.calls());
+  EXPECT_EQ(patches[0].body["metadata"]["uid"], old_target["metadata"]["uid"]);
+  EXPECT_EQ(patches[0].body["metadata"]["resourceVersion"],
+            old_target["metadata"]["resourceVersion"]);
+  ASSERT_TRUE(patches[0].error);
+  // The resourceVersion precondition is checked first (as by the API server).
+  EXPECT_EQ(patches[0].error->kind, k8s::ErrorKind::Conflict);
+  const Json now = *target();
+  EXPECT_EQ(patches[1].body["metadata"]["uid"], now["metadata"]["uid"]);
+  EXPECT_NE(now["metadata"]["uid"], old_target["metadata"]["uid"]);
+  EXPECT_FALSE(patches[1].error);
+  EXPECT_EQ(now["metadata"]["annotations"].value("shardscaler.io/claimed-by", ""), "main");
+  // The shard patches name their StatefulSet by uid too.
+  for (const auto& p : fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"})) {
+    const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, p.name);
+    ASSERT_TRUE(sts);
+    EXPECT_EQ(p.body["metadata"]["uid"], (*sts)["metadata"]["uid"]) << p.body.dump();
+  }
+}
+
+TEST_F(ControllerTest, AShardRecreatedUnderItsGuardLabelPatchIsReplannedNotDegraded) {
+  putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  startController();
+  // The label patch carries only the uid: a new StatefulSet of the same name fails it as 422.
+  std::atomic<bool> replaced{false};
+  std::string old_uid;
+  fake_.setBeforeCall([&](const k8s::testing::Call& call) {
+    if (call.verb != Verb::Patch || call.name != stsName(1)) return;
+    if (replaced.exchange(true)) return;
+    old_uid = (*fake_.find(k8s::resources::statefulSets(), kNs, stsName(1)))["metadata"]["uid"];
+    fake_.erase(k8s::resources::statefulSets(), kNs, stsName(1));
+    fake_.put(k8s::resources::statefulSets(),
+              statefulSetJson(1, (*target())["metadata"]["uid"].get<std::string>()));
+  });
+  const ReconcileOutcome outcome = reconcile();
+  fake_.setBeforeCall({});
+  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+  const auto patches = fake_.calls({.verb = Verb::Patch, .name = stsName(1)});
+  ASSERT_EQ(patches.size(), 2U) << describe(fake_.calls());
+  EXPECT_EQ(patches[0].body["metadata"]["uid"], old_uid);
+  ASSERT_TRUE(patches[0].error);
+  EXPECT_EQ(patches[0].error->kind, k8s::ErrorKind::Invalid) << patches[0].error->describe();
+  const Json now = *fake_.find(k8s::resources::statefulSets(), kNs, stsName(1));
+  EXPECT_EQ(patches[1].body["metadata"]["uid"], now["metadata"]["uid"]);
+  EXPECT_EQ(now["metadata"]["labels"].value("shardscaler.io/shardset", ""), "main");
+  EXPECT_EQ(degradedReason(*shardSet()), "AsExpected") << shardSet()->dump();
+}
+
+}  // namespace
+}  // namespace shardscaler::controller::testing

@@ -1,0 +1,221 @@
+// The FakeKubeClient answers as the API server would: metadata bookkeeping, preconditions,
+// finalizers, patches, watches, injected faults and the call record.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "shardscaler/k8s_client/informer.h"
+#include "shardscaler/k8s_testing/fake_kube_client.h"
+
+namespace shardscaler::k8s::testing {
+namespace {
+
+const Resource kSts = resources::statefulSets();
+
+Json sts(const std::string& name, Json labels = Json::object()) {
+  return Json{{"apiVersion", "apps/v1"},
+              {"kind", "StatefulSet"},
+              {"metadata", {{"name", name}, {"namespace", "ns"}, {"labels", labels}}},
+              {"spec", {{"replicas", 1}}}};
+}
+
+TEST(FakeKubeClient, CreateStampsMetadataAndRefusesADuplicate) {
+  FakeKubeClient fake;
+  auto created = fake.create(kSts, "ns", sts("a"));
+  ASSERT_TRUE(created) << created.error().describe();
+  const Json& md = (*created)["metadata"];
+  EXPECT_FALSE(md.value("uid", "").empty());
+  EXPECT_FALSE(md.value("resourceVersion", "").empty());
+  EXPECT_EQ(md.value("generation", 0), 1);
+  EXPECT_TRUE(md.contains("creationTimestamp"));
+  auto again = fake.create(kSts, "ns", sts("a"));
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().kind, ErrorKind::AlreadyExists);
+  EXPECT_EQ(again.error().http_status, 409);
+  EXPECT_EQ(again.error().reason, "AlreadyExists");
+}
+
+TEST(FakeKubeClient, GetOfAMissingObjectIsNotFound) {
+  FakeKubeClient fake;
+  auto got = fake.get(kSts, "ns", "missing");
+  ASSERT_FALSE(got);
+  EXPECT_EQ(got.error().kind, ErrorKind::NotFound);
+  EXPECT_EQ(got.error().message, "statefulsets.apps \"missing\" not found");
+}
+
+TEST(FakeKubeClient, UpdateWithAStaleResourceVersionConflictsAndSpecChangesBumpGeneration) {
+  FakeKubeClient fake;
+  Json object = *fake.create(kSts, "ns", sts("a"));
+  Json changed = object;
+  changed["spec"]["replicas"] = 3;
+  auto updated = fake.update(kSts, "ns", changed);
+  ASSERT_TRUE(updated) << updated.error().describe();
+  EXPECT_EQ((*updated)["metadata"]["generation"], 2);
+  EXPECT_NE((*updated)["metadata"]["resourceVersion"], object["metadata"]["resourceVersion"]);
+  auto stale = fake.update(kSts, "ns", changed);  // carries the old resourceVersion
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().kind, ErrorKind::Conflict);
+  // A label change is not a spec change.
+  Json labelled = *updated;
+  labelled["metadata"]["labels"]["x"] = "y";
+  EXPECT_EQ((*fake.update(kSts, "ns", labelled))["metadata"]["generation"], 2);
+}
+
+TEST(FakeKubeClient, MergePatchHonoursResourceVersionAndUidPreconditions) {
+  FakeKubeClient fake;
+  Json object = *fake.create(kSts, "ns", sts("a"));
+  const std::string uid = object["metadata"]["uid"];
+  const std::string rv = object["metadata"]["resourceVersion"];
+  auto ok =
+      fake.patch(kSts, "ns", "a", PatchType::Merge,
+                 {{"metadata", {{"uid", uid}, {"resourceVersion", rv}, {"labels", {{"k", "v"}}}}}});
+  ASSERT_TRUE(ok) << ok.error().describe();
+  EXPECT_EQ((*ok)["metadata"]["labels"]["k"], "v");
+  auto stale = fake.patch(kSts, "ns", "a", PatchType::Merge,
+                          {{"metadata", {{"resourceVersion", rv}, {"labels", {{"k", "w"}}}}}});
+  ASSERT_FALSE(stale);
+  EXPECT_EQ(stale.error().kind, ErrorKind::Conflict);
+  auto other = fake.patch(kSts, "ns", "a", PatchType::Merge,
+                          {{"metadata", {{"uid", "someone-else"}, {"labels", {{"k", "w"}}}}}});
+  ASSERT_FALSE(other);
+  // As the API server: the uid is immutable, so a uid "precondition" fails validation.
+  EXPECT_EQ(other.error().kind, ErrorKind::Invalid);
+  EXPECT_NE(other.error().message.find("metadata.uid"), std::string::npos);
+  EXPECT_EQ((*fake.find(kSts, "ns", "a"))["metadata"]["labels"]["k"], "v");
+}
+
+TEST(FakeKubeClient, JsonPatchTestOperationFailsWith422AndStatusSubresourceChangesOnlyStatus) {
+  FakeKubeClient fake;
+  Json object = *fake.create(kSts, "ns", sts("a"));
+  auto failed = fake.patch(
+      kSts, "ns", "a", PatchType::Json,
+      Json::array({{{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", "1"}},
+                   {{"op", "add"}, {"path", "/spec/replicas"}, {"value", 5}}}));
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().http_status, 422);
+  auto status = fake.patch(kSts, "ns", "a", PatchType::Json,
+                           Json::array({{{"op", "add"}, {"path", "/status"}, {"value", {{"r", 1}}}},
+                                        {{"op", "add"}, {"path", "/spec/replicas"}, {"value", 5}}}),
+                           "status");
+  ASSERT_TRUE(status) << status.error().describe();
+  EXPECT_EQ((*status)["status"]["r"], 1);
+  EXPECT_EQ((*status)["spec"]["replicas"], 1);
+  // And the main resource leaves status alone.
+  auto main = fake.patch(kSts, "ns", "a", PatchType::Merge, {{"status", {{"r", 2}}}});
+  ASSERT_TRUE(main);
+  EXPECT_EQ((*main)["status"]["r"], 1);
+}
+
+TEST(FakeKubeClient, DeleteHonoursPreconditionsAndFinalizers) {
+  FakeKubeClient fake;
+  Json object = sts("a");
+  object["metadata"]["finalizers"] = {"example.com/keep"};
+  object = *fake.create(kSts, "ns", object);
+  auto wrong_uid = fake.remove(kSts, "ns", "a", {.precondition_uid = "nope"});
+  ASSERT_FALSE(wrong_uid);
+  EXPECT_EQ(wrong_uid.error().kind, ErrorKind::Conflict);
+  EXPECT_NE(wrong_uid.error().message.find("Precondition failed: UID"), std::string::npos);
+  auto wrong_rv = fake.remove(kSts, "ns", "a", {.precondition_resource_version = "1"});
+  ASSERT_FALSE(wrong_rv);
+  EXPECT_EQ(wrong_rv.error().kind, ErrorKind::Conflict);
+
+  auto marked = fake.remove(kSts, "ns", "a", {.precondition_uid = object["metadata"]["uid"]});
+  ASSERT_TRUE(marked) << marked.error().describe();
+  ASSERT_TRUE(fake.find(kSts, "ns", "a"));
+  EXPECT_TRUE((*fake.find(kSts, "ns", "a"))["metadata"].contains("deletionTimestamp"));
+  auto released = fake.patch(kSts, "ns", "a", PatchType::Json,
+                             Json::array({{{"op", "remove"}, {"path", "/metadata/finalizers/0"}}}));
+  ASSERT_TRUE(released) << released.error().describe();
+  EXPECT_FALSE(fake.find(kSts, "ns", "a"));
+}
+
+TEST(FakeKubeClient, ListSelectsByLabelsAndPages) {
+  FakeKubeClient fake;
+  fake.put(kSts, sts("a", {{"app", "x"}}));
+  fake.put(kSts, sts("b", {{"app", "y"}}));
+  fake.put(kSts, sts("c", {{"app", "x"}}));
+  auto xs = listAll(fake, kSts, "ns", {.label_selector = "app=x", .limit = 1});
+  ASSERT_TRUE(xs) << xs.error().describe();
+  ASSERT_EQ((*xs)["items"].size(), 2U);
+  EXPECT_EQ((*xs)["items"][1]["metadata"]["name"], "c");
+  auto not_y = fake.list(kSts, "ns", {.label_selector = "app notin (y)"});
+  EXPECT_EQ((*not_y)["items"].size(), 2U);
+  auto bad = fake.list(kSts, "ns", {.label_selector = "app in (x"});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().kind, ErrorKind::BadRequest);
+}
+
+TEST(FakeKubeClient, InjectedFaultsAnswerTheMatchingCallsOnlyAndAreRecorded) {
+  FakeKubeClient fake;
+  fake.put(kSts, sts("a"));
+  fake.failNext({.verb = Verb::Get, .resource = "statefulsets"}, 2,
+                statusError(429, "slow down", "", std::chrono::seconds(3)));
+  EXPECT_TRUE(fake.list(kSts, "ns"));  // not a get
+  auto first = fake.get(kSts, "ns", "a");
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.error().kind, ErrorKind::TooManyRequests);
+  EXPECT_EQ(first.error().retry_after, std::chrono::seconds(3));
+  EXPECT_FALSE(fake.get(kSts, "ns", "a"));
+  EXPECT_TRUE(fake.get(kSts, "ns", "a"));
+  const auto gets = fake.calls({.verb = Verb::Get});
+  ASSERT_EQ(gets.size(), 3U);
+  EXPECT_TRUE(gets[0].error);
+  EXPECT_FALSE(gets[2].error);
+  fake.failNext({.verb = Verb::Patch, .name = "a"}, 1, statusError(500, "boom"));
+  auto patched = fake.patch(kSts, "ns", "a", PatchType::Merge, {{"spec", {{"replicas", 2}}}});
+  ASSERT_FALSE(patched);
+  EXPECT_EQ(patched.error().kind, ErrorKind::ServerError);
+  EXPECT_EQ((*fake.find(kSts, "ns", "a"))["spec"]["replicas"], 1);
+}
+
+TEST(FakeKubeClient, WatchDeliversChangesAfterTheResourceVersionAndStops) {
+  FakeKubeClient fake;
+  fake.put(kSts, sts("before"));
+  const std::string from = fake.currentResourceVersion();
+  std::vector<std::pair<WatchEventType, std::string>> seen;
+  std::atomic<bool> stop{false};
+  std::thread watcher([&] {
+    auto r = fake.watch(
+        kSts, "ns", {.resource_version = from},
+        [&](WatchEvent&& e) {
+          seen.emplace_back(e.type, e.object["metadata"]["name"].get<std::string>());
+          return seen.size() < 3;
+        },
+        &stop);
+    EXPECT_TRUE(r);
+  });
+  Json a = *fake.create(kSts, "ns", sts("a"));
+  ASSERT_TRUE(fake.patch(kSts, "ns", "a", PatchType::Merge, {{"spec", {{"replicas", 2}}}}));
+  ASSERT_TRUE(fake.remove(kSts, "ns", "a"));
+  watcher.join();  // the handler said stop after three events
+  ASSERT_EQ(seen.size(), 3U);
+  EXPECT_EQ(seen[0], std::make_pair(WatchEventType::Added, std::string("a")));
+  EXPECT_EQ(seen[1].first, WatchEventType::Modified);
+  EXPECT_EQ(seen[2].first, WatchEventType::Deleted);
+
+  std::thread idle([&] {
+    EXPECT_TRUE(fake.watch(
+        kSts, "ns", {}, [](WatchEvent&&) { return true; }, &stop));
+  });
+  stop = true;
+  idle.join();  // returns on the stop flag
+}
+
+TEST(FakeKubeClient, AnInformerFollowsTheFake) {
+  FakeKubeClient fake;
+  RealClock clock;
+  fake.put(kSts, sts("a"));
+  Informer informer(fake, kSts, InformerOptions{.ns = "ns"}, clock);
+  informer.start();
+  ASSERT_TRUE(informer.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(fake.create(kSts, "ns", sts("b")));
+  ASSERT_TRUE(fake.awaitWatchesDelivered());
+  EXPECT_TRUE(informer.store().get("ns/b"));
+  fake.stopWatches();
+  informer.stop();
+}
+
+}  // namespace
+}  // namespace shardscaler::k8s::testing
