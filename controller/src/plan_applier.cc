@@ -10,6 +10,8 @@
 
 #include "shardscaler/k8s_client/store.h"
 
+#include "event_type.h"
+
 namespace shardscaler::controller {
 namespace {
 
@@ -63,7 +65,7 @@ bool concurrent(const retention::Action& a) {
 }  // namespace
 
 ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource& target_resource,
-                                const std::string& ns, const InvolvedObject& shard_set) {
+                                const std::string& ns, const k8s::InvolvedObject& shard_set) {
   ApplyOutcome outcome;
   const auto& actions = plan.actions;
   for (std::size_t first = 0; first < actions.size();) {
@@ -96,7 +98,7 @@ ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource
       log_.info("applied", {{"action", action.summary}});
       countWriteForFaultInjection();
       for (const retention::Event& event : action.events) {
-        events_.record(shard_set, event.type, event.reason, event.message);
+        events_.record(shard_set, eventTypeOf(event.type), event.reason, event.message);
       }
       ++outcome.applied;
     }

@@ -154,7 +154,7 @@ class ShardSetController::QueueMetrics final : public k8s::WorkQueueObserver {
 };
 
 ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock& clock,
-                                       EventRecorder& events, telemetry::Metrics* metrics,
+                                       k8s::EventRecorder& events, telemetry::Metrics* metrics,
                                        ControllerOptions options,
                                        ingestion::IngestionSource* ingestion)
     : client_(client),
@@ -164,11 +164,54 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
       options_(std::move(options)),
       ingestion_(ingestion),
       queue_metrics_(std::make_unique<QueueMetrics>(metrics)),
-      queue_(clock, nullptr, queue_metrics_.get()) {
+      runtime_(
+          clock, [this](const std::string& key) { return reconcile(key); }, runtimeOptions()) {
   if (options_.namespaces.empty()) options_.namespaces.emplace_back();
 }
 
 ShardSetController::~ShardSetController() { stop(std::chrono::seconds(0)); }
+
+namespace {
+
+telemetry::ReconcileResult metricsLabel(k8s::ReconcileResult result) {
+  switch (result) {
+    case k8s::ReconcileResult::Success:
+      return telemetry::ReconcileResult::Success;
+    case k8s::ReconcileResult::Requeue:
+      return telemetry::ReconcileResult::Requeue;
+    case k8s::ReconcileResult::Error:
+      break;
+  }
+  return telemetry::ReconcileResult::Error;
+}
+
+}  // namespace
+
+// client-go's WaitForCacheSync before the workers: a reconcile that starts while the StatefulSet
+// informer still lists is queued again by each add the list delivers (a restart of a loaded
+// namespace did ~1.6 reconciles per ShardSet). The queue collects those adds meanwhile, one
+// entry per ShardSet; the wait goes in steps of kCacheSyncStep, so a stop is seen within one.
+k8s::ControllerOptions ShardSetController::runtimeOptions() {
+  return k8s::ControllerOptions{
+      .workers = options_.workers,
+      .queue_observer = queue_metrics_.get(),
+      .wait_ready = [this](std::chrono::nanoseconds step) { return waitForSync(step); },
+      .ready_step = kCacheSyncStep,
+      .on_not_ready =
+          [this] {
+            std::string why;
+            hasSynced(&why);
+            spdlog::info("workers wait for the caches to sync ({})", why);
+          },
+      .on_reconciled =
+          [metrics = metrics_](const std::string&, const ReconcileOutcome& outcome,
+                               std::chrono::nanoseconds took) {
+            if (metrics == nullptr) return;
+            metrics->observeReconcile(metricsLabel(outcome.result),
+                                      std::chrono::duration<double>(took).count());
+          },
+  };
+}
 
 void ShardSetController::addInformer(const k8s::Resource& resource, const std::string& ns,
                                      k8s::InformerOptions opts, k8s::EventHandlers handlers,
@@ -234,20 +277,14 @@ bool ShardSetController::waitForSync(std::chrono::nanoseconds timeout) const {
   return true;
 }
 
-void ShardSetController::startWorkers() {
-  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { worker(); });
-}
+void ShardSetController::startWorkers() { runtime_.start(); }
 
 bool ShardSetController::stop(std::chrono::nanoseconds drain_timeout) {
   {
     std::lock_guard lock(drain_mutex_);
     drain_deadline_ = clock_.deadlineAfter(drain_timeout);
   }
-  bool drained = queue_.shutDownWithDrain(drain_timeout);
-  for (auto& w : workers_) {
-    if (w.joinable()) w.join();
-  }
-  workers_.clear();
+  const bool drained = runtime_.shutDown(drain_timeout);
   for (auto* list : {&shard_set_informers_, &other_informers_}) {
     for (auto& i : *list) i.informer->requestStop();  // all at once: each watch takes ~1 s
   }
@@ -257,11 +294,11 @@ bool ShardSetController::stop(std::chrono::nanoseconds drain_timeout) {
   return drained;
 }
 
-void ShardSetController::enqueue(const std::string& key) { queue_.add(key); }
+void ShardSetController::enqueue(const std::string& key) { runtime_.enqueue(key); }
 
 k8s::EventHandlers ShardSetController::shardSetHandlers() {
   return k8s::EventHandlers{
-      .on_add = [this](const ObjectPtr& o) { queue_.add(k8s::objectKey(*o)); },
+      .on_add = [this](const ObjectPtr& o) { enqueue(k8s::objectKey(*o)); },
       .on_update =
           [this](const ObjectPtr& old_object, const ObjectPtr& new_object) {
             const auto writer = own_writes_.echoWriter(shardSets(), *old_object, *new_object);
@@ -271,12 +308,12 @@ k8s::EventHandlers ShardSetController::shardSetHandlers() {
             // and no read follows it, so the event may also carry someone else's change (a
             // relist shows only the newest version): then it queues as any event does.
             if (writer == key && onlyBoundTargetMoved(*old_object, *new_object)) return;
-            queue_.add(key);
+            enqueue(key);
           },
       .on_delete =
           [this](const ObjectPtr& o) {
             own_writes_.forget(shardSets(), *o);
-            queue_.add(k8s::objectKey(*o));
+            enqueue(k8s::objectKey(*o));
           },
   };
 }
@@ -334,7 +371,7 @@ k8s::EventHandlers ShardSetController::statefulSetHandlers() {
 }
 
 void ShardSetController::enqueueUnlessEcho(const std::string& key, const std::string& echo_of) {
-  if (key != echo_of) queue_.add(key);
+  if (key != echo_of) enqueue(key);
 }
 
 void ShardSetController::enqueueForTarget(const std::string& ns, retention::TargetKind kind,
@@ -362,38 +399,6 @@ void ShardSetController::enqueueForStatefulSet(const Json& sts, const std::strin
     for (auto k : {retention::TargetKind::Prometheus, retention::TargetKind::PrometheusAgent}) {
       if (!kind || *kind == k) enqueueForTarget(ns, k, n->get<std::string>(), echo_of);
     }
-  }
-}
-
-void ShardSetController::worker() {
-  // client-go's WaitForCacheSync before the workers: a reconcile that starts while the StatefulSet
-  // informer still lists is queued again by each add the list delivers (a restart of a loaded
-  // namespace did ~1.6 reconciles per ShardSet). The queue collects those adds meanwhile, one
-  // entry per ShardSet. Bounded steps, so a stop is seen within one.
-  while (!waitForSync(kCacheSyncStep)) {
-    if (queue_.shuttingDown()) return;
-    std::call_once(cache_wait_logged_, [this] {
-      std::string why;
-      hasSynced(&why);
-      spdlog::info("workers wait for the caches to sync ({})", why);
-    });
-  }
-  while (auto key = queue_.get()) {
-    const auto started = clock_.monotonicNow();
-    ReconcileOutcome outcome = reconcile(*key);
-    const double seconds = std::chrono::duration<double>(clock_.monotonicNow() - started).count();
-    if (metrics_ != nullptr) metrics_->observeReconcile(outcome.result, seconds);
-    switch (outcome.result) {
-      case telemetry::ReconcileResult::Success:
-        queue_.forget(*key);
-        if (outcome.requeue_after) queue_.addAfter(*key, *outcome.requeue_after);
-        break;
-      case telemetry::ReconcileResult::Requeue:
-      case telemetry::ReconcileResult::Error:
-        queue_.addRateLimited(*key);
-        break;
-    }
-    queue_.done(*key);
   }
 }
 

@@ -9,6 +9,7 @@
 #include "shardscaler/ingestion/ingestion_source.h"
 #include "shardscaler/retention/naming.h"
 
+#include "event_type.h"
 #include "object_fields.h"
 
 namespace shardscaler::controller {
@@ -18,8 +19,8 @@ using k8s::ObjectPtr;
 
 namespace {
 
-InvolvedObject involvedObject(const Json& shard_set) {
-  return InvolvedObject{
+k8s::InvolvedObject involvedObject(const Json& shard_set) {
+  return k8s::InvolvedObject{
       .api_version = std::string(api::kApiVersion),
       .kind = std::string(api::kShardSetKind),
       .ns = stringAt(shard_set, "metadata", "namespace"),
@@ -106,12 +107,12 @@ k8s::Result<void> ShardSetController::setBoundTarget(const Json& object, const s
 // Retained StatefulSets stay as they are; without their ShardSet nobody deletes them at their
 // deadline, so an Event names them.
 std::optional<ReconcileOutcome> ShardSetController::release(const api::ShardSet& shard_set,
-                                                            const InvolvedObject& subject,
+                                                            const k8s::InvolvedObject& subject,
                                                             const telemetry::LogContext& log) {
   Rounds rounds = planAndApply(shard_set, subject, log, retention::PlanPurpose::Release);
   if (rounds.early) return *rounds.early;
   if (rounds.failure.error) {
-    return ReconcileOutcome{.result = telemetry::ReconcileResult::Error,
+    return ReconcileOutcome{.result = k8s::ReconcileResult::Error,
                             .error = rounds.failure.error->describe()};
   }
   if (rounds.plan.requeue_after) {  // kept paused for the settle time: not released yet
@@ -122,14 +123,13 @@ std::optional<ReconcileOutcome> ShardSetController::release(const api::ShardSet&
     for (const auto& r : rounds.plan.status.retained_shards) {
       names += (names.empty() ? "" : ", ") + r.stateful_set;
     }
-    events_.record(subject, retention::EventType::Warning,
-                   std::string(retention::kReasonRetainedShardsOrphaned),
-                   "ShardSet no longer manages " + targetRefText(shard_set) +
-                       "; its retained StatefulSets stay and will not be deleted at their "
-                       "deadline: " +
-                       names + " (kubectl delete statefulset -l " +
-                       std::string(retention::kShardSetLabel) + "=" + shard_set.name +
-                       " removes them)");
+    events_.record(
+        subject, k8s::EventType::Warning, std::string(retention::kReasonRetainedShardsOrphaned),
+        "ShardSet no longer manages " + targetRefText(shard_set) +
+            "; its retained StatefulSets stay and will not be deleted at their "
+            "deadline: " +
+            names + " (kubectl delete statefulset -l " + std::string(retention::kShardSetLabel) +
+            "=" + shard_set.name + " removes them)");
   }
   log.info("released", {{"target", targetRefText(shard_set)}});
   return std::nullopt;
@@ -137,7 +137,7 @@ std::optional<ReconcileOutcome> ShardSetController::release(const api::ShardSet&
 
 ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
                                                    const api::ShardSet& shard_set,
-                                                   const InvolvedObject& subject,
+                                                   const k8s::InvolvedObject& subject,
                                                    const telemetry::LogContext& log) {
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
   auto mine = std::ranges::find(finalizers, Json(kReleaseFinalizer));
@@ -161,7 +161,7 @@ ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
   auto r = client_.patch(shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json, patch);
   if (!r && !r.error().is(k8s::ErrorKind::NotFound)) {
     log.warn("removing finalizer failed", {{"error", r.error().describe()}});
-    return {.result = telemetry::ReconcileResult::Error, .error = r.error().describe()};
+    return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
   }
   log.info("ShardSet deleted, target released");
   return {};
@@ -176,7 +176,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
     degraded("malformed_shardset");
     return {};  // terminal: waiting does not make it a ShardSet
   }
-  const InvolvedObject subject = involvedObject(object);
+  const k8s::InvolvedObject subject = involvedObject(object);
   if (object["metadata"].contains("deletionTimestamp")) {
     return releaseTarget(object, *shard_set, subject, log);
   }
@@ -184,7 +184,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
     log.error("adding finalizer failed",
               {{"finalizer", kReleaseFinalizer}, {"error", added.error().describe()}});
     degraded("finalizer_failed");
-    return {.result = telemetry::ReconcileResult::Error, .error = added.error().describe()};
+    return {.result = k8s::ReconcileResult::Error, .error = added.error().describe()};
   }
 
   // spec.targetRef moved (or became invalid): the target it was bound to is released first, so
@@ -198,7 +198,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
       if (auto outcome = release(*old, subject, log)) return *outcome;
     }
     if (auto r = setBoundTarget(object, ""); !r) {
-      return {.result = telemetry::ReconcileResult::Error, .error = r.error().describe()};
+      return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
     }
   }
 
@@ -209,12 +209,12 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
   const std::optional<size_t>& zones = rounds.zones;
   if (plan.decision.claimed_by == shard_set->name && bound != wanted) {
     if (auto r = setBoundTarget(object, wanted); !r) {
-      return {.result = telemetry::ReconcileResult::Error, .error = r.error().describe()};
+      return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
     }
   }
 
   for (const retention::Event& event : plan.events) {
-    events_.record(subject, event.type, event.reason, event.message);
+    events_.record(subject, eventTypeOf(event.type), event.reason, event.message);
   }
   std::vector<retention::Event> ingestion_events;
   // A write refused for good stays reported while its transitions are held.
@@ -226,13 +226,13 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
                                    ingestion_ != nullptr ? ingestion_->snapshot(key) : std::nullopt,
                                    refused, clock_.now(), &ingestion_events);
   for (const retention::Event& event : ingestion_events) {
-    events_.record(subject, event.type, event.reason, event.message);
+    events_.record(subject, eventTypeOf(event.type), event.reason, event.message);
   }
   if (auto written = writeStatus(object, status); !written) {
     log.warn("status write failed", {{"error", written.error().describe()}});
     degraded("status_write_failed");
     if (!failure.error) {
-      return {.result = telemetry::ReconcileResult::Error, .error = written.error().describe()};
+      return {.result = k8s::ReconcileResult::Error, .error = written.error().describe()};
     }
   }
   publishMetrics(*shard_set, plan);
@@ -246,7 +246,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
     }
   }
   if (failure.error)
-    return {.result = telemetry::ReconcileResult::Error, .error = failure.error->describe()};
+    return {.result = k8s::ReconcileResult::Error, .error = failure.error->describe()};
   ReconcileOutcome done;
   if (plan.requeue_after) done.requeue_after = *plan.requeue_after;
   return done;

@@ -183,7 +183,7 @@ void ShardSetController::holdTransitions(const std::string& key, std::string why
 }
 
 ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet& shard_set,
-                                                            const InvolvedObject& subject,
+                                                            const k8s::InvolvedObject& subject,
                                                             const telemetry::LogContext& log,
                                                             retention::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
@@ -197,8 +197,7 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
     if (!observed) {
       log.error("reading the target failed", {{"error", observed.error().describe()}});
       degraded("observe_failed");
-      rounds.early = {.result = telemetry::ReconcileResult::Error,
-                      .error = observed.error().describe()};
+      rounds.early = {.result = k8s::ReconcileResult::Error, .error = observed.error().describe()};
       return rounds;
     }
     rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
@@ -215,7 +214,7 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
     if (round == options_.max_rounds) {
       log.warn("actions left after the last round",
                {{"actions", plan.actions.size()}, {"rounds", round}});
-      rounds.early = {.result = telemetry::ReconcileResult::Requeue};
+      rounds.early = {.result = k8s::ReconcileResult::Requeue};
       return rounds;
     }
     auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);

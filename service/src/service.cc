@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "shardscaler/controller/event_recorder.h"
 #include "shardscaler/controller/shardset_controller.h"
 #include "shardscaler/ingestion/ingestion_monitor.h"
 #include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/leader_elector.h"
 #include "shardscaler/k8s_client/rest_client.h"
@@ -104,8 +104,7 @@ class Service {
                     // hold theirs), rather than a new TLS handshake beyond 8 in parallel.
                     .max_idle_connections = static_cast<std::size_t>(options.workers) + 8,
                 }),
-        events_(client_, *clock_,
-                controller::KubeEventRecorder::Options{.instance = options.identity},
+        events_(client_, *clock_, k8s::KubeEventRecorder::Options{.instance = options.identity},
                 [this](const std::string& reason) { metrics_.incDegraded(reason); }),
         ingestion_(*clock_, &metrics_,
                    [this](const std::string& key) { controller_.enqueue(key); }),
@@ -279,7 +278,7 @@ class Service {
   telemetry::Metrics metrics_;
   std::shared_ptr<k8s::RealClock> clock_;
   k8s::RestClient client_;
-  controller::KubeEventRecorder events_;
+  k8s::KubeEventRecorder events_;
   ingestion::IngestionMonitor ingestion_;  // before the controller, which holds a pointer to it
   controller::ShardSetController controller_;
   HttpServer http_;
@@ -313,7 +312,7 @@ int runPlan(const PlanOptions& options) {
   k8s::RealClock clock;
   k8s::RestClient client(std::move(*config));
   // Nothing is written: the recorder is never handed an Event, the controller never started.
-  controller::KubeEventRecorder events(client, clock, {});
+  k8s::KubeEventRecorder events(client, clock, {});
   // The plan says what a reconcile would do now, guard or fallback included.
   controller::ShardSetController controller(
       client, clock, events, nullptr,

@@ -27,7 +27,8 @@ std::ostream& operator<<(std::ostream& os, const Grant& g) {
             << (g.name.empty() ? "" : " [" + g.name + "]");
 }
 
-// The calls of controller/src/shardset_controller.cc, plan_applier.cc and event_recorder.cc.
+// The calls of controller/src/shardset_controller.cc, plan_applier.cc and
+// k8s-client/src/event_recorder.cc (as the controller uses it).
 struct ControllerCall {
   const char* group;
   const char* resource;

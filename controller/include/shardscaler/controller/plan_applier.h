@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "shardscaler/controller/event_recorder.h"
+#include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/retention/planner.h"
 #include "shardscaler/telemetry/logging.h"
@@ -34,19 +34,19 @@ struct ApplyOutcome {
 class PlanApplier {
  public:
   // `log`: the reconcile's fields (key, reconcile_id), on every "applied" line.
-  PlanApplier(k8s::KubeClient& client, EventRecorder& events, telemetry::LogContext log)
+  PlanApplier(k8s::KubeClient& client, k8s::EventRecorder& events, telemetry::LogContext log)
       : client_(client), events_(events), log_(std::move(log)) {}
 
   // target_resource: where the plan's target actions go. shard_set: the Events' subject.
   ApplyOutcome apply(const retention::Plan& plan, const k8s::Resource& target_resource,
-                     const std::string& ns, const InvolvedObject& shard_set);
+                     const std::string& ns, const k8s::InvolvedObject& shard_set);
 
  private:
   k8s::Result<void> applyOne(const retention::Action& action, const k8s::Resource& target_resource,
                              const std::string& ns);
 
   k8s::KubeClient& client_;
-  EventRecorder& events_;
+  k8s::EventRecorder& events_;
   telemetry::LogContext log_;
 };
 

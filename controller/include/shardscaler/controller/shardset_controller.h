@@ -16,13 +16,13 @@
 #include <thread>
 #include <vector>
 
-#include "shardscaler/controller/event_recorder.h"
 #include "shardscaler/controller/own_writes.h"
 #include "shardscaler/controller/plan_applier.h"
 #include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/controller.h"
+#include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/k8s_client/kube_client.h"
-#include "shardscaler/k8s_client/work_queue.h"
 #include "shardscaler/retention/planner.h"
 #include "shardscaler/telemetry/logging.h"
 #include "shardscaler/telemetry/metrics.h"
@@ -51,19 +51,15 @@ struct ControllerOptions {
   std::function<bool(const std::string& ns, std::string* why)> guard_enforced;
 };
 
-// What one reconcile decided about its key.
-struct ReconcileOutcome {
-  telemetry::ReconcileResult result = telemetry::ReconcileResult::Success;
-  std::optional<std::chrono::nanoseconds> requeue_after;  // Success: come back then
-  std::string error;                                      // Error: what failed
-};
+// What one reconcile decided about its key (the Controller's loop acts on it).
+using ReconcileOutcome = k8s::ReconcileOutcome;
 
-// Thread-safety: reconcile() may run on several workers at once for different keys (the work
-// queue never hands one key to two workers). start/stop from one thread.
+// Thread-safety: reconcile() may run on several workers at once for different keys (the
+// Controller never hands one key to two workers). start/stop from one thread.
 class ShardSetController {
  public:
   // metrics and ingestion may be null. All references must outlive the controller.
-  ShardSetController(k8s::KubeClient& client, const k8s::Clock& clock, EventRecorder& events,
+  ShardSetController(k8s::KubeClient& client, const k8s::Clock& clock, k8s::EventRecorder& events,
                      telemetry::Metrics* metrics, ControllerOptions options,
                      ingestion::IngestionSource* ingestion = nullptr);
   ~ShardSetController();
@@ -134,7 +130,7 @@ class ShardSetController {
                                  retention::PlanPurpose purpose) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
   // `log` carries the reconcile's key and reconcile_id into every line it and the applier write.
-  Rounds planAndApply(const api::ShardSet& shard_set, const InvolvedObject& subject,
+  Rounds planAndApply(const api::ShardSet& shard_set, const k8s::InvolvedObject& subject,
                       const telemetry::LogContext& log, retention::PlanPurpose purpose);
   // While stop() drains: when `plan` only waits a short while for the operator or a settle time
   // (called only while the target is paused by this ShardSet: a transition under way), waits
@@ -145,10 +141,11 @@ class ShardSetController {
   k8s::Result<void> ensureFinalizer(const k8s::Json& object);
   // Lets go of `shard_set`'s target (as bound, see kBoundTargetAnnotation); nullopt when done.
   std::optional<ReconcileOutcome> release(const api::ShardSet& shard_set,
-                                          const InvolvedObject& subject,
+                                          const k8s::InvolvedObject& subject,
                                           const telemetry::LogContext& log);
   ReconcileOutcome releaseTarget(const k8s::Json& object, const api::ShardSet& shard_set,
-                                 const InvolvedObject& subject, const telemetry::LogContext& log);
+                                 const k8s::InvolvedObject& subject,
+                                 const telemetry::LogContext& log);
   k8s::Result<void> setBoundTarget(const k8s::Json& object, const std::string& value);
   // Why transitions of `key` are held (the write refused for good), while they are.
   std::optional<std::string> transitionsHeld(const std::string& key) const;
@@ -156,12 +153,12 @@ class ShardSetController {
   ReconcileOutcome reconcileShardSet(const k8s::Json& object, const telemetry::LogContext& log);
   k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
   void publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan);
-  void worker();
+  k8s::ControllerOptions runtimeOptions();
   void degraded(std::string_view reason);
 
   k8s::KubeClient& client_;
   const k8s::Clock& clock_;
-  EventRecorder& events_;
+  k8s::EventRecorder& events_;
   telemetry::Metrics* metrics_;
   ControllerOptions options_;
   ingestion::IngestionSource* ingestion_;
@@ -171,12 +168,11 @@ class ShardSetController {
   OwnWrites own_writes_;
 
   std::unique_ptr<QueueMetrics> queue_metrics_;
-  k8s::WorkQueue queue_;
+  // The worker loop: its workers wait for the caches (hasSynced) before they take a key.
+  k8s::Controller runtime_;
   // One informer per namespace (or one for all); the ShardSet ones are indexed by namespace.
   std::vector<NamedInformer> shard_set_informers_;
   std::vector<NamedInformer> other_informers_;
-  std::vector<std::thread> workers_;
-  std::once_flag cache_wait_logged_;  // the workers' wait for the caches is logged once
   std::atomic<uint64_t> next_reconcile_id_{1};
   // ShardSets whose writes were refused for good, until when no transition starts.
   mutable std::mutex holds_mutex_;

@@ -37,8 +37,9 @@ TargetController::TargetController(const TargetKind& kind, k8s::KubeClient& clie
       recorder_(log, kind.kind),
       assets_(kind, client, recorder_),
       caches_(kind, client, clock, options_.namespaces, options_.lag),
-      reconcile_queue_(clock),
-      status_queue_(clock),
+      reconciles_(clock, [this](const std::string& key) { return reconcileTarget(key); },
+                  {.workers = options_.workers}),
+      statuses_(clock, [this](const std::string& key) { return reconcileStatus(key); }),
       // Each kind draws its own sequence, so adding agents does not change the servers' holds.
       rng_(options_.seed + std::hash<std::string>{}(kind.kind)) {}
 
@@ -67,10 +68,8 @@ void TargetController::run() {
       .on_delete = [this](const k8s::ObjectPtr& o) { onStatefulSetDelete(o); },
   });
   std::lock_guard lock(stop_mutex_);
-  for (int i = 0; i < std::max(1, options_.workers); ++i) {
-    threads_.emplace_back([this] { reconcileWorker(); });
-  }
-  threads_.emplace_back([this] { statusWorker(); });
+  reconciles_.start();
+  statuses_.start();
   if (options_.resync_period.count() > 0) {
     threads_.emplace_back([this] { periodicLoop(options_.resync_period, false); });
   }
@@ -86,8 +85,11 @@ void TargetController::stop() {
     stopping_ = true;
   }
   stop_cv_.notify_all();
-  reconcile_queue_.shutDown();
-  status_queue_.shutDown();
+  // Both queues stop handing out keys before either loop is joined, as before the runtime.
+  reconciles_.drain(std::chrono::nanoseconds(0));
+  statuses_.drain(std::chrono::nanoseconds(0));
+  reconciles_.shutDown(std::chrono::nanoseconds(0));
+  statuses_.shutDown(std::chrono::nanoseconds(0));
   for (auto& thread : threads_) {
     if (thread.joinable()) thread.join();
   }
@@ -98,7 +100,7 @@ void TargetController::stop() {
 
 void TargetController::onTargetAdd(const k8s::ObjectPtr& object) {
   if (!managedByController(*object, options_.controller_id)) return;
-  reconcile_queue_.add(k8s::objectKey(*object));
+  reconciles_.enqueue(k8s::objectKey(*object));
 }
 
 void TargetController::onTargetUpdate(const k8s::ObjectPtr& old_object,
@@ -106,11 +108,11 @@ void TargetController::onTargetUpdate(const k8s::ObjectPtr& old_object,
   if (!managedByController(*new_object, options_.controller_id)) return;
   if (deletionInProgress(*new_object)) return;
   if (!stateChanged(*old_object, *new_object)) return;  // status writes and resyncs
-  reconcile_queue_.add(k8s::objectKey(*new_object));
+  reconciles_.enqueue(k8s::objectKey(*new_object));
 }
 
 void TargetController::onStatefulSetAdd(const k8s::ObjectPtr& object) {
-  if (auto key = ownerKey(*object)) reconcile_queue_.add(*key);
+  if (auto key = ownerKey(*object)) reconciles_.enqueue(*key);
 }
 
 void TargetController::onStatefulSetUpdate(const k8s::ObjectPtr& old_object,
@@ -120,14 +122,14 @@ void TargetController::onStatefulSetUpdate(const k8s::ObjectPtr& old_object,
   auto key = ownerKey(*new_object);
   if (!key) return;
   if (!stateChanged(*old_object, *new_object)) {
-    status_queue_.add(*key);
+    statuses_.enqueue(*key);
     return;
   }
-  reconcile_queue_.add(*key);
+  reconciles_.enqueue(*key);
 }
 
 void TargetController::onStatefulSetDelete(const k8s::ObjectPtr& object) {
-  if (auto key = ownerKey(*object)) reconcile_queue_.add(*key);
+  if (auto key = ownerKey(*object)) reconciles_.enqueue(*key);
 }
 
 std::optional<TargetController::Key> TargetController::ownerKey(const Json& statefulset) const {
@@ -143,33 +145,21 @@ std::optional<TargetController::Key> TargetController::ownerKey(const Json& stat
 
 // ---- workers --------------------------------------------------------------------------------
 
-void TargetController::reconcileWorker() {
-  while (auto key = reconcile_queue_.get()) {
-    auto result = sync(*key);
-    if (result) {
-      reconcile_queue_.forget(*key);
-    } else {
-      spdlog::warn("event=sync_failed kind={} key={} error=\"{}\" action=requeue_with_backoff",
-                   kind_.kind, *key, result.error().message);
-      reconcile_queue_.addRateLimited(*key);
-    }
-    status_queue_.add(*key);  // processNextReconcileItem: every sync is followed by a status
-    reconcile_queue_.done(*key);
-  }
+k8s::ReconcileOutcome TargetController::reconcileTarget(const Key& key) {
+  auto result = sync(key);
+  statuses_.enqueue(key);  // processNextReconcileItem: every sync is followed by a status
+  if (result) return k8s::ReconcileOutcome::success();
+  spdlog::warn("event=sync_failed kind={} key={} error=\"{}\" action=requeue_with_backoff",
+               kind_.kind, key, result.error().message);
+  return k8s::ReconcileOutcome::failure(result.error().message);
 }
 
-void TargetController::statusWorker() {
-  while (auto key = status_queue_.get()) {
-    auto result = updateStatus(*key);
-    if (result) {
-      status_queue_.forget(*key);
-    } else {
-      spdlog::warn("event=status_failed kind={} key={} error=\"{}\" action=requeue_with_backoff",
-                   kind_.kind, *key, result.error().message);
-      status_queue_.addRateLimited(*key);
-    }
-    status_queue_.done(*key);
-  }
+k8s::ReconcileOutcome TargetController::reconcileStatus(const Key& key) {
+  auto result = updateStatus(key);
+  if (result) return k8s::ReconcileOutcome::success();
+  spdlog::warn("event=status_failed kind={} key={} error=\"{}\" action=requeue_with_backoff",
+               kind_.kind, key, result.error().message);
+  return k8s::ReconcileOutcome::failure(result.error().message);
 }
 
 void TargetController::periodicLoop(std::chrono::milliseconds period, bool status_only) {
@@ -184,7 +174,7 @@ void TargetController::periodicLoop(std::chrono::milliseconds period, bool statu
       if (!managedByController(*target, options_.controller_id)) continue;
       const std::string key = k8s::objectKey(*target);
       if (!status_only) {
-        reconcile_queue_.add(key);
+        reconciles_.enqueue(key);
         continue;
       }
       // StatusPoller: refresh what is not fully available yet.
@@ -198,7 +188,7 @@ void TargetController::periodicLoop(std::chrono::milliseconds period, bool statu
           available = false;
         }
       }
-      if (!available) status_queue_.add(key);
+      if (!available) statuses_.enqueue(key);
     }
     lock.lock();
   }

@@ -23,8 +23,8 @@
 #include "operator_caches.h"
 #include "shard_naming.h"
 #include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/controller.h"
 #include "shardscaler/k8s_client/kube_client.h"
-#include "shardscaler/k8s_client/work_queue.h"
 #include "status_report.h"
 #include "target_assets.h"
 #include "target_kind.h"
@@ -78,8 +78,9 @@ class TargetController {
   void onStatefulSetDelete(const k8s::ObjectPtr& object);
   std::optional<Key> ownerKey(const Json& statefulset) const;
 
-  void reconcileWorker();
-  void statusWorker();
+  // The two loops' reconcilers (processNextReconcileItem, processNextStatusItem).
+  k8s::ReconcileOutcome reconcileTarget(const Key& key);
+  k8s::ReconcileOutcome reconcileStatus(const Key& key);
   void periodicLoop(std::chrono::milliseconds period, bool status_only);
 
   k8s::Result<void> sync(const Key& key);
@@ -101,8 +102,8 @@ class TargetController {
   TargetAssets assets_;
 
   OperatorCaches caches_;
-  k8s::WorkQueue reconcile_queue_;
-  k8s::WorkQueue status_queue_;
+  k8s::Controller reconciles_;  // options.workers workers: sync()
+  k8s::Controller statuses_;    // one worker: updateStatus()
 
   mutable std::mutex outcomes_mutex_;
   std::map<Key, ReconcileOutcome> outcomes_;  // ReconciliationTracker

@@ -1,15 +1,20 @@
-#include "shardscaler/controller/event_recorder.h"
+#include "shardscaler/k8s_client/event_recorder.h"
 
 #include <fmt/format.h>
 #include <random>
 
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/telemetry/logging.h"
+#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/k8s_client/meta_time.h"
 
-namespace shardscaler::controller {
+namespace shardscaler::k8s {
+
+std::string_view toString(EventType type) {
+  return type == EventType::Normal ? "Normal" : "Warning";
+}
+
 namespace {
 
-std::string typeName(EventType type) { return std::string(retention::toString(type)); }
+std::string typeName(EventType type) { return std::string(toString(type)); }
 
 // "namespace/name": the same `key` field the reconcile of that ShardSet logs.
 std::string involvedKey(const InvolvedObject& o) { return o.ns + "/" + o.name; }
@@ -22,22 +27,19 @@ std::string correlationKey(const InvolvedObject& o, EventType type, const std::s
 
 // client-go names Events "<object>.<unix nanos in hex>"; a random suffix keeps two recorders
 // (two replicas during a hand-over) from colliding.
-std::string eventName(const InvolvedObject& o, k8s::Clock::SystemTime at) {
+std::string eventName(const InvolvedObject& o, Clock::SystemTime at) {
   thread_local std::mt19937_64 random{std::random_device{}()};
   auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(at.time_since_epoch()).count();
   return fmt::format("{}.{:x}{:04x}", o.name, nanos, random() & 0xffff);
 }
 
 // metav1.Time: RFC3339 in whole seconds.
-std::string eventTime(k8s::Clock::SystemTime at) {
-  return retention::formatRfc3339Utc(
-      retention::Timestamp::fromTimePoint(std::chrono::floor<std::chrono::seconds>(at)));
-}
+std::string eventTime(Clock::SystemTime at) { return formatTime(at); }
 
 }  // namespace
 
-KubeEventRecorder::KubeEventRecorder(k8s::KubeClient& client, const k8s::Clock& clock,
-                                     Options options, DegradedHook on_degraded)
+KubeEventRecorder::KubeEventRecorder(KubeClient& client, const Clock& clock, Options options,
+                                     DegradedHook on_degraded)
     : client_(client),
       clock_(clock),
       options_(std::move(options)),
@@ -55,16 +57,16 @@ KubeEventRecorder::~KubeEventRecorder() {
 
 void KubeEventRecorder::record(const InvolvedObject& object, EventType type,
                                const std::string& reason, const std::string& message) {
-  telemetry::logEvent(telemetry::LogLevel::Info, "event",
-                      {{"key", involvedKey(object)},
-                       {"type", typeName(type)},
-                       {"reason", reason},
-                       {"message", message}});
+  log(LogLevel::Info, "event",
+      {{"key", involvedKey(object)},
+       {"type", typeName(type)},
+       {"reason", reason},
+       {"message", message}});
   {
     std::lock_guard lock(mutex_);
     if (stopping_ || queue_.size() >= options_.queue_limit) {
-      telemetry::logEvent(telemetry::LogLevel::Warn, "event dropped: queue full or shutting down",
-                          {{"key", involvedKey(object)}, {"reason", reason}});
+      log(LogLevel::Warn, "event dropped: queue full or shutting down",
+          {{"key", involvedKey(object)}, {"reason", reason}});
       if (on_degraded_) on_degraded_("event_dropped");
       return;
     }
@@ -106,16 +108,16 @@ void KubeEventRecorder::write(const Pending& pending) {
 }
 
 bool KubeEventRecorder::bumpExisting(const Pending& pending, Sent& sent) {
-  k8s::Json patch = {{"count", sent.count + 1}, {"lastTimestamp", eventTime(pending.at)}};
-  auto result = client_.patch(k8s::resources::events(), pending.object.ns, sent.event_name,
-                              k8s::PatchType::Merge, patch);
+  Json patch = {{"count", sent.count + 1}, {"lastTimestamp", eventTime(pending.at)}};
+  auto result = client_.patch(resources::events(), pending.object.ns, sent.event_name,
+                              PatchType::Merge, patch);
   if (!result) {
     // Expired or deleted by the server's event TTL: start a new Event.
-    if (!result.error().is(k8s::ErrorKind::NotFound)) {
-      telemetry::logEvent(telemetry::LogLevel::Warn, "event update failed",
-                          {{"key", involvedKey(pending.object)},
-                           {"reason", pending.reason},
-                           {"error", result.error().describe()}});
+    if (!result.error().is(ErrorKind::NotFound)) {
+      log(LogLevel::Warn, "event update failed",
+          {{"key", involvedKey(pending.object)},
+           {"reason", pending.reason},
+           {"error", result.error().describe()}});
     }
     return false;
   }
@@ -128,7 +130,7 @@ void KubeEventRecorder::createNew(const Pending& pending, const std::string& key
   const InvolvedObject& o = pending.object;
   std::string name = eventName(o, pending.at);
   std::string at = eventTime(pending.at);
-  k8s::Json event = {
+  Json event = {
       {"apiVersion", "v1"},
       {"kind", "Event"},
       {"metadata", {{"name", name}, {"namespace", o.ns}}},
@@ -149,12 +151,12 @@ void KubeEventRecorder::createNew(const Pending& pending, const std::string& key
       {"lastTimestamp", at},
       {"count", 1},
   };
-  auto result = client_.create(k8s::resources::events(), o.ns, event);
+  auto result = client_.create(resources::events(), o.ns, event);
   if (!result) {
-    telemetry::logEvent(telemetry::LogLevel::Warn, "event write failed",
-                        {{"key", involvedKey(o)},
-                         {"reason", pending.reason},
-                         {"error", result.error().describe()}});
+    log(LogLevel::Warn, "event write failed",
+        {{"key", involvedKey(o)},
+         {"reason", pending.reason},
+         {"error", result.error().describe()}});
     if (on_degraded_) on_degraded_("event_write_failed");
     return;
   }
@@ -176,4 +178,4 @@ void KubeEventRecorder::remember(const std::string& key, Sent sent) {
   }
 }
 
-}  // namespace shardscaler::controller
+}  // namespace shardscaler::k8s

@@ -1,5 +1,5 @@
-// Kubernetes Events for `kubectl describe`: records what the controller did and why.
-// Recording never blocks a reconcile and never fails one; a lost Event is logged and counted.
+// Kubernetes Events for `kubectl describe` (client-go's tools/record): what a controller did and
+// why. Recording never blocks a reconcile and never fails one; a lost Event is logged and counted.
 #pragma once
 
 #include <chrono>
@@ -10,14 +10,14 @@
 #include <list>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
-#include "shardscaler/retention/condition.h"
 
-namespace shardscaler::controller {
+namespace shardscaler::k8s {
 
 // The object an Event is about (core/v1 ObjectReference).
 struct InvolvedObject {
@@ -29,7 +29,9 @@ struct InvolvedObject {
   std::string resource_version;
 };
 
-using retention::EventType;
+// core/v1 Event.type.
+enum class EventType { Normal, Warning };
+std::string_view toString(EventType type);
 
 class EventRecorder {
  public:
@@ -54,7 +56,7 @@ class KubeEventRecorder final : public EventRecorder {
   // Called with a short reason ("event_dropped", "event_write_failed") on every lost Event.
   using DegradedHook = std::function<void(const std::string& reason)>;
 
-  KubeEventRecorder(k8s::KubeClient& client, const k8s::Clock& clock, Options options,
+  KubeEventRecorder(KubeClient& client, const Clock& clock, Options options,
                     DegradedHook on_degraded = {});
   ~KubeEventRecorder() override;  // sends what is queued (bounded by one request each), stops
 
@@ -69,13 +71,13 @@ class KubeEventRecorder final : public EventRecorder {
     EventType type;
     std::string reason;
     std::string message;
-    k8s::Clock::SystemTime at;
+    Clock::SystemTime at;
   };
   struct Sent {
     std::string event_name;
     int count = 0;
-    k8s::Clock::SystemTime first;
-    k8s::Clock::SystemTime last;
+    Clock::SystemTime first;
+    Clock::SystemTime last;
     std::list<std::string>::iterator lru;
   };
 
@@ -85,8 +87,8 @@ class KubeEventRecorder final : public EventRecorder {
   void createNew(const Pending& pending, const std::string& key);
   void remember(const std::string& key, Sent sent);
 
-  k8s::KubeClient& client_;
-  const k8s::Clock& clock_;
+  KubeClient& client_;
+  const Clock& clock_;
   Options options_;
   DegradedHook on_degraded_;
 
@@ -103,4 +105,4 @@ class KubeEventRecorder final : public EventRecorder {
   std::thread writer_;
 };
 
-}  // namespace shardscaler::controller
+}  // namespace shardscaler::k8s
