@@ -15,7 +15,7 @@ TEST_F(ControllerTest, TheFirstReconcileAddsTheFinalizerGuardedByTheResourceVers
   const Json created = fake_.put(shardSets(), shardSetJson(2));
   startController();
   const ReconcileOutcome outcome = reconcile();
-  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
   ASSERT_TRUE(shardSet());
   EXPECT_TRUE(hasFinalizer(*shardSet()));
 
@@ -36,7 +36,7 @@ TEST_F(ControllerTest, AFinalizerWriteThatFailsFailsTheReconcileAndWritesNothing
   fake_.failNext({.verb = Verb::Patch, .resource = "shardsets"}, 1,
                  k8s::testing::statusError(500, "etcd is away"));
   const ReconcileOutcome outcome = reconcile();
-  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Error);
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Error);
   EXPECT_NE(outcome.error.find("etcd is away"), std::string::npos) << outcome.error;
   EXPECT_TRUE(fake_.calls({.resource = "prometheuses"}).empty()) << describe(fake_.calls());
   EXPECT_TRUE(fake_.calls({.resource = "statefulsets"}).empty());
@@ -46,14 +46,14 @@ TEST_F(ControllerTest, ADeletedShardSetReleasesItsTargetThenDropsTheFinalizer) {
   putTarget(2);
   fake_.put(shardSets(), shardSetJson(2));
   startController();
-  ASSERT_EQ(reconcile().result, telemetry::ReconcileResult::Success);
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
   ASSERT_EQ((*target())["metadata"]["annotations"].value("shardscaler.io/claimed-by", ""), "main");
 
   // The finalizer keeps it: the API server only marks it.
   ASSERT_TRUE(fake_.remove(shardSets(), kNs, "main"));
   ASSERT_TRUE(shardSet());
   const ReconcileOutcome outcome = reconcile();
-  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
   EXPECT_FALSE(shardSet()) << "the finalizer is still there: " << describe(fake_.calls());
   const Json annotations = (*target())["metadata"].value("annotations", Json::object());
   EXPECT_FALSE(annotations.contains("shardscaler.io/claimed-by")) << target()->dump();
@@ -90,7 +90,7 @@ TEST_F(ControllerTest, AShardSetWithAnInvalidSpecBeingDeletedStillResumesTheTarg
   // Bounded: a release may wait out a settle time first (then it asks to come back).
   for (int attempt = 0; attempt < 3 && shardSet(); ++attempt) {
     const ReconcileOutcome outcome = reconcile();
-    ASSERT_NE(outcome.result, telemetry::ReconcileResult::Error) << outcome.error << "\n"
+    ASSERT_NE(outcome.result, k8s::ReconcileResult::Error) << outcome.error << "\n"
                                                                  << describe(fake_.calls());
     if (outcome.requeue_after) clock_.advance(*outcome.requeue_after);
   }

@@ -13,13 +13,16 @@
 #include <vector>
 
 #include "shardscaler/controller/api_resources.h"
-#include "shardscaler/controller/event_recorder.h"
 #include "shardscaler/controller/shardset_controller.h"
 #include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_testing/fake_kube_client.h"
 
 namespace shardscaler::controller::testing {
 
+using k8s::EventRecorder;
+using k8s::EventType;
+using k8s::InvolvedObject;
 using k8s::Json;
 using k8s::testing::CallMatch;
 using k8s::testing::FakeKubeClient;

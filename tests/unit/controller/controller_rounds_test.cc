@@ -27,7 +27,7 @@ TEST_F(ControllerTest, AReconcileStopsAfterMaxRoundsAndAsksToBeRequeued) {
   // Claiming the target and labelling its shards take two rounds of writes.
   startController({.max_rounds = 1});
   const ReconcileOutcome outcome = reconcile();
-  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Requeue) << describe(fake_.calls());
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Requeue) << describe(fake_.calls());
   EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "prometheuses"}).size(), 1U);
   EXPECT_TRUE(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).empty())
       << describe(fake_.calls());
@@ -35,7 +35,7 @@ TEST_F(ControllerTest, AReconcileStopsAfterMaxRoundsAndAsksToBeRequeued) {
 
   // The next reconcile goes on where this one stopped.
   const ReconcileOutcome next = reconcile();
-  EXPECT_EQ(next.result, telemetry::ReconcileResult::Success) << describe(fake_.calls());
+  EXPECT_EQ(next.result, k8s::ReconcileResult::Success) << describe(fake_.calls());
   EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).size(), 2U);
 }
 
@@ -46,7 +46,7 @@ TEST_F(ControllerTest, AConflictOnATargetWriteIsReadAgainAndPlannedAgain) {
   fake_.failNext({.verb = Verb::Patch, .resource = "prometheuses"}, 1,
                  k8s::testing::statusError(409, "the object has been modified"));
   const ReconcileOutcome outcome = reconcile();
-  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
 
   // patch (409), then a read of the target before the same claim is sent again.
   const auto calls = fake_.calls({.resource = "prometheuses"});
@@ -75,7 +75,7 @@ TEST_F(ControllerTest, ANotFoundOnAShardWriteIsPlannedAgain) {
   fake_.failNext({.verb = Verb::Patch, .resource = "statefulsets", .name = stsName(1)}, 1,
                  k8s::testing::statusError(404, "statefulsets.apps \"x\" not found"));
   const ReconcileOutcome outcome = reconcile();
-  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
   EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .name = stsName(1)}).size(), 2U)
       << describe(fake_.calls());
   EXPECT_EQ(degradedReason(*shardSet()), "AsExpected") << shardSet()->dump();
@@ -86,7 +86,7 @@ TEST_F(ControllerTest, AMissingTargetIsReportedAndNothingIsDeleted) {
   fake_.put(shardSets(), shardSetJson(2, "absent"));
   startController();
   const ReconcileOutcome outcome = reconcile();
-  EXPECT_NE(outcome.result, telemetry::ReconcileResult::Error) << outcome.error;
+  EXPECT_NE(outcome.result, k8s::ReconcileResult::Error) << outcome.error;
   ASSERT_TRUE(shardSet()->contains("status")) << describe(fake_.calls());
   EXPECT_TRUE(hasConditionReason(*shardSet(), "TargetNotFound")) << shardSet()->dump();
   EXPECT_TRUE(fake_.calls({.verb = Verb::Remove}).empty()) << describe(fake_.calls());
@@ -108,7 +108,7 @@ TEST_F(ControllerTest, TargetPatchesCarryUidAndResourceVersionAndARecreatedTarge
   });
   const ReconcileOutcome outcome = reconcile();
   fake_.setBeforeCall({});
-  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
 
   const auto patches = fake_.calls({.verb = Verb::Patch, .resource = "prometheuses"});
   ASSERT_EQ(patches.size(), 2U) << describe(fake_.calls());
@@ -148,7 +148,7 @@ TEST_F(ControllerTest, AShardRecreatedUnderItsGuardLabelPatchIsReplannedNotDegra
   });
   const ReconcileOutcome outcome = reconcile();
   fake_.setBeforeCall({});
-  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
   const auto patches = fake_.calls({.verb = Verb::Patch, .name = stsName(1)});
   ASSERT_EQ(patches.size(), 2U) << describe(fake_.calls());
   EXPECT_EQ(patches[0].body["metadata"]["uid"], old_uid);

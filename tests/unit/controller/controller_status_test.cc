@@ -16,11 +16,11 @@ TEST_F(ControllerTest, AReconcileThatChangesNothingWritesNothing) {
   putTarget(2);
   fake_.put(shardSets(), shardSetJson(2));
   startController();
-  ASSERT_EQ(reconcile().result, telemetry::ReconcileResult::Success);
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
   EXPECT_EQ(statusWrites().size(), 1U) << describe(fake_.calls());
 
   const ReconcileOutcome again = reconcile();
-  EXPECT_EQ(again.result, telemetry::ReconcileResult::Success) << again.error;
+  EXPECT_EQ(again.result, k8s::ReconcileResult::Success) << again.error;
   EXPECT_TRUE(statusWrites().empty()) << describe(fake_.calls());
   EXPECT_TRUE(writes(fake_).empty()) << describe(fake_.calls());
 }
@@ -29,14 +29,14 @@ TEST_F(ControllerTest, ASpecChangeWritesStatusExactlyOnce) {
   putTarget(2);
   fake_.put(shardSets(), shardSetJson(2));
   startController();
-  ASSERT_EQ(reconcile().result, telemetry::ReconcileResult::Success);
-  ASSERT_EQ(reconcile().result, telemetry::ReconcileResult::Success);
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
 
   // A new generation that plans the same: only status.observedGeneration moves.
   ASSERT_TRUE(
       fake_.patch(shardSets(), kNs, "main", k8s::PatchType::Merge, {{"spec", {{"minShards", 1}}}}));
   const ReconcileOutcome outcome = reconcile();
-  EXPECT_EQ(outcome.result, telemetry::ReconcileResult::Success) << outcome.error;
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
   const auto status = statusWrites();
   ASSERT_EQ(status.size(), 1U) << describe(fake_.calls());
   EXPECT_EQ((*shardSet())["status"]["observedGeneration"], 2);
