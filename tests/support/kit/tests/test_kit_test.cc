@@ -15,8 +15,7 @@ using namespace std::chrono_literals;
 
 TEST(Eventually, ReturnsTrueOnceTheConditionHolds) {
   int calls = 0;
-  EXPECT_TRUE(eventually(
-      5s, [&] { return ++calls == 3; }, 1ms));
+  EXPECT_TRUE(eventually(5s, 1ms, [&] { return ++calls == 3; }));
   EXPECT_EQ(calls, 3);
 }
 
@@ -33,12 +32,12 @@ TEST(Eventually, KeepsWhatTheLastTrySawOnFailure) {
   int calls = 0;
   std::string last;
   EXPECT_FALSE(eventually(
-      20ms,
+      20ms, 1ms,
       [&](std::string* state) {
         *state = "try " + std::to_string(++calls);
         return false;
       },
-      &last, 1ms));
+      &last));
   EXPECT_EQ(last, "try " + std::to_string(calls));
 }
 
