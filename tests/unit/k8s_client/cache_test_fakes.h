@@ -366,17 +366,6 @@ class EventLog {
   std::vector<std::string> entries_;
 };
 
-// Waits (bounded, real time) until pred() holds; for state with no notification to wait on.
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // poll interval, not a guess
-  }
-  return true;
-}
-
 inline Json makeObject(const std::string& ns, const std::string& name, Json labels = nullptr,
                        Json spec = Json::object()) {
   Json object{{"apiVersion", "v1"},

@@ -9,13 +9,12 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::kFakeCaPem;
-using testing::ScratchDir;
 
 constexpr const char* kCaBase64 =
     "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUJmYWtlCi0tLS0tRU5EIENFUlRJRklDQVRFLS0tLS0K";
 
 TEST(ConfigKubeconfig, ReadsEveryFieldOfTheCurrentContext) {
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   dir.write("pki/ca.crt", kFakeCaPem);
   dir.write("pki/client.crt", "CERT");
   dir.write("pki/client.key", "KEY");
@@ -84,7 +83,7 @@ contexts:
 }
 
 TEST(ConfigKubeconfig, TokenInsecureAndTokenFile) {
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   dir.write("token", "from-file\n");
   std::string yaml = R"(
 current-context: a
@@ -117,7 +116,7 @@ contexts:
 }
 
 TEST(ConfigKubeconfig, MissingContextNamesItAndTheKnownOnes) {
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   auto file = dir.write("config", R"(
 current-context: prod
 clusters: [{name: k, cluster: {server: https://k}}]
@@ -143,7 +142,7 @@ TEST(ConfigKubeconfig, NoCurrentContext) {
 }
 
 TEST(ConfigKubeconfig, UnreadableCaFileNamesTheFileAndTheReason) {
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   auto file = dir.write("config", R"(
 current-context: c
 clusters: [{name: k, cluster: {server: https://k, certificate-authority: missing-ca.crt}}]
@@ -160,7 +159,7 @@ contexts: [{name: c, context: {cluster: k}}]
 
 TEST(ConfigKubeconfig, CaPathThatIsADirectoryIsUnreadable) {
   // Root reads any file whatever its mode, so a directory stands in for "unreadable".
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   std::filesystem::create_directories(dir.path() / "ca-dir");
   auto config = parseKubeconfig(R"(
 current-context: c
@@ -175,7 +174,7 @@ contexts: [{name: c, context: {cluster: k}}]
 }
 
 TEST(ConfigKubeconfig, CaFileWithoutCertificate) {
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   dir.write("ca.crt", "not a certificate");
   auto config = parseKubeconfig(R"(
 current-context: c
@@ -188,7 +187,7 @@ contexts: [{name: c, context: {cluster: k}}]
 }
 
 TEST(ConfigKubeconfig, MalformedYamlGivesLineAndColumn) {
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   auto file = dir.write("config", "clusters:\n- name: a\n  cluster: {server: [unclosed\n");
   auto config = loadKubeconfigFiles({file});
   ASSERT_FALSE(config.has_value());
@@ -260,7 +259,7 @@ contexts:
 }
 
 TEST(ConfigKubeconfig, UnreadableTokenFile) {
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   auto config = parseKubeconfig(R"(
 current-context: c
 clusters: [{name: k, cluster: {server: https://k}}]
@@ -281,7 +280,7 @@ TEST(ConfigKubeconfig, MissingKubeconfigFile) {
 }
 
 TEST(ConfigKubeconfig, KubeconfigListMergesFirstDefinitionWins) {
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   auto first = dir.write("a", R"(
 current-context: shared
 clusters: [{name: k, cluster: {server: https://first}}]
@@ -307,7 +306,7 @@ contexts: [{name: shared, context: {cluster: k2}}, {name: other, context: {clust
 }
 
 TEST(ConfigLoadOrder, FlagBeatsEnvironmentBeatsInCluster) {
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   auto flag_file = dir.write("flag", R"(
 current-context: c
 clusters: [{name: k, cluster: {server: https://flag}}]
@@ -370,7 +369,7 @@ TEST(ConfigLoadOrder, NothingConfiguredSaysWhatWasTried) {
 }
 
 TEST(ConfigInCluster, Ipv6HostAndMissingFiles) {
-  ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   dir.write("token", "t");
   dir.write("ca.crt", kFakeCaPem);
   auto v6 = loadInClusterConfig("fd00::1", "6443",

@@ -7,6 +7,7 @@
 
 #include "cache_test_fakes.h"
 #include "shardscaler/k8s_client/informer.h"
+#include "shardscaler/test_kit/eventually.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -59,7 +60,7 @@ TEST_F(InformerTest, HandlersSeeEveryChangeInOrderWithTheStoreAlreadyUpdated) {
   };
   informer_->addEventHandlers(handlers);
   informer_->start();
-  ASSERT_TRUE(cachetest::eventually([&] { return informer_->hasSynced(); }));
+  ASSERT_TRUE(test_kit::eventually(5s, [&] { return informer_->hasSynced(); }));
   EXPECT_TRUE(informer_->waitForSync(0s));
   ASSERT_TRUE(server_.awaitOpenWatch(1));
 
@@ -73,7 +74,8 @@ TEST_F(InformerTest, HandlersSeeEveryChangeInOrderWithTheStoreAlreadyUpdated) {
   EXPECT_EQ(informer_->store().size(), 1u);
   EXPECT_EQ(informer_->store().get("ns", "a")->at("spec").at("v"), 2);
   // The resume point moves only after handlers ran, so it may trail the log by a moment.
-  EXPECT_TRUE(cachetest::eventually([&] { return informer_->lastSyncResourceVersion() == "104"; }));
+  EXPECT_TRUE(
+      test_kit::eventually(5s, [&] { return informer_->lastSyncResourceVersion() == "104"; }));
 }
 
 TEST_F(InformerTest, RelistAfterGoneAddsUpdatesAndDeletesWhatChangedWhileDisconnected) {
@@ -112,7 +114,7 @@ TEST_F(InformerTest, AHandlerAddedLateGetsTheCacheThenTheStream) {
   server_.put(kConfigMaps, makeObject("ns", "b"));
   make();
   informer_->start();
-  ASSERT_TRUE(cachetest::eventually([&] { return informer_->hasSynced(); }));
+  ASSERT_TRUE(test_kit::eventually(5s, [&] { return informer_->hasSynced(); }));
   informer_->addEventHandlers(recordInto(log_));
   ASSERT_TRUE(log_.awaitSize(2));
   server_.put(kConfigMaps, makeObject("ns", "c"));
@@ -148,7 +150,7 @@ TEST_F(InformerTest, DropManagedFieldsShrinksStoredObjects) {
   options.transform = dropManagedFields;
   make(options);
   informer_->start();
-  ASSERT_TRUE(cachetest::eventually([&] { return informer_->hasSynced(); }));
+  ASSERT_TRUE(test_kit::eventually(5s, [&] { return informer_->hasSynced(); }));
   auto stored = informer_->store().get("ns", "a");
   ASSERT_NE(stored, nullptr);
   EXPECT_FALSE(stored->at("metadata").contains("managedFields"));

@@ -9,6 +9,7 @@
 
 #include "cache_test_fakes.h"
 #include "shardscaler/k8s_client/leader_elector.h"
+#include "shardscaler/test_kit/eventually.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -51,7 +52,7 @@ class LeaderElectorTest : public ::testing::Test {
     return l ? *l : Json::object();
   }
   bool awaitEntry(const EventLog& log, const std::string& entry) {
-    return cachetest::eventually([&] { return contains(log, entry); });
+    return test_kit::eventually(5s, [&] { return contains(log, entry); });
   }
   // Moves the clock from wait to wait until `done` holds; false after `max_steps` waits.
   // Before each step, `waiters` threads must be waiting, so none lags behind the clock.
@@ -59,7 +60,7 @@ class LeaderElectorTest : public ::testing::Test {
   bool advanceUntil(Pred done, std::size_t waiters = 1, int max_steps = 40) {
     for (int i = 0; i < max_steps; ++i) {
       // Either the condition holds or the threads wait on the clock (none: finished).
-      bool waiting = cachetest::eventually([&] {
+      bool waiting = test_kit::eventually(5s, [&] {
         return done() ||
                (clock_.awaitWaiters(waiters, 0ms) && clock_.awaitNextDeadline(0ms).has_value());
       });
@@ -94,8 +95,8 @@ TEST_F(LeaderElectorTest, AcquiresAFreshLeaseThenRenewsItEveryRetryPeriod) {
   ASSERT_TRUE(wait);
   EXPECT_EQ(*wait - clock_.monotonicNow(), 2s);
   clock_.advance(2s);
-  ASSERT_TRUE(cachetest::eventually(
-      [&] { return lease()["spec"]["renewTime"] == formatMicroTime(clock_.now()); }));
+  ASSERT_TRUE(test_kit::eventually(
+      5s, [&] { return lease()["spec"]["renewTime"] == formatMicroTime(clock_.now()); }));
   auto renewed = lease();
   EXPECT_EQ(renewed["spec"]["acquireTime"], acquired["spec"]["acquireTime"]);
   EXPECT_EQ(renewed["spec"]["leaseTransitions"], 0);
@@ -221,8 +222,8 @@ TEST_F(LeaderElectorTest, AConflictingWriteIsRereadAtOnce) {
   auto updates_before = server_.calls(Verb::Update);
   server_.failNext(Verb::Update, apiError(ErrorKind::Conflict, 409));
   clock_.advance(2s);
-  ASSERT_TRUE(cachetest::eventually(
-      [&] { return lease()["spec"]["renewTime"] == formatMicroTime(clock_.now()); }));
+  ASSERT_TRUE(test_kit::eventually(
+      5s, [&] { return lease()["spec"]["renewTime"] == formatMicroTime(clock_.now()); }));
   EXPECT_EQ(server_.calls(Verb::Update), updates_before + 2);
   EXPECT_TRUE(a->elector->isLeader());
 }
@@ -235,7 +236,7 @@ TEST_F(LeaderElectorTest, AStaleResourceVersionNeverOverwritesAnotherWrite) {
   auto stale = lease();
   ASSERT_TRUE(clock_.awaitNextDeadline(5s));
   clock_.advanceToNextDeadline();
-  ASSERT_TRUE(cachetest::eventually([&] {
+  ASSERT_TRUE(test_kit::eventually(5s, [&] {
     return lease()["metadata"]["resourceVersion"] != stale["metadata"]["resourceVersion"];
   }));
   stale["spec"]["holderIdentity"] = "b";
@@ -249,8 +250,8 @@ TEST_F(LeaderElectorTest, TwoCandidatesStartingTogetherNeverBothLead) {
   auto b = candidate("b");
   a->elector->start();
   b->elector->start();
-  ASSERT_TRUE(cachetest::eventually(
-      [&] { return contains(a->log, "started") || contains(b->log, "started"); }));
+  ASSERT_TRUE(test_kit::eventually(
+      5s, [&] { return contains(a->log, "started") || contains(b->log, "started"); }));
   // Thirty seconds in step with both (a leader starved of CPU past its lease would lose it).
   auto start = clock_.monotonicNow();
   bool both = false;

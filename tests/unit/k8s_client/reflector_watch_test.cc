@@ -9,6 +9,7 @@
 
 #include "cache_test_fakes.h"
 #include "shardscaler/k8s_client/reflector.h"
+#include "shardscaler/test_kit/eventually.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -87,7 +88,7 @@ TEST_F(ReflectorTest, ListsThenWatchesFromTheListResourceVersion) {
   EXPECT_EQ(sink_.log.entries()[1], "added:ns/c@103");
   EXPECT_EQ(sink_.log.entries()[2], "deleted:ns/a@104");
   EXPECT_TRUE(
-      cachetest::eventually([&] { return reflector_->lastSyncResourceVersion() == "104"; }));
+      test_kit::eventually(5s, [&] { return reflector_->lastSyncResourceVersion() == "104"; }));
 }
 
 TEST_F(ReflectorTest, ResumesFromTheBookmarkResourceVersionAfterADisconnect) {
@@ -100,7 +101,7 @@ TEST_F(ReflectorTest, ResumesFromTheBookmarkResourceVersionAfterADisconnect) {
   server_.bumpResourceVersion();
   server_.bookmark(kConfigMaps);
   ASSERT_TRUE(
-      cachetest::eventually([&] { return reflector_->lastSyncResourceVersion() == "103"; }));
+      test_kit::eventually(5s, [&] { return reflector_->lastSyncResourceVersion() == "103"; }));
 
   server_.endWatches(apiError(ErrorKind::Transport, 0, "connection reset"));
   auto delay = awaitBackoff();

@@ -334,7 +334,7 @@ TEST(RestClient, ServerDownIsOneClearTransportError) {
 }
 
 TEST(RestClient, TokenFileIsReReadAfterAMinuteOrAfterA401) {
-  testing::ScratchDir dir;
+  test_kit::TempDir dir("k8srest-");
   auto token_file = dir.write("token", "one\n");
   bool reject = false;
   std::mutex mutex;

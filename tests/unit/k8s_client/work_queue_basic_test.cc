@@ -11,6 +11,7 @@
 #include "cache_test_fakes.h"
 #include "shardscaler/k8s_client/item_exponential_rate_limiter.h"
 #include "shardscaler/k8s_client/work_queue.h"
+#include "shardscaler/test_kit/eventually.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -76,7 +77,7 @@ TEST(WorkQueueTest, NoKeyIsEverProcessedByTwoWorkersAtOnce) {
     });
   }
   for (int i = 0; i < 20000; ++i) queue.add("key-" + std::to_string(i % kKeys));
-  ASSERT_TRUE(cachetest::eventually([&] { return queue.len() == 0 && busy.load() == 0; }));
+  ASSERT_TRUE(test_kit::eventually(5s, [&] { return queue.len() == 0 && busy.load() == 0; }));
   queue.shutDown();
   for (auto& worker : workers) worker.join();
   EXPECT_EQ(overlaps.load(), 0);

@@ -9,6 +9,7 @@
 #include "cache_test_fakes.h"
 #include "shardscaler/k8s_client/item_exponential_rate_limiter.h"
 #include "shardscaler/k8s_client/work_queue.h"
+#include "shardscaler/test_kit/eventually.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -67,7 +68,7 @@ TEST(WorkQueueDelayTest, AnEarlierDelayedAddShortensASleepingWorkersWait) {
   auto start = clock.monotonicNow();
   queue.addAfter("soon", 1s);
   // The worker re-arms its wait for the sooner key.
-  ASSERT_TRUE(cachetest::eventually([&] {
+  ASSERT_TRUE(test_kit::eventually(5s, [&] {
     auto next = clock.awaitNextDeadline(1s);
     return next && *next == start + 1s;
   }));

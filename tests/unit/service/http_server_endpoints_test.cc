@@ -17,6 +17,7 @@
 #include <boost/beast/http.hpp>
 
 #include "shardscaler/service/http_server.h"
+#include "shardscaler/test_kit/eventually.h"
 
 namespace shardscaler::service {
 namespace {
@@ -114,17 +115,6 @@ TestClient::Reply get(std::uint16_t port, const std::string& target,
   TestClient c(port);
   if (auto ec = c.connect()) return {ec, {}};
   return c.request(verb, target, false);
-}
-
-// Waits on a condition with a deadline instead of sleeping a guessed time.
-template <typename Pred>
-bool eventually(Pred pred, std::chrono::milliseconds deadline = 5s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return pred();
 }
 
 const serving::BindAddress kLoopback{"127.0.0.1", 0};
@@ -349,7 +339,8 @@ TEST_F(HttpServerEndpointsTest, ConnectionLimitClosesExtraConnections) {
   EXPECT_TRUE(c.closedByServer());
   EXPECT_EQ(degraded(), std::vector<std::string>{"http_connection_limit"});
   a.reset();  // frees a slot once the server sees the close
-  EXPECT_TRUE(eventually([&] { return get(*port, "/healthz").res.result() == http::status::ok; }));
+  EXPECT_TRUE(test_kit::eventually(
+      5s, [&] { return get(*port, "/healthz").res.result() == http::status::ok; }));
 }
 
 TEST_F(HttpServerEndpointsTest, IdleConnectionsTimeOut) {

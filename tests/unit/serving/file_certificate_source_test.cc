@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "shardscaler/serving/file_certificate_source.h"
+#include "shardscaler/test_kit/temp_dir.h"
 #include "tls_test_support.h"
 
 namespace shardscaler::serving {
@@ -21,15 +22,6 @@ using ::testing::HasSubstr;
 
 class FileCertificateSourceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char pattern[] = "/tmp/serving-files-XXXXXX";
-    ASSERT_NE(mkdtemp(pattern), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(dir_, ignored);
-  }
   static void write(const fs::path& path, const std::string& text) {
     std::ofstream(path, std::ios::binary) << text;
   }
@@ -62,7 +54,8 @@ class FileCertificateSourceTest : public ::testing::Test {
     return current ? current->leaf().fingerprint() : "";
   }
 
-  fs::path dir_;
+  test_kit::TempDir tmp_{"serving-files-"};
+  const fs::path dir_ = tmp_.path();
   int generation_ = 0;
   std::vector<std::string> reasons_;
   std::shared_ptr<k8s::ManualClock> clock_ = std::make_shared<k8s::ManualClock>();
