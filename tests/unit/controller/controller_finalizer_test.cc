@@ -91,7 +91,7 @@ TEST_F(ControllerTest, AShardSetWithAnInvalidSpecBeingDeletedStillResumesTheTarg
   for (int attempt = 0; attempt < 3 && shardSet(); ++attempt) {
     const ReconcileOutcome outcome = reconcile();
     ASSERT_NE(outcome.result, k8s::ReconcileResult::Error) << outcome.error << "\n"
-                                                                 << describe(fake_.calls());
+                                                           << describe(fake_.calls());
     if (outcome.requeue_after) clock_.advance(*outcome.requeue_after);
   }
   EXPECT_FALSE(shardSet()) << "not released: " << describe(fake_.calls());
