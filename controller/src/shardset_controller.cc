@@ -171,22 +171,6 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
 
 ShardSetController::~ShardSetController() { stop(std::chrono::seconds(0)); }
 
-namespace {
-
-telemetry::ReconcileResult metricsLabel(k8s::ReconcileResult result) {
-  switch (result) {
-    case k8s::ReconcileResult::Success:
-      return telemetry::ReconcileResult::Success;
-    case k8s::ReconcileResult::Requeue:
-      return telemetry::ReconcileResult::Requeue;
-    case k8s::ReconcileResult::Error:
-      break;
-  }
-  return telemetry::ReconcileResult::Error;
-}
-
-}  // namespace
-
 // client-go's WaitForCacheSync before the workers: a reconcile that starts while the StatefulSet
 // informer still lists is queued again by each add the list delivers (a restart of a loaded
 // namespace did ~1.6 reconciles per ShardSet). The queue collects those adds meanwhile, one
@@ -207,8 +191,7 @@ k8s::ControllerOptions ShardSetController::runtimeOptions() {
           [metrics = metrics_](const std::string&, const ReconcileOutcome& outcome,
                                std::chrono::nanoseconds took) {
             if (metrics == nullptr) return;
-            metrics->observeReconcile(metricsLabel(outcome.result),
-                                      std::chrono::duration<double>(took).count());
+            metrics->observeReconcile(outcome.result, std::chrono::duration<double>(took).count());
           },
   };
 }

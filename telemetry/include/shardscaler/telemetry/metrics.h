@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "shardscaler/k8s_client/reconciler.h"
 #include "shardscaler/telemetry/build_info.h"
 
 namespace prometheus {
@@ -23,7 +24,8 @@ class Family;
 
 namespace shardscaler::telemetry {
 
-enum class ReconcileResult { Success, Requeue, Error };
+// The label of a reconcile is the controller runtime's own result.
+using k8s::ReconcileResult;
 
 // Thread-safe: every method may be called from any thread at any time.
 class Metrics {
