@@ -36,11 +36,15 @@ std::vector<FieldSchema> buildFields() {
   out.push_back(f({kSpec, kTargetRef, kName}, T::String));
   out.push_back(f({kSpec, kShards}, T::Integer));
   out.back().minimum = kShardsMinimum;
+  out.back().maximum = kShardCountMaximum;
   out.push_back(f({kSpec, kMinShards}, T::Integer));
   out.back().minimum = kMinShardsMinimum;
+  out.back().maximum = kShardCountMaximum;
   out.back().default_value = std::to_string(kMinShardsDefault);
   out.push_back(f({kSpec, kMaxShards}, T::Integer));
   out.back().minimum = kMaxShardsMinimum;
+  out.back().maximum = kShardCountMaximum;
+  out.back().default_value = std::to_string(kMaxShardsDefault);
   out.push_back(f({kSpec, kShardRetentionPolicy}, T::Object));
   out.push_back(f({kSpec, kShardRetentionPolicy, kWhenScaled}, T::String));
   out.back().enum_values = strings(kWhenScaledValues);

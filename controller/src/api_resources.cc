@@ -12,8 +12,8 @@ k8s::Resource prometheuses() { return {"monitoring.coreos.com", "v1", "prometheu
 k8s::Resource prometheusAgents() {
   return {"monitoring.coreos.com", "v1alpha1", "prometheusagents", true};
 }
-k8s::Resource targetResource(retention::TargetKind kind) {
-  return kind == retention::TargetKind::Prometheus ? prometheuses() : prometheusAgents();
+k8s::Resource targetResource(planner::TargetKind kind) {
+  return kind == planner::TargetKind::Prometheus ? prometheuses() : prometheusAgents();
 }
 
 }  // namespace shardscaler::controller

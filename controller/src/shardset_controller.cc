@@ -10,8 +10,8 @@
 #include "shardscaler/controller/api_resources.h"
 #include "shardscaler/controller/shard_set_status.h"
 #include "shardscaler/ingestion/ingestion_source.h"
-#include "shardscaler/retention/stateful_set.h"
-#include "shardscaler/retention/target.h"
+#include "shardscaler/planner/stateful_set.h"
+#include "shardscaler/planner/target.h"
 
 #include "object_fields.h"
 
@@ -61,12 +61,12 @@ std::shared_ptr<const k8s::FieldMask> statefulSetFields() {
        {"namespace", "name", "resourceVersion", "generation", "deletionTimestamp"}) {
     mask.keep({"metadata", f});
   }
-  for (std::string_view label : {retention::kOperatorNameLabel, retention::kOperatorModeLabel,
-                                 retention::kShardSetLabel, retention::kRetainedLabel}) {
+  for (std::string_view label : {planner::kOperatorNameLabel, planner::kOperatorModeLabel,
+                                 planner::kShardSetLabel, planner::kRetainedLabel}) {
     mask.keep({"metadata", "labels", label});
   }
   for (std::string_view annotation :
-       {retention::kDeletionTimestampAnnotation, retention::kDetachedAtAnnotation}) {
+       {planner::kDeletionTimestampAnnotation, planner::kDetachedAtAnnotation}) {
     mask.keep({"metadata", "annotations", annotation});
   }
   return std::make_shared<const k8s::FieldMask>(std::move(mask));
@@ -81,9 +81,8 @@ std::shared_ptr<const k8s::FieldMask> targetFields() {
        {"namespace", "name", "resourceVersion", "generation", "deletionTimestamp"}) {
     mask.keep({"metadata", f});
   }
-  for (std::string_view annotation :
-       {retention::kClaimedByAnnotation, retention::kPausedByAnnotation,
-        retention::kPausedAtAnnotation}) {
+  for (std::string_view annotation : {planner::kClaimedByAnnotation, planner::kPausedByAnnotation,
+                                      planner::kPausedAtAnnotation}) {
     mask.keep({"metadata", "annotations", annotation});
   }
   mask.keep({"status", "paused"}).keep({"status", "conditions", "observedGeneration"});
@@ -128,9 +127,9 @@ std::vector<std::string> shardSetTargets(const Json& shard_set) {
   return values;
 }
 
-std::optional<retention::TargetKind> kindOfMode(std::string_view mode) {
-  if (mode == "server") return retention::TargetKind::Prometheus;
-  if (mode == "agent") return retention::TargetKind::PrometheusAgent;
+std::optional<planner::TargetKind> kindOfMode(std::string_view mode) {
+  if (mode == "server") return planner::TargetKind::Prometheus;
+  if (mode == "agent") return planner::TargetKind::PrometheusAgent;
   return std::nullopt;
 }
 
@@ -220,12 +219,12 @@ void ShardSetController::startInformers() {
                 {.fields = shard_set_fields, .indexers = {{kTargetIndex, shardSetTargets}}},
                 shardSetHandlers(), shard_set_informers_);
     addInformer(prometheuses(), ns, {.fields = target_fields},
-                targetHandlers(retention::TargetKind::Prometheus), other_informers_);
+                targetHandlers(planner::TargetKind::Prometheus), other_informers_);
     addInformer(prometheusAgents(), ns, {.fields = target_fields},
-                targetHandlers(retention::TargetKind::PrometheusAgent), other_informers_);
+                targetHandlers(planner::TargetKind::PrometheusAgent), other_informers_);
     // Attached and retained shards both keep the shard label; only the name label moves.
     addInformer(k8s::resources::statefulSets(), ns,
-                {.label_selector = std::string(retention::kOperatorShardLabel),
+                {.label_selector = std::string(planner::kOperatorShardLabel),
                  .metadata_only = true,
                  .fields = stateful_set_fields},
                 statefulSetHandlers(), other_informers_);
@@ -306,7 +305,7 @@ k8s::EventHandlers ShardSetController::shardSetHandlers() {
 // followed by a read in the same reconcile (the next round of planAndApply, or a requeue when
 // it stops early) that is at least as new as the write, so anything the echoed version holds,
 // even another client's change it folded in, that reconcile reads anyway.
-k8s::EventHandlers ShardSetController::targetHandlers(retention::TargetKind kind) {
+k8s::EventHandlers ShardSetController::targetHandlers(planner::TargetKind kind) {
   auto on_change = [this, kind](const ObjectPtr& o, const std::string& echo_of) {
     enqueueForTarget(stringAt(*o, "metadata", "namespace"), kind, stringAt(*o, "metadata", "name"),
                      echo_of);
@@ -357,10 +356,10 @@ void ShardSetController::enqueueUnlessEcho(const std::string& key, const std::st
   if (key != echo_of) enqueue(key);
 }
 
-void ShardSetController::enqueueForTarget(const std::string& ns, retention::TargetKind kind,
+void ShardSetController::enqueueForTarget(const std::string& ns, planner::TargetKind kind,
                                           const std::string& target_name,
                                           const std::string& echo_of) {
-  const std::string value = targetIndexValue(ns, retention::toString(kind), target_name);
+  const std::string value = targetIndexValue(ns, planner::toString(kind), target_name);
   for (const auto& i : shard_set_informers_) {
     for (const ObjectPtr& ss : i.informer->store().byIndex(kTargetIndex, value)) {
       enqueueUnlessEcho(k8s::objectKey(*ss), echo_of);
@@ -372,14 +371,14 @@ void ShardSetController::enqueueForStatefulSet(const Json& sts, const std::strin
   const std::string ns = stringAt(sts, "metadata", "namespace");
   const Json& labels = field(sts, "metadata", "labels");
   if (!labels.is_object()) return;
-  if (auto s = labels.find(retention::kShardSetLabel); s != labels.end() && s->is_string()) {
+  if (auto s = labels.find(planner::kShardSetLabel); s != labels.end() && s->is_string()) {
     enqueueUnlessEcho(k8s::objectKey(ns, s->get<std::string>()), echo_of);
   }
-  if (auto n = labels.find(retention::kOperatorNameLabel); n != labels.end() && n->is_string()) {
-    auto mode = labels.find(retention::kOperatorModeLabel);
+  if (auto n = labels.find(planner::kOperatorNameLabel); n != labels.end() && n->is_string()) {
+    auto mode = labels.find(planner::kOperatorModeLabel);
     auto kind = mode != labels.end() && mode->is_string() ? kindOfMode(mode->get<std::string>())
                                                           : std::nullopt;
-    for (auto k : {retention::TargetKind::Prometheus, retention::TargetKind::PrometheusAgent}) {
+    for (auto k : {planner::TargetKind::Prometheus, planner::TargetKind::PrometheusAgent}) {
       if (!kind || *kind == k) enqueueForTarget(ns, k, n->get<std::string>(), echo_of);
     }
   }

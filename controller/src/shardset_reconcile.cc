@@ -7,7 +7,7 @@
 #include "shardscaler/controller/shard_set_status.h"
 #include "shardscaler/controller/shardset_controller.h"
 #include "shardscaler/ingestion/ingestion_source.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 #include "event_type.h"
 #include "object_fields.h"
@@ -38,7 +38,7 @@ std::string targetRefText(const api::ShardSet& s) {
 // The ShardSet as bound to `bound` ("Kind/name"), for planning its release.
 std::optional<api::ShardSet> boundTo(const api::ShardSet& s, const std::string& bound) {
   auto slash = bound.find('/');
-  if (slash == std::string::npos || !retention::parseTargetKind(bound.substr(0, slash))) {
+  if (slash == std::string::npos || !planner::parseTargetKind(bound.substr(0, slash))) {
     return std::nullopt;
   }
   api::ShardSet copy = s;
@@ -109,7 +109,7 @@ k8s::Result<void> ShardSetController::setBoundTarget(const Json& object, const s
 std::optional<ReconcileOutcome> ShardSetController::release(const api::ShardSet& shard_set,
                                                             const k8s::InvolvedObject& subject,
                                                             const telemetry::LogContext& log) {
-  Rounds rounds = planAndApply(shard_set, subject, log, retention::PlanPurpose::Release);
+  Rounds rounds = planAndApply(shard_set, subject, log, planner::PlanPurpose::Release);
   if (rounds.early) return *rounds.early;
   if (rounds.failure.error) {
     return ReconcileOutcome{.result = k8s::ReconcileResult::Error,
@@ -124,11 +124,11 @@ std::optional<ReconcileOutcome> ShardSetController::release(const api::ShardSet&
       names += (names.empty() ? "" : ", ") + r.stateful_set;
     }
     events_.record(
-        subject, k8s::EventType::Warning, std::string(retention::kReasonRetainedShardsOrphaned),
+        subject, k8s::EventType::Warning, std::string(planner::kReasonRetainedShardsOrphaned),
         "ShardSet no longer manages " + targetRefText(shard_set) +
             "; its retained StatefulSets stay and will not be deleted at their "
             "deadline: " +
-            names + " (kubectl delete statefulset -l " + std::string(retention::kShardSetLabel) +
+            names + " (kubectl delete statefulset -l " + std::string(planner::kShardSetLabel) +
             "=" + shard_set.name + " removes them)");
   }
   log.info("released", {{"target", targetRefText(shard_set)}});
@@ -202,9 +202,9 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
     }
   }
 
-  Rounds rounds = planAndApply(*shard_set, subject, log, retention::PlanPurpose::Converge);
+  Rounds rounds = planAndApply(*shard_set, subject, log, planner::PlanPurpose::Converge);
   if (rounds.early) return *rounds.early;
-  const retention::Plan& plan = rounds.plan;
+  const planner::Plan& plan = rounds.plan;
   const ApplyOutcome& failure = rounds.failure;
   const std::optional<size_t>& zones = rounds.zones;
   if (plan.decision.claimed_by == shard_set->name && bound != wanted) {
@@ -213,10 +213,10 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
     }
   }
 
-  for (const retention::Event& event : plan.events) {
+  for (const planner::Event& event : plan.events) {
     events_.record(subject, eventTypeOf(event.type), event.reason, event.message);
   }
-  std::vector<retention::Event> ingestion_events;
+  std::vector<planner::Event> ingestion_events;
   // A write refused for good stays reported while its transitions are held.
   const std::optional<std::string> refused =
       failure.error
@@ -225,7 +225,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
   Json status = shardSetStatusJson(plan, *shard_set,
                                    ingestion_ != nullptr ? ingestion_->snapshot(key) : std::nullopt,
                                    refused, clock_.now(), &ingestion_events);
-  for (const retention::Event& event : ingestion_events) {
+  for (const planner::Event& event : ingestion_events) {
     events_.record(subject, eventTypeOf(event.type), event.reason, event.message);
   }
   if (auto written = writeStatus(object, status); !written) {
@@ -264,8 +264,7 @@ k8s::Result<void> ShardSetController::writeStatus(const Json& object, const Json
   return {};
 }
 
-void ShardSetController::publishMetrics(const api::ShardSet& shard_set,
-                                        const retention::Plan& plan) {
+void ShardSetController::publishMetrics(const api::ShardSet& shard_set, const planner::Plan& plan) {
   if (metrics_ == nullptr) return;
   const auto& d = plan.decision;
   const int desired =

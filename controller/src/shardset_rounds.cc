@@ -9,7 +9,7 @@
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/controller/api_resources.h"
 #include "shardscaler/controller/shardset_controller.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 #include "object_fields.h"
 
@@ -18,8 +18,8 @@ namespace shardscaler::controller {
 using k8s::Json;
 
 struct ShardSetController::Observed {
-  std::optional<retention::Target> target;
-  std::vector<retention::ObservedStatefulSet> stateful_sets;
+  std::optional<planner::Target> target;
+  std::vector<planner::ObservedStatefulSet> stateful_sets;
   std::optional<bool> claim_holder_exists;
   bool guard_enforced = false;
 };
@@ -30,10 +30,10 @@ namespace {
 // served by the API server's watch cache, once it holds `floor` (NotOlderThan; 0: as it is): a
 // quorum list with a label selector reads every StatefulSet of the namespace from etcd and filters
 // them, which made each reconcile cost the server O(namespace) (about 0.1 s per 500 StatefulSets).
-k8s::Result<std::vector<retention::ObservedStatefulSet>> listShards(k8s::KubeClient& client,
-                                                                    const std::string& ns,
-                                                                    const std::string& selector,
-                                                                    std::uint64_t floor) {
+k8s::Result<std::vector<planner::ObservedStatefulSet>> listShards(k8s::KubeClient& client,
+                                                                  const std::string& ns,
+                                                                  const std::string& selector,
+                                                                  std::uint64_t floor) {
   // parseStatefulSet reads metadata and spec.replicas; the pod template, most of the bytes,
   // is never decoded.
   static const auto kFields =
@@ -48,9 +48,9 @@ k8s::Result<std::vector<retention::ObservedStatefulSet>> listShards(k8s::KubeCli
   }
   auto list = k8s::listAll(client, k8s::resources::statefulSets(), ns, opts);
   if (!list) return std::unexpected(list.error());
-  std::vector<retention::ObservedStatefulSet> out;
+  std::vector<planner::ObservedStatefulSet> out;
   for (const Json& item : (*list)["items"]) {
-    auto sts = retention::parseStatefulSet(item);
+    auto sts = planner::parseStatefulSet(item);
     if (!sts) {
       telemetry::logEvent(telemetry::LogLevel::Warn, "ignoring malformed StatefulSet",
                           {{"namespace", ns}, {"error", sts.error().describe()}});
@@ -61,8 +61,8 @@ k8s::Result<std::vector<retention::ObservedStatefulSet>> listShards(k8s::KubeCli
   return out;
 }
 
-bool pausedBy(const retention::Target& t, const std::string& shard_set) {
-  const std::string* by = t.annotation(retention::kPausedByAnnotation);
+bool pausedBy(const planner::Target& t, const std::string& shard_set) {
+  const std::string* by = t.annotation(planner::kPausedByAnnotation);
   return t.paused && by != nullptr && *by == shard_set;
 }
 
@@ -71,7 +71,7 @@ bool pausedBy(const retention::Target& t, const std::string& shard_set) {
 k8s::Result<ShardSetController::Observed> ShardSetController::observe(
     const api::ShardSet& shard_set) const {
   Observed observed;
-  auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
+  auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
   if (!kind || shard_set.spec.target_ref.name.empty()) return observed;  // the planner says why
 
   // The target's shards by their own labels, so a read costs this ShardSet's shards, not the
@@ -90,19 +90,19 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
                       });
   };
   auto by_name =
-      list(std::string(retention::kOperatorNameLabel) + "=" + shard_set.spec.target_ref.name);
+      list(std::string(planner::kOperatorNameLabel) + "=" + shard_set.spec.target_ref.name);
   auto by_shard_set =
-      list(std::string(retention::kShardSetLabel) + "=" + shard_set.name + "," +
-           std::string(retention::kOperatorNameLabel) + "!=" + shard_set.spec.target_ref.name);
+      list(std::string(planner::kShardSetLabel) + "=" + shard_set.name + "," +
+           std::string(planner::kOperatorNameLabel) + "!=" + shard_set.spec.target_ref.name);
 
   auto target = client_.get(targetResource(*kind), shard_set.ns, shard_set.spec.target_ref.name);
   if (!target) {
     if (!target.error().is(k8s::ErrorKind::NotFound)) return std::unexpected(target.error());
   } else {
-    auto parsed = retention::parseTarget(*target, *kind);
+    auto parsed = planner::parseTarget(*target, *kind);
     if (!parsed) {
       return k8s::makeError(k8s::ErrorKind::Decode,
-                            std::string(retention::toString(*kind)) + " " + shard_set.ns + "/" +
+                            std::string(planner::toString(*kind)) + " " + shard_set.ns + "/" +
                                 shard_set.spec.target_ref.name + ": " + parsed.error().describe());
     }
     observed.target = std::move(*parsed);
@@ -120,9 +120,9 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
     return std::move(observed);
   };
   if (!observed.target) return with_shards();
-  const retention::Target& t = *observed.target;
+  const planner::Target& t = *observed.target;
 
-  if (const std::string* holder = t.annotation(retention::kClaimedByAnnotation);
+  if (const std::string* holder = t.annotation(planner::kClaimedByAnnotation);
       holder != nullptr && *holder != shard_set.name) {
     auto other = client_.get(shardSets(), shard_set.ns, *holder);
     if (other) {
@@ -136,7 +136,7 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   // The guard matters only while a transition may run; read it live then, and only then.
   const bool may_transition = pausedBy(t, shard_set.name) ||
                               shard_set.spec.shards.value_or(1) != t.effectiveShards() ||
-                              t.annotation(retention::kPausedByAnnotation) != nullptr;
+                              t.annotation(planner::kPausedByAnnotation) != nullptr;
   if (may_transition && options_.guard_enforced) {
     std::string why;
     observed.guard_enforced = options_.guard_enforced(shard_set.ns, &why);
@@ -149,10 +149,9 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   return with_shards();
 }
 
-retention::PlanInput ShardSetController::planInput(const api::ShardSet& shard_set,
-                                                   Observed observed,
-                                                   retention::PlanPurpose purpose) const {
-  return retention::PlanInput{
+planner::PlanInput ShardSetController::planInput(const api::ShardSet& shard_set, Observed observed,
+                                                 planner::PlanPurpose purpose) const {
+  return planner::PlanInput{
       .shard_set = shard_set,
       .target = std::move(observed.target),
       .stateful_sets = std::move(observed.stateful_sets),
@@ -185,7 +184,7 @@ void ShardSetController::holdTransitions(const std::string& key, std::string why
 ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet& shard_set,
                                                             const k8s::InvolvedObject& subject,
                                                             const telemetry::LogContext& log,
-                                                            retention::PlanPurpose purpose) {
+                                                            planner::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
   // This reconcile's writes, recorded as its own (own_writes.h), also those the applier sends
   // from threads of its own.
@@ -202,8 +201,8 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
     }
     rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
     const bool paused_by_us = observed->target && pausedBy(*observed->target, shard_set.name);
-    rounds.plan = retention::planShardSet(planInput(shard_set, std::move(*observed), purpose));
-    const retention::Plan& plan = rounds.plan;
+    rounds.plan = planner::planShardSet(planInput(shard_set, std::move(*observed), purpose));
+    const planner::Plan& plan = rounds.plan;
     if (plan.actions.empty()) {
       if (!paused_by_us || !waitOutDuringDrain(plan)) return rounds;
       log.info("shutting down; waited to finish the transition",
@@ -217,7 +216,7 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
       rounds.early = {.result = k8s::ReconcileResult::Requeue};
       return rounds;
     }
-    auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
+    auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
     ApplyOutcome outcome = applier.apply(plan, targetResource(*kind), shard_set.ns, subject);
     if (!outcome.error) continue;
     if (outcome.needsReplan()) {
@@ -241,7 +240,7 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
   }
 }
 
-bool ShardSetController::waitOutDuringDrain(const retention::Plan& plan) {
+bool ShardSetController::waitOutDuringDrain(const planner::Plan& plan) {
   // Room left in the drain after the wait, for the reads and writes that follow it.
   constexpr auto kMargin = std::chrono::seconds(2);
   if (plan.decision.waiting_for.empty() || !plan.requeue_after) return false;
@@ -262,9 +261,9 @@ void ShardSetController::leadershipLost() {
   drain_cv_.notify_all();
 }
 
-k8s::Result<retention::Plan> ShardSetController::dryRun(const std::string& ns,
-                                                        const std::string& name,
-                                                        std::optional<int32_t> shards) {
+k8s::Result<planner::Plan> ShardSetController::dryRun(const std::string& ns,
+                                                      const std::string& name,
+                                                      std::optional<int32_t> shards) {
   auto object = client_.get(shardSets(), ns, name);
   if (!object) return std::unexpected(object.error());
   auto shard_set = api::decodeShardSet(*object);
@@ -275,8 +274,8 @@ k8s::Result<retention::Plan> ShardSetController::dryRun(const std::string& ns,
   if (shards) shard_set->spec.shards = *shards;
   auto observed = observe(*shard_set);
   if (!observed) return std::unexpected(observed.error());
-  return retention::planShardSet(
-      planInput(*shard_set, std::move(*observed), retention::PlanPurpose::Converge));
+  return planner::planShardSet(
+      planInput(*shard_set, std::move(*observed), planner::PlanPurpose::Converge));
 }
 
 }  // namespace shardscaler::controller

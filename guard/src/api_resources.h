@@ -4,7 +4,7 @@
 
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/k8s_client/resource.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::guard::detail {
 
@@ -12,8 +12,8 @@ inline k8s::Resource shardSets() {
   return {std::string(api::kGroup), std::string(api::kVersion), std::string(api::kShardSetPlural),
           true};
 }
-inline k8s::Resource targetResource(retention::TargetKind kind) {
-  return kind == retention::TargetKind::Prometheus
+inline k8s::Resource targetResource(planner::TargetKind kind) {
+  return kind == planner::TargetKind::Prometheus
              ? k8s::Resource{"monitoring.coreos.com", "v1", "prometheuses", true}
              : k8s::Resource{"monitoring.coreos.com", "v1alpha1", "prometheusagents", true};
 }

@@ -3,20 +3,20 @@
 #include <algorithm>
 
 #include "shardscaler/api/shard_set.h"
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/desired_shards.h"
-#include "shardscaler/retention/policy.h"
-#include "shardscaler/retention/target.h"
+#include "shardscaler/planner/deadline.h"
+#include "shardscaler/planner/desired_shards.h"
+#include "shardscaler/planner/policy.h"
+#include "shardscaler/planner/target.h"
 
 namespace shardscaler::guard {
 namespace {
 
 using Json = nlohmann::json;
-using retention::kDeletionTimestampAnnotation;
-using retention::kOperatorNameLabel;
-using retention::kOperatorShardLabel;
-using retention::kRetainedLabel;
-using retention::kShardSetLabel;
+using planner::kDeletionTimestampAnnotation;
+using planner::kOperatorNameLabel;
+using planner::kOperatorShardLabel;
+using planner::kRetainedLabel;
+using planner::kShardSetLabel;
 
 const std::string* metadataString(const Json& object, std::string_view map, std::string_view key) {
   if (!object.is_object()) return nullptr;
@@ -101,7 +101,7 @@ class Judgement {
       return text + " but has no " + std::string(kDeletionTimestampAnnotation) +
              " annotation, so it is kept (never delete on doubt)";
     }
-    auto parsed = retention::parseDeletionTimestamp(*deadline);
+    auto parsed = planner::parseDeletionTimestamp(*deadline);
     if (!parsed) {
       return text + " but its " + std::string(kDeletionTimestampAnnotation) + " is unreadable (" +
              parsed.error() + "), so it is kept (never delete on doubt)";
@@ -109,7 +109,7 @@ class Judgement {
     if (parsed->isNever()) {
       return text + " with no deadline (" + *deadline + " means never)";
     }
-    return text + " until " + retention::formatRfc3339Utc(parsed->time());
+    return text + " until " + planner::formatRfc3339Utc(parsed->time());
   }
 
   const Json& subject() const { return request_.old_object; }
@@ -117,7 +117,7 @@ class Judgement {
   std::optional<Verdict> cleanup();
   std::optional<Verdict> deleteRetained();
   std::optional<Verdict> deleteActive();
-  std::optional<Verdict> deleteAboveTheCount(const std::optional<retention::Target>& target);
+  std::optional<Verdict> deleteAboveTheCount(const std::optional<planner::Target>& target);
 
   const AdmissionRequest& request_;
   LiveObjects& live_;
@@ -126,7 +126,7 @@ class Judgement {
 
   std::string name_;
   api::ShardSet shard_set_;
-  std::optional<retention::TargetKind> target_kind_;
+  std::optional<planner::TargetKind> target_kind_;
   std::optional<LiveRead> target_;
   Verdict verdict_;
 };
@@ -172,7 +172,7 @@ std::optional<Verdict> Judgement::deleteRetained() {
   const std::string* deadline = annotation(subject(), kDeletionTimestampAnnotation);
   if (deadline != nullptr) verdict_.deadline = *deadline;
   if (deadline != nullptr) {
-    auto parsed = retention::parseDeletionTimestamp(*deadline);
+    auto parsed = planner::parseDeletionTimestamp(*deadline);
     if (parsed && parsed->expiredAt(now_)) return std::nullopt;
   }
   return deny(kRuleRetainedBeforeDeadline,
@@ -198,14 +198,14 @@ std::optional<Verdict> Judgement::deleteActive() {
                                       "an active shard (never delete on doubt).");
   }
   const LiveRead& t = target();
-  std::optional<retention::Target> parsed_target;
+  std::optional<planner::Target> parsed_target;
   if (t.state == LiveRead::State::Failed) {
     return deny(kRuleReadFailed, "cannot read " + verdict_.target + " (" + t.error +
                                      "), so the DELETE of " + shardText() +
                                      " is refused until it can be checked.");
   }
   if (t.state == LiveRead::State::Found) {
-    auto p = retention::parseTarget(t.object, *target_kind_);
+    auto p = planner::parseTarget(t.object, *target_kind_);
     if (!p) {
       return deny(kRuleReadFailed, "cannot read " + verdict_.target + " (" + p.error().describe() +
                                        "), so the DELETE of " + shardText() +
@@ -213,7 +213,7 @@ std::optional<Verdict> Judgement::deleteActive() {
     }
     parsed_target = std::move(*p);
   }
-  const auto desired = retention::desiredShards(
+  const auto desired = planner::desiredShards(
       shard_set_.spec.shards, shard_set_.spec.min_shards, shard_set_.spec.max_shards,
       parsed_target ? parsed_target->topologyZones() : std::nullopt);
   if (!desired || !shard_set_.spec_errors.empty()) {
@@ -243,9 +243,9 @@ std::optional<Verdict> Judgement::deleteActive() {
 // operator whose view lags: a sync that read a lower count than a scale-up just re-attached for,
 // or a scale-down shardscaler has not detached yet (found by the soak: a re-attached shard
 // deleted while the ShardSet was scaled back down).
-std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retention::Target>& t) {
+std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<planner::Target>& t) {
   if (!t) return std::nullopt;  // no target: nothing runs the shard
-  auto policy = retention::resolveRetentionPolicy(shard_set_, *t);
+  auto policy = planner::resolveRetentionPolicy(shard_set_, *t);
   if (!policy) {
     return deny(kRuleActiveShard, shardText() + " belongs to ShardSet " + verdict_.shard_set +
                                       ", whose retention policy is invalid (" +
@@ -253,7 +253,7 @@ std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retent
                                       "), so it counts as an active shard (never delete on "
                                       "doubt).");
   }
-  if (policy->when_scaled != retention::WhenScaled::Retain) return std::nullopt;
+  if (policy->when_scaled != planner::WhenScaled::Retain) return std::nullopt;
   return deny(kRuleRetainOnScaleDown,
               shardText() + " is beyond the shard count, but ShardSet " + verdict_.shard_set +
                   " retains scaled-away shards (whenScaled=Retain, from " +
@@ -292,7 +292,7 @@ Verdict Judgement::run() {
     return allow(kAllowNotReattach, "the UPDATE does not re-attach a retained shard");
   }
   if (const std::string* index = label(subject(), kOperatorShardLabel)) {
-    verdict_.shard_index = retention::parseShardIndex(*index);
+    verdict_.shard_index = planner::parseShardIndex(*index);
   }
   if (config_.exempt(request_.user)) {
     return allow(kAllowExempt, "user " + request_.user.username + " is exempt");
@@ -317,7 +317,7 @@ Verdict Judgement::run() {
                                      " of " + shardText() + " is refused.");
   }
   shard_set_ = std::move(*parsed);
-  target_kind_ = retention::parseTargetKind(shard_set_.spec.target_ref.kind);
+  target_kind_ = planner::parseTargetKind(shard_set_.spec.target_ref.kind);
   verdict_.target = shard_set_.spec.target_ref.kind + " " + shard_set_.spec.target_ref.name;
 
   if (auto v = cleanup()) return *v;

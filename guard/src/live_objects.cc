@@ -17,7 +17,7 @@ LiveRead KubeLiveObjects::shardSet(const std::string& ns, const std::string& nam
   return toLiveRead(client_.get(detail::shardSets(), ns, name));
 }
 
-LiveRead KubeLiveObjects::target(const std::string& ns, retention::TargetKind kind,
+LiveRead KubeLiveObjects::target(const std::string& ns, planner::TargetKind kind,
                                  const std::string& name) {
   return toLiveRead(client_.get(detail::targetResource(kind), ns, name));
 }

@@ -5,7 +5,7 @@
 
 #include "shardscaler/guard/shard_guard.h"
 #include "shardscaler/k8s_client/label_selector.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::guard {
 namespace {
@@ -19,8 +19,8 @@ struct ExpectedWebhook {
 };
 
 constexpr std::array<ExpectedWebhook, 2> kExpected = {{
-    {kDeleteWebhookName, "DELETE", retention::kShardSetLabel},
-    {kReattachWebhookName, "UPDATE", retention::kRetainedLabel},
+    {kDeleteWebhookName, "DELETE", planner::kShardSetLabel},
+    {kReattachWebhookName, "UPDATE", planner::kRetainedLabel},
 }};
 
 Json webhook(const ExpectedWebhook& expected, const WebhookClientConfig& client) {

@@ -5,8 +5,8 @@
 
 #include "shardscaler/ingestion/ingestion_query.h"
 #include "shardscaler/ingestion/ingestion_result.h"
+#include "shardscaler/planner/deadline.h"
 #include "shardscaler/promql_client/prometheus_client.h"
-#include "shardscaler/retention/deadline.h"
 #include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::ingestion {
@@ -16,8 +16,8 @@ using namespace std::chrono_literals;
 
 std::string rfc3339Seconds(k8s::Clock::SystemTime t) {
   // metav1.Time precision: whole seconds.
-  return retention::formatRfc3339Utc(
-      retention::Timestamp{std::chrono::floor<std::chrono::seconds>(t), 0});
+  return planner::formatRfc3339Utc(
+      planner::Timestamp{std::chrono::floor<std::chrono::seconds>(t), 0});
 }
 
 // "QueryTimeout" -> "ingestion_query_timeout", for the degraded-events counter.
@@ -109,7 +109,7 @@ void IngestionMonitor::track(const std::string& key, const IngestionTarget& targ
     telemetry::logEvent(
         telemetry::LogLevel::Info, inserted ? "ingestion tracking" : "ingestion retargeted",
         {{"key", key},
-         {"target", std::string(retention::toString(target.kind)) + "/" + target.target_name},
+         {"target", std::string(planner::toString(target.kind)) + "/" + target.target_name},
          {"interval_ms", target.interval.count()},
          {"prometheus", target.prometheus_url},
          {"query_override", !target.query.empty()}});

@@ -2,24 +2,24 @@
 
 namespace shardscaler::ingestion {
 
-std::optional<retention::Condition> ingestionCondition(
-    std::span<const retention::Condition> previous, bool has_ingestion,
+std::optional<planner::Condition> ingestionCondition(
+    std::span<const planner::Condition> previous, bool has_ingestion,
     const std::string& spec_problem, const std::optional<IngestionSnapshot>& snapshot,
     int64_t observed_generation, std::chrono::system_clock::time_point now) {
   if (!has_ingestion) return std::nullopt;
   auto make = [&](std::optional<bool> status, std::string_view reason, std::string message) {
     if (status) {
-      return retention::makeCondition(previous, kConditionIngestionAvailable, *status,
-                                      std::string(reason), std::move(message), observed_generation,
-                                      now);
+      return planner::makeCondition(previous, kConditionIngestionAvailable, *status,
+                                    std::string(reason), std::move(message), observed_generation,
+                                    now);
     }
     // makeCondition knows True and False only; Unknown keeps its transition time the same way.
-    const retention::Condition* before =
-        retention::findCondition(previous, kConditionIngestionAvailable);
+    const planner::Condition* before =
+        planner::findCondition(previous, kConditionIngestionAvailable);
     const bool stays = before != nullptr && before->status == "Unknown";
-    retention::Condition c =
-        retention::makeCondition({}, kConditionIngestionAvailable, false, std::string(reason),
-                                 std::move(message), observed_generation, now);
+    planner::Condition c =
+        planner::makeCondition({}, kConditionIngestionAvailable, false, std::string(reason),
+                               std::move(message), observed_generation, now);
     c.status = "Unknown";
     if (stays && !before->last_transition_time.empty()) {
       c.last_transition_time = before->last_transition_time;
@@ -40,15 +40,15 @@ std::optional<retention::Condition> ingestionCondition(
                   " shard(s)");
 }
 
-std::vector<retention::Event> ingestionEvents(const retention::Condition* previous,
-                                              const retention::Condition& current) {
+std::vector<planner::Event> ingestionEvents(const planner::Condition* previous,
+                                            const planner::Condition& current) {
   const bool was_false = previous != nullptr && previous->status == "False";
   if (current.status == "False" && (!was_false || previous->reason != current.reason)) {
-    return {{retention::EventType::Warning, std::string(kEventIngestionUnavailable),
+    return {{planner::EventType::Warning, std::string(kEventIngestionUnavailable),
              current.reason + ": " + current.message}};
   }
   if (current.status == "True" && was_false) {
-    return {{retention::EventType::Normal, std::string(kEventIngestionRecovered),
+    return {{planner::EventType::Normal, std::string(kEventIngestionRecovered),
              "ingestion rates available again after " + previous->reason}};
   }
   return {};

@@ -7,8 +7,8 @@
 #include <map>
 
 #include "shardscaler/api/field_names.h"
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/duration.h"
+#include "shardscaler/planner/deadline.h"
+#include "shardscaler/planner/duration.h"
 
 namespace shardscaler::metrics_api {
 namespace {
@@ -58,7 +58,7 @@ std::chrono::nanoseconds intervalOf(const Json& shard_set) {
   if (ingestion == spec->end() || !ingestion->is_object()) return kDefaultInterval;
   auto interval = ingestion->find(field::kInterval);
   if (interval == ingestion->end() || !interval->is_string()) return kDefaultInterval;
-  auto parsed = retention::parsePrometheusDuration(interval->get<std::string>());
+  auto parsed = planner::parsePrometheusDuration(interval->get<std::string>());
   if (!parsed || *parsed <= std::chrono::nanoseconds(0)) return kDefaultInterval;
   return *parsed;
 }
@@ -128,7 +128,7 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
         failure("QueryFailed", "the last ingestion query of " + who + " failed: " + error));
   }
   const std::string last_update = ingestion.value(field::kLastUpdate, "");
-  const auto updated = retention::parseRfc3339(last_update);
+  const auto updated = planner::parseRfc3339(last_update);
   if (!updated) {
     return std::unexpected(failure(
         "NoRates", who + " has no valid status.ingestion.lastUpdate (\"" + last_update + "\")"));

@@ -18,7 +18,7 @@
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/leader_elector.h"
 #include "shardscaler/k8s_client/rest_client.h"
-#include "shardscaler/retention/planner.h"
+#include "shardscaler/planner/planner.h"
 #include "shardscaler/service/http_server.h"
 #include "shardscaler/service/signals.h"
 #include "shardscaler/telemetry/build_info.h"
@@ -330,7 +330,7 @@ int runPlan(const PlanOptions& options) {
   }
   std::printf("ShardSet %s/%s, scale to %d (nothing is written):\n%s",
               options.shardset_namespace.c_str(), options.shardset_name.c_str(), options.shards,
-              retention::describe(*plan).c_str());
+              planner::describe(*plan).c_str());
   return 0;
 }
 

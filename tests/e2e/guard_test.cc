@@ -24,7 +24,7 @@
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/guard/guard_status.h"
 #include "shardscaler/guard/shard_guard.h"
-#include "shardscaler/retention/deadline.h"
+#include "shardscaler/planner/deadline.h"
 #include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::e2e {
@@ -44,8 +44,8 @@ std::string shardName(int index) {
 }
 
 std::string rfc3339(std::chrono::system_clock::time_point t) {
-  return retention::formatRfc3339Utc(
-      retention::Timestamp::fromTimePoint(std::chrono::floor<std::chrono::seconds>(t)));
+  return planner::formatRfc3339Utc(
+      planner::Timestamp::fromTimePoint(std::chrono::floor<std::chrono::seconds>(t)));
 }
 
 // Rights of a plain user on StatefulSets.

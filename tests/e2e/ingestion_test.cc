@@ -24,8 +24,8 @@
 
 #include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
+#include "shardscaler/planner/deadline.h"
 #include "shardscaler/promql_client/prometheus_client.h"
-#include "shardscaler/retention/deadline.h"
 #include "shardscaler/testenv/sharded_prometheus.h"
 
 namespace shardscaler::e2e {
@@ -238,7 +238,7 @@ TEST_F(IngestionTest, RatesOfRealShardsAreReportedAndFailuresNeverScale) {
   {
     Json ss = shardSet();
     const Json& ingestion = ss["status"]["ingestion"];
-    auto at = retention::parseRfc3339(ingestion["lastUpdate"].get<std::string>());
+    auto at = planner::parseRfc3339(ingestion["lastUpdate"].get<std::string>());
     ASSERT_TRUE(at.has_value()) << ingestion.dump();
     const auto when = std::chrono::system_clock::time_point(at->seconds);
     double total = 0;

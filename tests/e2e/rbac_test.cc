@@ -9,7 +9,7 @@
 #include "shardscaler/e2e/deploy_rbac.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/k8s_client/kube_config.h"
-#include "shardscaler/retention/deadline.h"
+#include "shardscaler/planner/deadline.h"
 
 namespace shardscaler::e2e {
 namespace {
@@ -121,7 +121,7 @@ TEST_F(RbacTest, RenderedRbacIsEnoughToScaleDownWithRetain) {
     ASSERT_TRUE(s) << "shard " << i << " was deleted";
     EXPECT_FALSE(s->attached) << s->name;
     EXPECT_TRUE(s->retained) << s->name;
-    auto deadline = retention::parseRfc3339(s->deletion_timestamp);
+    auto deadline = planner::parseRfc3339(s->deletion_timestamp);
     ASSERT_TRUE(deadline) << s->name << ": " << s->deletion_timestamp;
     const auto until = std::chrono::system_clock::time_point(deadline->seconds) - scaled_at;
     EXPECT_GT(until, 1h - 2min) << s->deletion_timestamp;

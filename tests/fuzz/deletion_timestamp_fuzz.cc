@@ -6,15 +6,15 @@
 #include <string>
 #include <string_view>
 
-#include "shardscaler/retention/deadline.h"
+#include "shardscaler/planner/deadline.h"
 
 namespace {
 
 // RFC3339 text holds years 0000..9999 in UTC. An offset can name an instant just outside
 // ("9999-12-31T23:59:59-23:59" is year 10000 in UTC), which Go's time.Parse and ours read, but
 // which no RFC3339 UTC text can write back: the round trip holds inside the range only.
-bool writableInUtc(const shardscaler::retention::Timestamp& t) {
-  using shardscaler::retention::parseRfc3339;
+bool writableInUtc(const shardscaler::planner::Timestamp& t) {
+  using shardscaler::planner::parseRfc3339;
   static const auto first = parseRfc3339("0000-01-01T00:00:00Z").value();
   static const auto last = parseRfc3339("9999-12-31T23:59:59.999999999Z").value();
   return first <= t && t <= last;
@@ -23,7 +23,7 @@ bool writableInUtc(const shardscaler::retention::Timestamp& t) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace shardscaler::retention;
+  using namespace shardscaler::planner;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto deadline = parseDeletionTimestamp(text);
   if (deadline && (deadline->isNever() || writableInUtc(deadline->time()))) {

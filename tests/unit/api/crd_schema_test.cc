@@ -107,12 +107,20 @@ TEST(CrdSchema, AgreesWithTheTypesOnTypesBoundsEnumsAndDefaults) {
     if (schema_min && field->minimum) {
       EXPECT_EQ(node["minimum"], *field->minimum) << path;
     }
+    const bool schema_max = node.contains("maximum");
+    EXPECT_EQ(schema_max, field->maximum.has_value())
+        << path << ": maximum stated on one side only";
+    if (schema_max && field->maximum) {
+      EXPECT_EQ(node["maximum"], *field->maximum) << path;
+    }
     std::vector<std::string> schema_enum;
     for (const Json& v : node.value("enum", Json::array())) schema_enum.push_back(v.dump());
     std::vector<std::string> type_enum;
     type_enum.reserve(field->enum_values.size());
     for (const std::string& v : field->enum_values) type_enum.push_back(Json(v).dump());
     EXPECT_EQ(schema_enum, type_enum) << path << ": enum";
+    EXPECT_EQ(node.contains("default"), field->default_value.has_value())
+        << path << ": default stated on one side only";
     if (node.contains("default") && field->default_value) {
       EXPECT_EQ(node["default"], Json::parse(*field->default_value)) << path << ": default";
     }

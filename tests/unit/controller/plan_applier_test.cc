@@ -10,22 +10,22 @@
 namespace shardscaler::controller::testing {
 namespace {
 
-retention::Plan deletePlan(const Json& sts, const std::string& resource_version) {
-  retention::Action action;
-  action.type = retention::ActionType::DeleteStatefulSet;
+planner::Plan deletePlan(const Json& sts, const std::string& resource_version) {
+  planner::Action action;
+  action.type = planner::ActionType::DeleteStatefulSet;
   action.object_name = sts["metadata"]["name"];
   action.uid = sts["metadata"]["uid"];
   action.resource_version = resource_version;
   action.summary = "delete " + action.object_name;
-  action.events.push_back({retention::EventType::Normal, "ShardDeleted", "deleted"});
-  retention::Plan plan;
+  action.events.push_back({planner::EventType::Normal, "ShardDeleted", "deleted"});
+  planner::Plan plan;
   plan.actions.push_back(std::move(action));
   return plan;
 }
 
 class PlanApplierTest : public ::testing::Test {
  protected:
-  ApplyOutcome apply(const retention::Plan& plan) {
+  ApplyOutcome apply(const planner::Plan& plan) {
     PlanApplier applier(fake_, events_, telemetry::LogContext({{"key", kKey}}));
     return applier.apply(plan, prometheuses(), kNs, InvolvedObject{.name = "main"});
   }

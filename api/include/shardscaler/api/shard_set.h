@@ -27,9 +27,12 @@ inline constexpr std::string_view kShardSetPlural = "shardsets";
 // Bounds and defaults of spec fields, as the CRD states them; the planner and the ingestion
 // check enforce them on objects that did not pass the API server's validation.
 inline constexpr int64_t kShardsMinimum = 0;
+// The most shards spec.shards, minShards and maxShards may name.
+inline constexpr int64_t kShardCountMaximum = 1000;
 inline constexpr int64_t kMinShardsMinimum = 1;
 inline constexpr int64_t kMinShardsDefault = 1;
 inline constexpr int64_t kMaxShardsMinimum = 1;
+inline constexpr int64_t kMaxShardsDefault = 50;
 inline constexpr int64_t kTargetSamplesPerShardMinimum = 1;
 inline constexpr std::string_view kWhenScaledRetain = "Retain";
 inline constexpr std::string_view kWhenScaledDelete = "Delete";
@@ -65,7 +68,7 @@ struct ShardSetSpec {
   TargetRef target_ref;
   std::optional<int64_t> shards;      // the scale subresource's spec path
   std::optional<int64_t> min_shards;  // kMinShardsDefault when absent
-  std::optional<int64_t> max_shards;  // no limit when absent (the API server defaults it)
+  std::optional<int64_t> max_shards;  // kMaxShardsDefault when absent
   ShardRetentionPolicy shard_retention_policy;
   std::optional<IngestionSpec> ingestion;  // nullopt: absent, or not an object
 };

@@ -20,6 +20,7 @@ struct FieldSchema {
   std::string path;
   JsonType type = JsonType::Object;
   std::optional<int64_t> minimum;
+  std::optional<int64_t> maximum;
   std::vector<std::string> enum_values;
   std::optional<std::string> default_value;  // as JSON text: "1"
   // The object keeps fields the types do not know (x-kubernetes-preserve-unknown-fields).

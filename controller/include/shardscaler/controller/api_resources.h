@@ -3,13 +3,13 @@
 #pragma once
 
 #include "shardscaler/k8s_client/resource.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::controller {
 
 k8s::Resource shardSets();         // shardscaler.io/v1alpha1 shardsets
 k8s::Resource prometheuses();      // monitoring.coreos.com/v1 prometheuses
 k8s::Resource prometheusAgents();  // monitoring.coreos.com/v1alpha1 prometheusagents
-k8s::Resource targetResource(retention::TargetKind kind);
+k8s::Resource targetResource(planner::TargetKind kind);
 
 }  // namespace shardscaler::controller

@@ -10,7 +10,7 @@
 
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/kube_client.h"
-#include "shardscaler/retention/planner.h"
+#include "shardscaler/planner/planner.h"
 #include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::controller {
@@ -38,11 +38,11 @@ class PlanApplier {
       : client_(client), events_(events), log_(std::move(log)) {}
 
   // target_resource: where the plan's target actions go. shard_set: the Events' subject.
-  ApplyOutcome apply(const retention::Plan& plan, const k8s::Resource& target_resource,
+  ApplyOutcome apply(const planner::Plan& plan, const k8s::Resource& target_resource,
                      const std::string& ns, const k8s::InvolvedObject& shard_set);
 
  private:
-  k8s::Result<void> applyOne(const retention::Action& action, const k8s::Resource& target_resource,
+  k8s::Result<void> applyOne(const planner::Action& action, const k8s::Resource& target_resource,
                              const std::string& ns);
 
   k8s::KubeClient& client_;

@@ -23,7 +23,7 @@
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/k8s_client/kube_client.h"
-#include "shardscaler/retention/planner.h"
+#include "shardscaler/planner/planner.h"
 #include "shardscaler/telemetry/logging.h"
 #include "shardscaler/telemetry/metrics.h"
 
@@ -92,8 +92,8 @@ class ShardSetController {
 
   // Plans without writing: what a reconcile of this ShardSet would do if spec.shards were
   // `shards` (nullopt = as written). Reads from the API server, not the caches.
-  k8s::Result<retention::Plan> dryRun(const std::string& ns, const std::string& name,
-                                      std::optional<int32_t> shards);
+  k8s::Result<planner::Plan> dryRun(const std::string& ns, const std::string& name,
+                                    std::optional<int32_t> shards);
 
  private:
   struct Observed;
@@ -107,11 +107,11 @@ class ShardSetController {
   void addInformer(const k8s::Resource& resource, const std::string& ns, k8s::InformerOptions opts,
                    k8s::EventHandlers handlers, std::vector<NamedInformer>& into);
   k8s::EventHandlers shardSetHandlers();
-  k8s::EventHandlers targetHandlers(retention::TargetKind kind);
+  k8s::EventHandlers targetHandlers(planner::TargetKind kind);
   k8s::EventHandlers statefulSetHandlers();
   // Each queues every ShardSet the object maps to but `echo_of`: the ShardSet whose own write
   // the event only echoes (empty: none).
-  void enqueueForTarget(const std::string& ns, retention::TargetKind kind,
+  void enqueueForTarget(const std::string& ns, planner::TargetKind kind,
                         const std::string& target_name, const std::string& echo_of = {});
   void enqueueForStatefulSet(const k8s::Json& sts, const std::string& echo_of = {});
   void enqueueUnlessEcho(const std::string& key, const std::string& echo_of);
@@ -119,25 +119,25 @@ class ShardSetController {
   // What planAndApply ended with: the last plan, the write that failed for good (if any), or
   // the outcome to return at once (a read failed, or too many rounds).
   struct Rounds {
-    retention::Plan plan;
+    planner::Plan plan;
     ApplyOutcome failure;
     std::optional<ReconcileOutcome> early;
     std::optional<size_t> zones;  // of the target, when found
   };
 
   k8s::Result<Observed> observe(const api::ShardSet& shard_set) const;
-  retention::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
-                                 retention::PlanPurpose purpose) const;
+  planner::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
+                               planner::PlanPurpose purpose) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
   // `log` carries the reconcile's key and reconcile_id into every line it and the applier write.
   Rounds planAndApply(const api::ShardSet& shard_set, const k8s::InvolvedObject& subject,
-                      const telemetry::LogContext& log, retention::PlanPurpose purpose);
+                      const telemetry::LogContext& log, planner::PlanPurpose purpose);
   // While stop() drains: when `plan` only waits a short while for the operator or a settle time
   // (called only while the target is paused by this ShardSet: a transition under way), waits
   // that long and returns true, so the reconcile in flight finishes the transition instead of
   // leaving the target paused for the next instance. False, at once, when not draining, when the
   // wait would not end well within the drain, or once the Lease is lost (also mid-wait).
-  bool waitOutDuringDrain(const retention::Plan& plan);
+  bool waitOutDuringDrain(const planner::Plan& plan);
   k8s::Result<void> ensureFinalizer(const k8s::Json& object);
   // Lets go of `shard_set`'s target (as bound, see kBoundTargetAnnotation); nullopt when done.
   std::optional<ReconcileOutcome> release(const api::ShardSet& shard_set,
@@ -152,7 +152,7 @@ class ShardSetController {
   void holdTransitions(const std::string& key, std::string why);
   ReconcileOutcome reconcileShardSet(const k8s::Json& object, const telemetry::LogContext& log);
   k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
-  void publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan);
+  void publishMetrics(const api::ShardSet& shard_set, const planner::Plan& plan);
   k8s::ControllerOptions runtimeOptions();
   void degraded(std::string_view reason);
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::ingestion {
 
@@ -18,7 +18,7 @@ namespace shardscaler::ingestion {
 struct IngestionTarget {
   std::string ns;
   std::string shard_set;
-  retention::TargetKind kind = retention::TargetKind::Prometheus;
+  planner::TargetKind kind = planner::TargetKind::Prometheus;
   std::string target_name;
   std::string prometheus_url;
   // "" = the default query of the kind. Otherwise used as written, after replacing

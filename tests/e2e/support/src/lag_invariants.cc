@@ -5,17 +5,17 @@
 #include <map>
 #include <set>
 
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/deadline.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::e2e {
 namespace {
 
 using namespace std::chrono_literals;
-using retention::kDeletionTimestampAnnotation;
-using retention::kOperatorNameLabel;
-using retention::kOperatorShardLabel;
-using retention::kRetainedLabel;
+using planner::kDeletionTimestampAnnotation;
+using planner::kOperatorNameLabel;
+using planner::kOperatorShardLabel;
+using planner::kRetainedLabel;
 
 const Json& metadataOf(const Json& object) {
   static const Json empty = Json::object();
@@ -41,7 +41,7 @@ int effectiveShards(const Json& target) {
 }
 
 std::string formatTime(std::chrono::system_clock::time_point t) {
-  return retention::formatAnnotationTime(t);
+  return planner::formatAnnotationTime(t);
 }
 
 double seconds(std::chrono::steady_clock::duration d) {
@@ -54,10 +54,10 @@ std::optional<int> shardIndexOf(const Json& object, const std::string& target_na
   const std::string base = "prometheus-" + target_name;
   const std::string name = metadataOf(object).value("name", "");
   if (name != base && !name.starts_with(base + "-shard-")) return std::nullopt;
-  if (auto index = retention::parseShardIndex(text(fieldOf(object, "labels"), kOperatorShardLabel)))
+  if (auto index = planner::parseShardIndex(text(fieldOf(object, "labels"), kOperatorShardLabel)))
     return *index;
   if (name == base) return 0;
-  if (auto index = retention::parseShardIndex(name.substr(base.size() + 7))) return *index;
+  if (auto index = planner::parseShardIndex(name.substr(base.size() + 7))) return *index;
   return -1;
 }
 
@@ -96,7 +96,7 @@ std::vector<DeletionStart> deletionStarts(const std::vector<HistoryEvent>& histo
                     .target_shards = effectiveShards(target),
                     .from_relist = e.from_relist};
     if (deleting) {
-      if (auto t = retention::parseRfc3339(metadata.value("deletionTimestamp", ""))) {
+      if (auto t = planner::parseRfc3339(metadata.value("deletionTimestamp", ""))) {
         d.at = std::chrono::system_clock::time_point(
             std::chrono::duration_cast<std::chrono::system_clock::duration>(
                 t->seconds.time_since_epoch()));
@@ -115,7 +115,7 @@ std::vector<Violation> checkDeletions(const std::vector<DeletionStart>& starts, 
   std::vector<Violation> out;
   for (const DeletionStart& d : starts) {
     if (d.retained && !d.attached) {
-      auto deadline = retention::parseDeletionTimestamp(d.deadline);
+      auto deadline = planner::parseDeletionTimestamp(d.deadline);
       if (deadline && !deadline->isNever() && deadline->expiredAt(d.at)) continue;
       out.push_back(
           {"DeletedBeforeDeadline",
