@@ -110,7 +110,7 @@ Json shardSetStatusJson(const planner::Plan& plan, const api::ShardSet& shard_se
   if (auto c = ingestion::ingestionCondition(previous, has_ingestion, problem, snapshot,
                                              status.observed_generation, now)) {
     if (events != nullptr) {
-      auto more = ingestion::ingestionEvents(planner::findCondition(previous, c->type), *c);
+      auto more = ingestion::ingestionEvents(k8s::findStatusCondition(previous, c->type), *c);
       events->insert(events->end(), more.begin(), more.end());
     }
     status.conditions.push_back(std::move(*c));

@@ -8,23 +8,10 @@ std::optional<planner::Condition> ingestionCondition(
     int64_t observed_generation, std::chrono::system_clock::time_point now) {
   if (!has_ingestion) return std::nullopt;
   auto make = [&](std::optional<bool> status, std::string_view reason, std::string message) {
-    if (status) {
-      return planner::makeCondition(previous, kConditionIngestionAvailable, *status,
-                                    std::string(reason), std::move(message), observed_generation,
-                                    now);
-    }
-    // makeCondition knows True and False only; Unknown keeps its transition time the same way.
-    const planner::Condition* before =
-        planner::findCondition(previous, kConditionIngestionAvailable);
-    const bool stays = before != nullptr && before->status == "Unknown";
-    planner::Condition c =
-        planner::makeCondition({}, kConditionIngestionAvailable, false, std::string(reason),
-                               std::move(message), observed_generation, now);
-    c.status = "Unknown";
-    if (stays && !before->last_transition_time.empty()) {
-      c.last_transition_time = before->last_transition_time;
-    }
-    return c;
+    const std::string_view value =
+        !status ? api::kConditionUnknown : (*status ? api::kConditionTrue : api::kConditionFalse);
+    return planner::makeCondition(previous, kConditionIngestionAvailable, value, reason,
+                                  std::move(message), observed_generation, now);
   };
   if (!spec_problem.empty()) return make(false, kReasonInvalidIngestionSpec, spec_problem);
   if (!snapshot) {
@@ -42,12 +29,13 @@ std::optional<planner::Condition> ingestionCondition(
 
 std::vector<planner::Event> ingestionEvents(const planner::Condition* previous,
                                             const planner::Condition& current) {
-  const bool was_false = previous != nullptr && previous->status == "False";
-  if (current.status == "False" && (!was_false || previous->reason != current.reason)) {
+  const bool was_false = previous != nullptr && previous->status == api::kConditionFalse;
+  if (current.status == api::kConditionFalse &&
+      (!was_false || previous->reason != current.reason)) {
     return {{planner::EventType::Warning, std::string(kEventIngestionUnavailable),
              current.reason + ": " + current.message}};
   }
-  if (current.status == "True" && was_false) {
+  if (current.status == api::kConditionTrue && was_false) {
     return {{planner::EventType::Normal, std::string(kEventIngestionRecovered),
              "ingestion rates available again after " + previous->reason}};
   }

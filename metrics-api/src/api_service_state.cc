@@ -1,5 +1,7 @@
 #include "shardscaler/metrics_api/api_service_state.h"
 
+#include "shardscaler/k8s_meta/condition.h"
+
 namespace shardscaler::metrics_api {
 
 using Json = nlohmann::json;
@@ -17,12 +19,12 @@ ApiServiceState apiServiceState(const Json& api_service, const ServiceReference&
     state.ownership = ref == ours ? Ownership::Ours : Ownership::Other;
   }
   const Json status = api_service.value("status", Json::object());
-  for (const Json& c :
-       status.is_object() ? status.value("conditions", Json::array()) : Json::array()) {
-    if (!c.is_object() || c.value("type", "") != "Available") continue;
-    state.available = c.value("status", "") == "True";
-    state.available_reason = c.value("reason", "");
-    state.available_message = c.value("message", "");
+  const auto conditions =
+      k8s::conditionsFromJson(status.is_object() ? status.value("conditions", Json()) : Json());
+  if (const k8s::Condition* available = k8s::findStatusCondition(conditions, "Available")) {
+    state.available = available->status == k8s::kConditionTrue;
+    state.available_reason = available->reason;
+    state.available_message = available->message;
   }
   return state;
 }

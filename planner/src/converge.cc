@@ -31,7 +31,8 @@ bool stalePausedBy(const Target& t, const api::ShardSet& ss) {
 // The Progressing condition still says a pause went unacknowledged within the timeout: do not
 // pause again before that long has passed.
 std::optional<nanoseconds> abandonmentHoldLeft(const PlanContext& c) {
-  const Condition* p = findCondition(c.input.shard_set.conditions, kConditionProgressing);
+  const Condition* p =
+      k8s::findStatusCondition(c.input.shard_set.conditions, kConditionProgressing);
   if (p == nullptr || p->reason != kReasonPauseNotAcknowledged) return std::nullopt;
   const auto since = parseAnnotationTime(&p->last_transition_time);
   if (!since) return std::nullopt;

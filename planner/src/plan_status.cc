@@ -213,7 +213,7 @@ void fillStatus(PlanContext& c) {
   };
 
   // Problems are announced once, when they appear or change, not on every reconcile.
-  const Condition* before = findCondition(ss.conditions, kConditionDegraded);
+  const Condition* before = k8s::findStatusCondition(ss.conditions, kConditionDegraded);
   if (degraded.status &&
       (before == nullptr || before->status != "True" || before->reason != degraded.reason ||
        before->message != degraded.message)) {

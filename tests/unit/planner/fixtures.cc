@@ -82,7 +82,7 @@ const Action& only(const Plan& plan, ActionType type, int index) {
 }
 
 const Condition& condition(const Plan& plan, std::string_view type) {
-  const Condition* c = findCondition(plan.status.conditions, type);
+  const Condition* c = k8s::findStatusCondition(plan.status.conditions, type);
   if (c == nullptr) throw std::runtime_error("no condition " + std::string(type));
   return *c;
 }

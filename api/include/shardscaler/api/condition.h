@@ -1,15 +1,11 @@
-// A ShardSet's status condition (metav1.Condition), the condition types shardscaler writes and
-// the condition's JSON codec. Values only: deciding a condition is the planner's and the status
-// writer's job.
+// A ShardSet's status condition: a metav1.Condition (k8s-client/meta), and the condition types
+// shardscaler writes. Values only: deciding a condition is the planner's and the status writer's
+// job.
 #pragma once
 
-#include <array>
-#include <cstdint>
-#include <optional>
-#include <string>
 #include <string_view>
 
-#include <nlohmann/json.hpp>
+#include "shardscaler/k8s_meta/condition.h"
 
 namespace shardscaler::api {
 
@@ -20,27 +16,13 @@ inline constexpr std::string_view kConditionDegraded = "Degraded";
 // True: the last ingestion query returned rates. Absent without spec.ingestion.
 inline constexpr std::string_view kConditionIngestionAvailable = "IngestionAvailable";
 
-// metav1.ConditionStatus, as the CRD's enum.
-inline constexpr std::string_view kConditionTrue = "True";
-inline constexpr std::string_view kConditionFalse = "False";
-inline constexpr std::string_view kConditionUnknown = "Unknown";
-inline constexpr std::array<std::string_view, 3> kConditionStatuses = {
-    kConditionTrue, kConditionFalse, kConditionUnknown};
-
-struct Condition {
-  std::string type;    // Ready | Progressing | Degraded | IngestionAvailable
-  std::string status;  // "True" | "False" | "Unknown"
-  std::string reason;  // CamelCase
-  std::string message;
-  std::string last_transition_time;  // RFC3339 UTC
-  int64_t observed_generation = 0;
-
-  friend bool operator==(const Condition&, const Condition&) = default;
-};
-
-nlohmann::json toJson(const Condition& condition);
-// Reads one entry of status.conditions; a missing field reads as empty, and an entry without a
-// type (or not an object) is nullopt: previous conditions only steer transitions.
-std::optional<Condition> conditionFromJson(const nlohmann::json& j);
+// status.conditions[] is a list of metav1.Condition, with its codec.
+using k8s::Condition;
+using k8s::conditionFromJson;
+using k8s::kConditionFalse;
+using k8s::kConditionStatuses;
+using k8s::kConditionTrue;
+using k8s::kConditionUnknown;
+using k8s::toJson;
 
 }  // namespace shardscaler::api

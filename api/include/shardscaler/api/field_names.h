@@ -4,6 +4,8 @@
 
 #include <string_view>
 
+#include "shardscaler/k8s_meta/condition.h"
+
 namespace shardscaler::api::field {
 
 inline constexpr std::string_view kMetadata = "metadata";
@@ -46,11 +48,11 @@ inline constexpr std::string_view kLastUpdate = "lastUpdate";
 inline constexpr std::string_view kError = "error";
 inline constexpr std::string_view kConditions = "conditions";
 
-// status.conditions[] (and kObservedGeneration)
-inline constexpr std::string_view kType = "type";
-inline constexpr std::string_view kConditionStatus = "status";
-inline constexpr std::string_view kReason = "reason";
-inline constexpr std::string_view kMessage = "message";
-inline constexpr std::string_view kLastTransitionTime = "lastTransitionTime";
+// status.conditions[] (metav1.Condition's own names; and kObservedGeneration)
+inline constexpr std::string_view kType = k8s::condition_field::kType;
+inline constexpr std::string_view kConditionStatus = k8s::condition_field::kStatus;
+inline constexpr std::string_view kReason = k8s::condition_field::kReason;
+inline constexpr std::string_view kMessage = k8s::condition_field::kMessage;
+inline constexpr std::string_view kLastTransitionTime = k8s::condition_field::kLastTransitionTime;
 
 }  // namespace shardscaler::api::field

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "shardscaler/api/condition.h"
 
@@ -19,14 +20,19 @@ using api::kConditionDegraded;
 using api::kConditionProgressing;
 using api::kConditionReady;
 
-// The condition of that type, if any.
-const Condition* findCondition(std::span<const Condition> conditions, std::string_view type);
-
-// A condition as of `now`: lastTransitionTime is kept from the previous condition of the same
-// type when its status did not change, as metav1.Condition requires.
-Condition makeCondition(std::span<const Condition> previous, std::string_view type, bool status,
-                        std::string_view reason, std::string message, int64_t observed_generation,
-                        std::chrono::system_clock::time_point now);
+// A condition as of `now` (status True, False or Unknown): lastTransitionTime is kept from the
+// previous condition of the same type when its status did not change, as metav1.Condition
+// requires (k8s::setStatusCondition).
+Condition makeCondition(std::span<const Condition> previous, std::string_view type,
+                        std::string_view status, std::string_view reason, std::string message,
+                        int64_t observed_generation, std::chrono::system_clock::time_point now);
+inline Condition makeCondition(std::span<const Condition> previous, std::string_view type,
+                               bool status, std::string_view reason, std::string message,
+                               int64_t observed_generation,
+                               std::chrono::system_clock::time_point now) {
+  return makeCondition(previous, type, status ? api::kConditionTrue : api::kConditionFalse, reason,
+                       std::move(message), observed_generation, now);
+}
 
 enum class EventType { Normal, Warning };
 std::string_view toString(EventType type);
