@@ -7,25 +7,25 @@
 #include <vector>
 
 #include "config_test_support.h"
-#include "rest_fake_server.h"
 #include "rest_test_support.h"
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/test_kit/http_server.h"
 #include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::k8s {
 namespace {
 
+using test_kit::HttpExchange;
+using test_kit::HttpRequest;
+using test_kit::HttpServer;
 using testing::configFor;
-using testing::FakeApiServer;
-using testing::FakeExchange;
-using testing::FakeRequest;
 using ::testing::HasSubstr;
 using testing::statusJson;
 
 const Resource kShardSets{"shardscaler.io", "v1alpha1", "shardsets", true};
 
-FakeApiServer echoServer() {
-  return FakeApiServer([](const FakeRequest& req, FakeExchange& ex) {
+HttpServer echoServer() {
+  return HttpServer([](const HttpRequest& req, HttpExchange& ex) {
     Json answer = {{"kind", "Echo"},
                    {"metadata", {{"name", "x"}, {"resourceVersion", "7"}}},
                    {"method", req.method}};
@@ -70,8 +70,8 @@ TEST(RestClient, ListEncodesSelectorsAndPaging) {
 }
 
 // Pages of two items each; the continue token names the next page.
-FakeApiServer pagedServer(int pages, bool expire_second_token = false) {
-  return FakeApiServer([=](const FakeRequest& req, FakeExchange& ex) {
+HttpServer pagedServer(int pages, bool expire_second_token = false) {
+  return HttpServer([=](const HttpRequest& req, HttpExchange& ex) {
     std::string token = req.query.count("continue") ? req.query.at("continue") : "";
     if (expire_second_token && token == "page-1") {
       ex.respond(410, statusJson(410, "Expired", "The provided continue parameter is too old"));
@@ -206,7 +206,7 @@ TEST(RestClient, StatusResponsesBecomeTypedErrors) {
       {504, "Timeout", ErrorKind::Timeout},
   };
   for (const auto& c : cases) {
-    FakeApiServer server([&](const FakeRequest&, FakeExchange& ex) {
+    HttpServer server([&](const HttpRequest&, HttpExchange& ex) {
       ex.respond(c.code, statusJson(c.code, c.reason, std::string("message for ") + c.reason));
     });
     RestClient client(configFor(server));
@@ -220,10 +220,10 @@ TEST(RestClient, StatusResponsesBecomeTypedErrors) {
 }
 
 TEST(RestClient, TooManyRequestsCarriesRetryAfter) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.respond(429,
                statusJson(429, "TooManyRequests", "Too many requests, please try again later."),
-               {"Retry-After: 4"});
+               {{"Retry-After", "4"}});
   });
   RestClient client(configFor(server));
   auto result = client.list(resources::pods(), "");
@@ -237,7 +237,7 @@ TEST(RestClient, ForbiddenKeepsTheServersWordsOrNamesVerbAndPath) {
       "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" in "
       "the namespace \"mon\"";
   std::atomic<bool> send_status{true};
-  FakeApiServer server([&](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([&](const HttpRequest&, HttpExchange& ex) {
     if (send_status) {
       ex.respond(403, statusJson(403, "Forbidden", server_message));
     } else {
@@ -259,7 +259,7 @@ TEST(RestClient, ForbiddenKeepsTheServersWordsOrNamesVerbAndPath) {
 }
 
 TEST(RestClient, NonJsonSuccessIsADecodeError) {
-  FakeApiServer server([](const FakeRequest& req, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest& req, HttpExchange& ex) {
     ex.respond(200, req.path == "/readyz" ? "ok" : "<html>", {}, "text/plain");
   });
   RestClient client(configFor(server));
@@ -300,7 +300,7 @@ TEST(RestClient, ConcurrentRequestsShareAFewConnections) {
 }
 
 TEST(RestClient, RequestTimeoutIsATimeoutError) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.holdUntilClientCloses(std::chrono::seconds(10));
   });
   KubeConfig config = configFor(server);
@@ -338,7 +338,7 @@ TEST(RestClient, TokenFileIsReReadAfterAMinuteOrAfterA401) {
   auto token_file = dir.write("token", "one\n");
   bool reject = false;
   std::mutex mutex;
-  FakeApiServer server([&](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([&](const HttpRequest&, HttpExchange& ex) {
     std::lock_guard lock(mutex);
     if (reject) {
       reject = false;
@@ -396,7 +396,7 @@ TEST(RestClient, MissingTokenFileFailsTheRequestWithAConfigError) {
 }
 
 TEST(RestClient, ObserverSeesVerbResourceStatusAndLatency) {
-  FakeApiServer server([](const FakeRequest& req, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest& req, HttpExchange& ex) {
     if (req.method == "DELETE") {
       ex.respond(404, statusJson(404, "NotFound", "not found"));
     } else {
@@ -430,7 +430,7 @@ namespace {
 // metadata_only asks for PartialObjectMetadataList (plain JSON as the fallback), and `fields`
 // trims each item as it is decoded; the list's own metadata is kept whole.
 TEST(RestClient, MetadataOnlyListAsksForPartialObjectMetadataAndTrimsItems) {
-  testing::FakeApiServer server([](const testing::FakeRequest&, testing::FakeExchange& ex) {
+  test_kit::HttpServer server([](const test_kit::HttpRequest&, test_kit::HttpExchange& ex) {
     ex.respond(200, R"({"kind":"PartialObjectMetadataList","apiVersion":"meta.k8s.io/v1",
       "metadata":{"resourceVersion":"77","continue":"next"},
       "items":[{"kind":"PartialObjectMetadata","metadata":{"name":"a","uid":"1",
@@ -457,7 +457,7 @@ TEST(RestClient, MetadataOnlyListAsksForPartialObjectMetadataAndTrimsItems) {
 }
 
 TEST(RestClient, MetadataOnlyWatchAsksForPartialObjectMetadata) {
-  testing::FakeApiServer server([](const testing::FakeRequest&, testing::FakeExchange& ex) {
+  test_kit::HttpServer server([](const test_kit::HttpRequest&, test_kit::HttpExchange& ex) {
     ex.startChunked(200);
     ex.chunk(R"({"type":"ADDED","object":{"kind":"PartialObjectMetadata","metadata":{"name":"a",)"
              R"("labels":{"keep":"1","drop":"2"}}}})"
@@ -483,7 +483,7 @@ TEST(RestClient, MetadataOnlyWatchAsksForPartialObjectMetadata) {
 }
 
 TEST(RestClient, MaskedListOfBrokenJsonIsADecodeError) {
-  testing::FakeApiServer server([](const testing::FakeRequest&, testing::FakeExchange& ex) {
+  test_kit::HttpServer server([](const test_kit::HttpRequest&, test_kit::HttpExchange& ex) {
     ex.respond(200, R"({"items":[{"metadata":)");
   });
   RestClient client(testing::configFor(server));

@@ -1,19 +1,31 @@
-// Shared set-up of the RestClient tests: a KubeConfig aimed at a FakeApiServer.
+// Shared set-up of the RestClient tests: a KubeConfig aimed at the kit's HttpServer, and the
+// metav1.Status bodies an API server answers errors with.
 #pragma once
 
 #include <string>
 
-#include "rest_fake_server.h"
+#include <nlohmann/json.hpp>
+
 #include "shardscaler/k8s_client/kube_config.h"
+#include "shardscaler/test_kit/http_server.h"
 
 namespace shardscaler::k8s::testing {
 
-inline KubeConfig configFor(const FakeApiServer& server, const std::string& token = "tok") {
+inline KubeConfig configFor(const test_kit::HttpServer& server, const std::string& token = "tok") {
   KubeConfig config;
   config.server = server.url();
   config.token = token;
   config.origin = "test";
   return config;
+}
+
+// A metav1.Status body.
+inline std::string statusJson(int code, const std::string& reason, const std::string& message) {
+  nlohmann::json status = {
+      {"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", nlohmann::json::object()},
+      {"status", "Failure"}, {"message", message}, {"reason", reason},
+      {"code", code}};
+  return status.dump();
 }
 
 }  // namespace shardscaler::k8s::testing

@@ -9,17 +9,17 @@
 #include <stdexcept>
 #include <vector>
 
-#include "rest_fake_server.h"
 #include "rest_test_support.h"
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/test_kit/http_server.h"
 
 namespace shardscaler::k8s {
 namespace {
 
+using test_kit::HttpExchange;
+using test_kit::HttpRequest;
+using test_kit::HttpServer;
 using testing::configFor;
-using testing::FakeApiServer;
-using testing::FakeExchange;
-using testing::FakeRequest;
 using ::testing::HasSubstr;
 using testing::statusJson;
 
@@ -61,7 +61,7 @@ TEST(RestWatch, EventsSplitAtAwkwardBoundariesArriveWhole) {
       R"({"type":"BOOKMARK","object":{"kind":"Pod","metadata":{"resourceVersion":"12"}}})"
       "\n" +
       event("DELETED", "a", "13");
-  FakeApiServer server([&](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([&](const HttpRequest&, HttpExchange& ex) {
     ex.startChunked(200);
     // Cuts inside a key, inside a two-byte UTF-8 character, between an event's closing brace
     // and its newline, and one chunk spanning the end of one event and the start of the next.
@@ -104,7 +104,7 @@ TEST(RestWatch, EventsSplitAtAwkwardBoundariesArriveWhole) {
 }
 
 TEST(RestWatch, ErrorEventWithStatus410IsGone) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.startChunked(200);
     ex.chunk(event("ADDED", "a", "5"));
     ex.chunk(
@@ -126,7 +126,7 @@ TEST(RestWatch, ErrorEventWithStatus410IsGone) {
 }
 
 TEST(RestWatch, HttpStatus410IsGoneToo) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.respond(410, statusJson(410, "Gone", "too old resource version: 1 (2)"));
   });
   RestClient client(configFor(server));
@@ -139,7 +139,7 @@ TEST(RestWatch, HttpStatus410IsGoneToo) {
 TEST(RestWatch, ForbiddenWatchKeepsTheServersMessage) {
   const std::string message =
       "statefulsets.apps is forbidden: User \"bob\" cannot watch resource \"statefulsets\"";
-  FakeApiServer server([&](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([&](const HttpRequest&, HttpExchange& ex) {
     ex.respond(403, statusJson(403, "Forbidden", message));
   });
   RestClient client(configFor(server));
@@ -150,7 +150,7 @@ TEST(RestWatch, ForbiddenWatchKeepsTheServersMessage) {
 }
 
 TEST(RestWatch, StopFlagEndsAnIdleWatchWithinASecond) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.startChunked(200);
     ex.chunk(event("ADDED", "a", "1"));
     ex.holdUntilClientCloses(std::chrono::seconds(20));
@@ -173,7 +173,7 @@ TEST(RestWatch, StopFlagEndsAnIdleWatchWithinASecond) {
 }
 
 TEST(RestWatch, StopFlagAlreadySetSendsNothing) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) { ex.respond(200, ""); });
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) { ex.respond(200, ""); });
   RestClient client(configFor(server));
   std::atomic<bool> stop{true};
   auto result = client.watch(
@@ -183,7 +183,7 @@ TEST(RestWatch, StopFlagAlreadySetSendsNothing) {
 }
 
 TEST(RestWatch, HandlerReturningFalseEndsTheWatch) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.startChunked(200);
     ex.chunk(event("ADDED", "a", "1") + event("ADDED", "b", "2"));
     ex.holdUntilClientCloses(std::chrono::seconds(20));
@@ -199,7 +199,7 @@ TEST(RestWatch, HandlerReturningFalseEndsTheWatch) {
 }
 
 TEST(RestWatch, HandlerExceptionsPropagate) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.startChunked(200);
     ex.chunk(event("ADDED", "a", "1"));
     ex.holdUntilClientCloses(std::chrono::seconds(20));
@@ -211,7 +211,7 @@ TEST(RestWatch, HandlerExceptionsPropagate) {
 }
 
 TEST(RestWatch, SilentConnectionIsDetectedAsDead) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.startChunked(200);
     ex.holdUntilClientCloses(std::chrono::seconds(20));
   });
@@ -228,7 +228,7 @@ TEST(RestWatch, SilentConnectionIsDetectedAsDead) {
 }
 
 TEST(RestWatch, StreamEndingMidEventIsATransportError) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.startChunked(200);
     ex.chunk(event("ADDED", "a", "1") + R"({"type":"MODIFIED","obj)");
     ex.endChunked();
@@ -244,7 +244,7 @@ TEST(RestWatch, StreamEndingMidEventIsATransportError) {
 }
 
 TEST(RestWatch, ConnectionDroppedMidStreamIsATransportError) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.startChunked(200);
     ex.chunk(event("ADDED", "a", "1"));
     ex.closeAfter();  // no terminating chunk: the body is cut
@@ -257,7 +257,7 @@ TEST(RestWatch, ConnectionDroppedMidStreamIsATransportError) {
 }
 
 TEST(RestWatch, GarbageInTheStreamIsADecodeError) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.startChunked(200);
     ex.chunk("<html>oops</html>");
     ex.endChunked();
@@ -269,7 +269,7 @@ TEST(RestWatch, GarbageInTheStreamIsADecodeError) {
 }
 
 TEST(RestWatch, ObserverSeesTheWatchWhenItEnds) {
-  FakeApiServer server([](const FakeRequest&, FakeExchange& ex) {
+  HttpServer server([](const HttpRequest&, HttpExchange& ex) {
     ex.startChunked(200);
     ex.endChunked();
   });

@@ -9,19 +9,20 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "prometheus_bodies.h"
+#include "shardscaler/test_kit/http_server.h"
 #include "shardscaler/testenv/loopback_ports.h"
-#include "test_http_server.h"
 
 namespace shardscaler::promql {
 namespace {
 
 using std::chrono::milliseconds;
-using testhttp::HttpRequest;
-using testhttp::HttpResponse;
-using testhttp::TestHttpServer;
+using test_kit::HttpRequest;
+using test_kit::HttpResponse;
+using test_kit::HttpServer;
 using ::testing::HasSubstr;
 
-const std::string kVectorBody = testhttp::successBody(
+const std::string kVectorBody = testing::successBody(
     "vector", R"([{"metric":{"pod":"prometheus-main-0"},"value":[1700000000.5,"41.5"]}])");
 
 std::unique_ptr<PrometheusClient> makeClient(ClientOptions options) {
@@ -30,12 +31,12 @@ std::unique_ptr<PrometheusClient> makeClient(ClientOptions options) {
   return client ? std::move(*client) : nullptr;
 }
 
-std::unique_ptr<PrometheusClient> makeClient(const TestHttpServer& server) {
+std::unique_ptr<PrometheusClient> makeClient(const HttpServer& server) {
   return makeClient(ClientOptions{.base_url = server.url()});
 }
 
 TEST(PrometheusClient, InstantQueryPostsAFormWithOnlyTheParametersSet) {
-  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  HttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
   auto client = makeClient(server);
 
   auto result = client->query({.query = "sum by (pod) (rate(x{a=~\"b|c\"}[5m]))"});
@@ -62,10 +63,10 @@ TEST(PrometheusClient, InstantQueryPostsAFormWithOnlyTheParametersSet) {
 
 TEST(PrometheusClient, EveryResultTypeWithSpecialValues) {
   std::string body;
-  TestHttpServer server([&body](const HttpRequest&) { return HttpResponse{.body = body}; });
+  HttpServer server([&body](const HttpRequest&) { return HttpResponse{.body = body}; });
   auto client = makeClient(server);
 
-  body = testhttp::successBody(
+  body = testing::successBody(
       "vector",
       R"([{"metric":{"k":"nan"},"value":[1,"NaN"]},{"metric":{"k":"inf"},"value":[1,"+Inf"]},
                     {"metric":{"k":"-inf"},"value":[1,"-Inf"]}])");
@@ -76,19 +77,19 @@ TEST(PrometheusClient, EveryResultTypeWithSpecialValues) {
   EXPECT_EQ(vector->vector()->at(1).point.value, INFINITY);
   EXPECT_EQ(vector->vector()->at(2).point.value, -INFINITY);
 
-  body = testhttp::successBody("matrix", R"([{"metric":{},"values":[[1,"+Inf"],[2,"-Inf"]]}])");
+  body = testing::successBody("matrix", R"([{"metric":{},"values":[[1,"+Inf"],[2,"-Inf"]]}])");
   auto matrix = client->query({.query = "m[1m]"});
   ASSERT_TRUE(matrix.has_value()) << matrix.error().describe();
   EXPECT_EQ(matrix->matrix()->at(0).points[0].value, INFINITY);
   EXPECT_EQ(matrix->matrix()->at(0).points[1].value, -INFINITY);
 
-  body = testhttp::successBody("scalar", R"([3.25,"NaN"])");
+  body = testing::successBody("scalar", R"([3.25,"NaN"])");
   auto scalar = client->query({.query = "scalar(x)"});
   ASSERT_TRUE(scalar.has_value()) << scalar.error().describe();
   EXPECT_TRUE(std::isnan(scalar->scalar()->point.value));
   EXPECT_EQ(scalar->scalar()->point.timestamp, Timestamp(milliseconds(3250)));
 
-  body = testhttp::successBody("string", R"([3,"hello"])");
+  body = testing::successBody("string", R"([3,"hello"])");
   auto text = client->query({.query = "\"hello\""});
   ASSERT_TRUE(text.has_value()) << text.error().describe();
   EXPECT_EQ(text->string()->value, "hello");
@@ -104,10 +105,10 @@ class ApiErrors : public ::testing::TestWithParam<ApiErrorCase> {};
 
 TEST_P(ApiErrors, KeepTheServersTypeStatusAndMessageAndNameUrlAndQuery) {
   const ApiErrorCase& c = GetParam();
-  TestHttpServer server([&c](const HttpRequest&) {
+  HttpServer server([&c](const HttpRequest&) {
     return HttpResponse{.status = c.status,
-                        .body = testhttp::errorBody(c.error_type, "something about " + c.error_type,
-                                                    R"(["a warning"])")};
+                        .body = testing::errorBody(c.error_type, "something about " + c.error_type,
+                                                   R"(["a warning"])")};
   });
   auto client = makeClient(server);
   auto result = client->query({.query = "rate(foo[5m])"});
@@ -136,8 +137,8 @@ INSTANTIATE_TEST_SUITE_P(PrometheusClient, ApiErrors,
                          [](const auto& info) { return info.param.error_type; });
 
 TEST(PrometheusClient, WarningsOnSuccess) {
-  TestHttpServer server([](const HttpRequest&) {
-    return HttpResponse{.body = testhttp::successBody("vector", "[]", R"(["partial data"])")};
+  HttpServer server([](const HttpRequest&) {
+    return HttpResponse{.body = testing::successBody("vector", "[]", R"(["partial data"])")};
   });
   auto client = makeClient(server);
   auto result = client->query({.query = "x"});
@@ -149,7 +150,7 @@ TEST(PrometheusClient, WarningsOnSuccess) {
 TEST(PrometheusClient, HttpErrorWithoutAnApiBodyAndUndecodableSuccess) {
   int status = 502;
   std::string body = "<html>Bad Gateway</html>";
-  TestHttpServer server([&](const HttpRequest&) {
+  HttpServer server([&](const HttpRequest&) {
     return HttpResponse{.status = status, .body = body, .content_type = "text/html"};
   });
   auto client = makeClient(server);
@@ -169,7 +170,7 @@ TEST(PrometheusClient, HttpErrorWithoutAnApiBodyAndUndecodableSuccess) {
 }
 
 TEST(PrometheusClient, FallsBackToGetWhenPostIsNotAllowed) {
-  TestHttpServer server([](const HttpRequest& r) {
+  HttpServer server([](const HttpRequest& r) {
     if (r.method == "POST") {
       return HttpResponse{
           .status = 405, .body = "method not allowed", .content_type = "text/plain"};
@@ -187,7 +188,7 @@ TEST(PrometheusClient, FallsBackToGetWhenPostIsNotAllowed) {
 }
 
 TEST(PrometheusClient, GetMethodOption) {
-  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  HttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
   auto client =
       makeClient(ClientOptions{.base_url = server.url() + "/prefix/", .method = HttpMethod::Get});
   ASSERT_TRUE(client->query({.query = "up"}));
@@ -197,7 +198,7 @@ TEST(PrometheusClient, GetMethodOption) {
 }
 
 TEST(PrometheusClient, BearerTokenAndExtraHeaders) {
-  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  HttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
   auto client = makeClient(ClientOptions{.base_url = server.url(),
                                          .bearer_token = "s3cret",
                                          .headers = {{"X-Scope-OrgID", "tenant-a"}},
@@ -212,7 +213,7 @@ TEST(PrometheusClient, BearerTokenAndExtraHeaders) {
 }
 
 TEST(PrometheusClient, BearerTokenFileIsReadOnEveryRequest) {
-  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  HttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
   const auto dir =
       std::filesystem::path(::testing::TempDir()) / ("promql-token-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
@@ -234,7 +235,7 @@ TEST(PrometheusClient, BearerTokenFileIsReadOnEveryRequest) {
 }
 
 TEST(PrometheusClient, BasicAuth) {
-  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  HttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
   auto client =
       makeClient(ClientOptions{.base_url = server.url(), .basic_auth = BasicAuth{"user", "pass"}});
   ASSERT_TRUE(client->query({.query = "up"}));
@@ -258,7 +259,7 @@ TEST(PrometheusClient, RejectsConfigurationsThatCannotWork) {
 }
 
 TEST(PrometheusClient, ClientTimeoutWhenTheServerIsSlow) {
-  TestHttpServer server(
+  HttpServer server(
       [](const HttpRequest&) { return HttpResponse{.body = kVectorBody, .hold = true}; });
   auto client = makeClient(ClientOptions{.base_url = server.url(), .timeout = milliseconds(300)});
   const auto started = std::chrono::steady_clock::now();
@@ -288,10 +289,10 @@ TEST(PrometheusClient, ConnectionRefusedIsATransportError) {
 }
 
 TEST(PrometheusClient, ReusesOneConnectionForSequentialQueries) {
-  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  HttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
   auto client = makeClient(server);
   for (int i = 0; i < 20; ++i) ASSERT_TRUE(client->query({.query = "up"}));
-  EXPECT_EQ(server.acceptedConnections(), 1);
+  EXPECT_EQ(server.connectionsAccepted(), 1);
   const ClientStats stats = client->stats();
   EXPECT_EQ(stats.requests, 20u);
   EXPECT_EQ(stats.connections_opened, 1u);
@@ -300,7 +301,7 @@ TEST(PrometheusClient, ReusesOneConnectionForSequentialQueries) {
 }
 
 TEST(PrometheusClient, ConcurrentCallersShareAPoolOfConnections) {
-  TestHttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  HttpServer server([](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
   auto client = makeClient(ClientOptions{.base_url = server.url(), .max_idle_connections = 4});
   constexpr int kThreads = 4;
   constexpr int kQueriesPerThread = 25;
@@ -317,19 +318,19 @@ TEST(PrometheusClient, ConcurrentCallersShareAPoolOfConnections) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(ok.load(), kThreads * kQueriesPerThread);
   // At most one connection per concurrent caller; never one per query.
-  EXPECT_GE(server.acceptedConnections(), 1);
-  EXPECT_LE(server.acceptedConnections(), kThreads);
+  EXPECT_GE(server.connectionsAccepted(), 1);
+  EXPECT_LE(server.connectionsAccepted(), kThreads);
   EXPECT_EQ(client->stats().connections_opened,
-            static_cast<uint64_t>(server.acceptedConnections()));
+            static_cast<uint64_t>(server.connectionsAccepted()));
 }
 
 TEST(PrometheusClient, ReconnectsWhenTheServerClosesTheConnection) {
-  TestHttpServer server([](const HttpRequest&) {
+  HttpServer server([](const HttpRequest&) {
     return HttpResponse{.body = kVectorBody, .close_connection = true};
   });
   auto client = makeClient(server);
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(client->query({.query = "up"}));
-  EXPECT_EQ(server.acceptedConnections(), 3);
+  EXPECT_EQ(server.connectionsAccepted(), 3);
   EXPECT_EQ(client->stats().connections_opened, 3u);
 }
 
