@@ -111,6 +111,16 @@ std::vector<Call> FakeKubeClient::calls(const CallMatch& match) const {
   return out;
 }
 
+std::vector<Call> FakeKubeClient::writes(const CallMatch& match) const {
+  std::lock_guard lock(mutex_);
+  std::vector<Call> out;
+  std::ranges::copy_if(calls_, std::back_inserter(out), [&](const Call& c) {
+    const bool write = c.verb == Verb::Create || c.verb == Verb::Update || c.verb == Verb::Patch;
+    return write && !c.error && match.matches(c);
+  });
+  return out;
+}
+
 void FakeKubeClient::clearCalls() {
   std::lock_guard lock(mutex_);
   calls_cleared_ += calls_.size();

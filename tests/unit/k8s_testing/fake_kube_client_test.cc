@@ -170,6 +170,25 @@ TEST(FakeKubeClient, InjectedFaultsAnswerTheMatchingCallsOnlyAndAreRecorded) {
   EXPECT_EQ((*fake.find(kSts, "ns", "a"))["spec"]["replicas"], 1);
 }
 
+TEST(FakeKubeClient, WritesAreTheSuccessfulCreatesUpdatesAndPatches) {
+  FakeKubeClient fake;
+  fake.put(kSts, sts("a"));  // the test's own: not a call
+  ASSERT_TRUE(fake.create(kSts, "ns", sts("b")));
+  EXPECT_FALSE(fake.create(kSts, "ns", sts("b")));  // AlreadyExists: not a write
+  EXPECT_TRUE(fake.get(kSts, "ns", "a"));           // not a write
+  ASSERT_TRUE(fake.patch(kSts, "ns", "a", PatchType::Merge, {{"spec", {{"replicas", 2}}}}));
+  Json stale = *fake.find(kSts, "ns", "b");
+  stale["metadata"]["resourceVersion"] = "1";
+  EXPECT_FALSE(fake.update(kSts, "ns", stale));  // Conflict: not a write
+  const auto all = fake.writes();
+  ASSERT_EQ(all.size(), 2U);
+  EXPECT_EQ(all[0].verb, Verb::Create);
+  EXPECT_EQ(all[1].verb, Verb::Patch);
+  EXPECT_EQ(all[1].body["spec"]["replicas"], 2);
+  ASSERT_EQ(fake.writes({.name = "b"}).size(), 1U);
+  EXPECT_TRUE(fake.writes({.verb = Verb::Update}).empty());
+}
+
 TEST(FakeKubeClient, WatchDeliversChangesAfterTheResourceVersionAndStops) {
   FakeKubeClient fake;
   fake.put(kSts, sts("before"));

@@ -7,8 +7,8 @@
 #include <chrono>
 #include <thread>
 
-#include "fake_kube_client.h"
 #include "shardscaler/k8s_client/base64.h"
+#include "shardscaler/k8s_testing/fake_kube_client.h"
 #include "shardscaler/serving/ca_bundle_injector.h"
 #include "tls_test_support.h"
 
@@ -16,7 +16,7 @@ namespace shardscaler::serving {
 namespace {
 
 using k8s::Json;
-using testing::FakeKubeClient;
+using k8s::testing::FakeKubeClient;
 using ::testing::HasSubstr;
 
 Json webhookConfiguration(const std::string& first_bundle, bool second_has_bundle) {
@@ -114,17 +114,16 @@ TEST_F(CaBundleInjectorTest, InjectsOnceAndThenHasNothingToDo) {
   EXPECT_EQ(bundleAt(0), expected);
   EXPECT_EQ(bundleAt(1), expected);
   EXPECT_EQ(injector.injectOnce().value(), 0);
-  EXPECT_EQ(client_.writes(), 1);
+  EXPECT_EQ(client_.writes().size(), 1U);
 }
 
 TEST_F(CaBundleInjectorTest, AConflictIsReReadAndAMissingTargetNamed) {
   slot_->set(testing::makeTestPki().serving);
   int patches = 0;
-  client_.setHook([&](FakeKubeClient::Verb verb, const std::string&) {
-    if (verb == FakeKubeClient::Verb::Patch && patches++ == 0) {
+  client_.setBeforeCall([&](const k8s::testing::Call& call) {
+    if (call.verb == k8s::testing::Verb::Patch && patches++ == 0) {
       client_.put(resource_, client_.find(resource_, "", "guard").value());  // someone re-applied
     }
-    return std::optional<k8s::Error>();
   });
   CaBundleInjector injector(client_, slot_, clock_, options());
   EXPECT_EQ(injector.injectOnce().value(), 1);
@@ -181,7 +180,7 @@ TEST_F(CaBundleInjectorTest, LeavesAnotherServersApiServiceAloneAndSaysSoOnce) {
   CaBundleInjector injector(client_, slot_, clock_, o);
   EXPECT_EQ(injector.injectOnce().value(), 0);
   EXPECT_EQ(injector.injectOnce().value(), 0);
-  EXPECT_EQ(client_.writes(), 0);
+  EXPECT_EQ(client_.writes().size(), 0U);
   EXPECT_EQ(client_.find(target.resource, "", target.name).value()["spec"]["caBundle"], "S0VEQQ==");
   EXPECT_EQ(reasons, std::vector<std::string>{"ca_bundle_target_foreign"});
   // Pointed at shardscaler: from then on it is injected.
@@ -195,7 +194,7 @@ TEST_F(CaBundleInjectorTest, NothingIsWrittenWithoutABundle) {
   auto result = injector.injectOnce();
   ASSERT_FALSE(result.has_value());
   EXPECT_THAT(result.error(), HasSubstr("no certificate loaded yet"));
-  EXPECT_EQ(client_.writes(), 0);
+  EXPECT_EQ(client_.writes().size(), 0U);
 }
 
 TEST_F(CaBundleInjectorTest, TheBackgroundLoopInjectsANewBundleAtOnce) {

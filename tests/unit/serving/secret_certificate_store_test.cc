@@ -11,16 +11,18 @@
 #include <set>
 #include <thread>
 
-#include "fake_kube_client.h"
 #include "shardscaler/k8s_client/base64.h"
+#include "shardscaler/k8s_testing/fake_kube_client.h"
 #include "shardscaler/serving/secret_certificate_store.h"
 #include "tls_test_support.h"
 
 namespace shardscaler::serving {
 namespace {
 
+using k8s::testing::FakeKubeClient;
+using k8s::testing::statusError;
+using k8s::testing::Verb;
 using std::chrono::seconds;
-using testing::FakeKubeClient;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
@@ -114,10 +116,10 @@ TEST_F(SecretCertificateStoreTest, CreatesTheSecretWhenMissingAndServesIt) {
   ASSERT_EQ(current->caBundle().size(), 1U);
   EXPECT_TRUE(current->leaf().isIssuedBy(current->caBundle().front()));
   EXPECT_EQ(current->leaf().notAfter(), kT0 + seconds(60));
-  EXPECT_EQ(client_.writes(), 1);
+  EXPECT_EQ(client_.writes().size(), 1U);
 
   ASSERT_TRUE(store.sync().has_value());
-  EXPECT_EQ(client_.writes(), 1) << "nothing was due: no write";
+  EXPECT_EQ(client_.writes().size(), 1U) << "nothing was due: no write";
 }
 
 TEST_F(SecretCertificateStoreTest, ASecondReplicaLoadsTheSameSecret) {
@@ -126,7 +128,7 @@ TEST_F(SecretCertificateStoreTest, ASecondReplicaLoadsTheSameSecret) {
   ASSERT_TRUE(first.sync().has_value());
   ASSERT_TRUE(second.sync().has_value());
   EXPECT_EQ(fingerprint(first), fingerprint(second));
-  EXPECT_EQ(client_.writes(), 1);
+  EXPECT_EQ(client_.writes().size(), 1U);
 }
 
 TEST_F(SecretCertificateStoreTest, LosingTheCreateRaceLoadsTheWinnersSecret) {
@@ -135,16 +137,15 @@ TEST_F(SecretCertificateStoreTest, LosingTheCreateRaceLoadsTheWinnersSecret) {
   SecretCertificateStore winner(elsewhere, clock_, options());
   ASSERT_TRUE(winner.sync().has_value());
   const auto theirs = elsewhere.find(kSecrets, "mon", "guard-tls").value();
-  client_.setHook([&](FakeKubeClient::Verb verb, const std::string&) {
-    if (verb == FakeKubeClient::Verb::Create && !client_.find(kSecrets, "mon", "guard-tls")) {
+  client_.setBeforeCall([&](const k8s::testing::Call& call) {
+    if (call.verb == Verb::Create && !client_.find(kSecrets, "mon", "guard-tls")) {
       client_.put(kSecrets, theirs);
     }
-    return std::optional<k8s::Error>();
   });
   SecretCertificateStore loser(client_, clock_, options());
   ASSERT_TRUE(loser.sync().has_value());
   EXPECT_EQ(fingerprint(loser), fingerprint(winner));
-  EXPECT_EQ(client_.writes(), 0);
+  EXPECT_EQ(client_.writes().size(), 0U);
 }
 
 TEST_F(SecretCertificateStoreTest, GarbageIsReplacedAndWhatIsNotOursIsKept) {
@@ -168,7 +169,7 @@ TEST_F(SecretCertificateStoreTest, GarbageIsReplacedAndWhatIsNotOursIsKept) {
   EXPECT_EQ(s["metadata"]["annotations"]["team"], "platform");
   ASSERT_NE(store.current(), nullptr);
   EXPECT_EQ(store.current()->leaf().fingerprint(), versionOf(s, kT0).leaf.fingerprint());
-  EXPECT_EQ(client_.writes(), 1);  // the repair (put() is the test's own write)
+  EXPECT_EQ(client_.writes().size(), 1U);  // the repair (put() is the test's own write)
 }
 
 TEST_F(SecretCertificateStoreTest, AConflictingWriteIsReReadAndPlannedAgain) {
@@ -176,14 +177,13 @@ TEST_F(SecretCertificateStoreTest, AConflictingWriteIsReReadAndPlannedAgain) {
   ASSERT_TRUE(store.sync().has_value());
   clock_->advance(seconds(40));  // the serving certificate is due
   int updates = 0;
-  client_.setHook([&](FakeKubeClient::Verb verb, const std::string&) {
+  client_.setBeforeCall([&](const k8s::testing::Call& call) {
     // Another replica writes in between our read and our write (a label, nothing to redo).
-    if (verb == FakeKubeClient::Verb::Update && updates++ == 0) {
+    if (call.verb == Verb::Update && updates++ == 0) {
       auto s = secret();
       s["metadata"]["labels"]["touched"] = "yes";
       client_.put(kSecrets, s);
     }
-    return std::optional<k8s::Error>();
   });
   ASSERT_TRUE(store.sync().has_value());
   EXPECT_EQ(updates, 2);
@@ -199,10 +199,7 @@ TEST_F(SecretCertificateStoreTest, AFailedWriteKeepsTheLastGoodCertificate) {
   auto s = secret();
   s["data"]["tls.crt"] = k8s::base64Encode("garbage");
   client_.put(kSecrets, s);
-  client_.setHook([](FakeKubeClient::Verb verb, const std::string&) -> std::optional<k8s::Error> {
-    if (verb != FakeKubeClient::Verb::Update) return std::nullopt;
-    return testing::apiError(k8s::ErrorKind::Forbidden, 403, "cannot update secrets");
-  });
+  client_.failNext({.verb = Verb::Update}, 1, statusError(403, "cannot update secrets"));
   auto result = store.sync();
   ASSERT_FALSE(result.has_value());
   EXPECT_THAT(result.error(), HasSubstr("Forbidden"));
@@ -210,9 +207,7 @@ TEST_F(SecretCertificateStoreTest, AFailedWriteKeepsTheLastGoodCertificate) {
   EXPECT_TRUE(degraded("certificate_secret_write_failed"));
   EXPECT_TRUE(degraded("certificate_secret_unusable"));
 
-  client_.setHook([](FakeKubeClient::Verb, const std::string&) -> std::optional<k8s::Error> {
-    return testing::apiError(k8s::ErrorKind::ServerError, 500, "etcd is down");
-  });
+  client_.failNext({}, 1, statusError(500, "etcd is down"));
   result = store.sync();
   ASSERT_FALSE(result.has_value());
   EXPECT_THAT(result.error(), HasSubstr("etcd is down"));
@@ -227,7 +222,7 @@ TEST_F(SecretCertificateStoreTest, ReplicasThatWantDifferentHostsConverge) {
   ASSERT_TRUE(b.sync().has_value());
   ASSERT_TRUE(a.sync().has_value());
   ASSERT_TRUE(b.sync().has_value());
-  EXPECT_EQ(client_.writes(), 2);
+  EXPECT_EQ(client_.writes().size(), 2U);
   EXPECT_EQ(fingerprint(a), fingerprint(b));
   EXPECT_THAT(b.current()->leaf().dnsNames(), UnorderedElementsAre("a.mon.svc", "b.mon.svc"));
 }
@@ -263,9 +258,9 @@ TEST_F(SecretCertificateStoreTest, RotationsNeverLeaveAClientUnableToVerify) {
     if (step % 3 == 0) {
       ASSERT_TRUE(b.sync().has_value()) << "step " << step;
     }
-    const auto history = client_.history(kSecrets, "mon", "guard-tls");
-    for (; seen < history.size(); ++seen)
-      versions.push_back(versionOf(history[seen], clock_->now()));
+    const auto writes = client_.writes({.resource = "secrets", .name = "guard-tls"});
+    for (; seen < writes.size(); ++seen)
+      versions.push_back(versionOf(writes[seen].body, clock_->now()));
     for (const auto* store : {&a, &b}) {
       ASSERT_NE(store->current(), nullptr);
       ASSERT_LT(clock_->now(), store->current()->leaf().notAfter()) << "step " << step;

@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "fake_kube_client.h"
+#include "shardscaler/k8s_testing/fake_kube_client.h"
 #include "shardscaler/serving/serving_options.h"
 
 namespace shardscaler::serving {
@@ -46,7 +46,7 @@ TEST(ServingOptions, ValidationNamesTheSetting) {
 }
 
 TEST(ServingOptions, SecretModeMakesAStoreAndAnInjector) {
-  testing::FakeKubeClient client;
+  k8s::testing::FakeKubeClient client;
   auto clock = std::make_shared<k8s::ManualClock>();
   auto parts = makeCertificateParts(secretMode(), client, clock);
   ASSERT_TRUE(parts.has_value()) << parts.error();
@@ -65,7 +65,7 @@ TEST(ServingOptions, SecretModeMakesAStoreAndAnInjector) {
 }
 
 TEST(ServingOptions, DirectoryModeWritesNothing) {
-  testing::FakeKubeClient client;
+  k8s::testing::FakeKubeClient client;
   ServingOptions o;
   o.certificate_mode = CertificateMode::Directory;
   o.certificate_directory = "/nonexistent";

@@ -72,6 +72,9 @@ class FakeKubeClient final : public KubeClient {
   void setBeforeCall(std::function<void(const Call&)> hook);
   std::vector<Call> calls() const;
   std::vector<Call> calls(const CallMatch& match) const;
+  // The calls among those that match that wrote (create, update, patch) and succeeded: what the
+  // code under test changed. put() and erase() are the test's own and are not calls.
+  std::vector<Call> writes(const CallMatch& match = {}) const;
   void clearCalls();
   std::string currentResourceVersion() const;
   // Ends every watch and makes new ones return at once (before the informers are stopped, so that
