@@ -11,10 +11,10 @@
 #include <thread>
 #include <utility>
 
-#include "http_probe.h"
 #include "kube_binaries.h"
 #include "kubeconfig_file.h"
 #include "pki.h"
+#include "shardscaler/test_kit/http_get.h"
 #include "shardscaler/testenv/child_process.h"
 #include "shardscaler/testenv/loopback_ports.h"
 #include "work_dir.h"
@@ -27,6 +27,7 @@ using namespace control_plane_detail;  // NOLINT(google-build-using-namespace)
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using test_kit::httpGet;
 
 // Matches the serving certificate's IP:10.0.0.1 (the "kubernetes" Service takes the first IP).
 constexpr const char* kServiceClusterIpRange = "10.0.0.0/24";
@@ -238,7 +239,7 @@ void ControlPlane::State::start() {
                                              work_dir.logDir() / "kube-apiserver.log");
   recordPids();
   server = "https://127.0.0.1:" + std::to_string(apiserver_port);
-  const HttpProbe admin_probe{pki.ca_cert, admin_token};
+  const test_kit::HttpGetOptions admin_probe{.ca_file = pki.ca_cert, .bearer_token = admin_token};
   // Ready, and the bootstrap controller has made the "default" namespace (it does so just
   // after /readyz turns 200), which kubectl users and some tests take for granted.
   waitUntilReady(*apiserver, [&](std::string* why) {
