@@ -10,21 +10,17 @@
 #include <stdexcept>
 #include <thread>
 
-#include "child_process.h"
-#include "http_get.h"
+#include "shardscaler/test_kit/http_get.h"
+#include "shardscaler/test_kit/temp_dir.h"
+#include "shardscaler/testenv/child_process.h"
 #include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::testenv {
 
-using prometheus_detail::fileTail;
-using prometheus_detail::findExecutable;
-using prometheus_detail::httpGet;
-using prometheus_detail::HttpGetResult;
-using prometheus_detail::pollExit;
-using prometheus_detail::spawnProcess;
-using prometheus_detail::stopProcessGroup;
-
 namespace {
+
+using test_kit::httpGet;
+using test_kit::HttpGetResult;
 
 constexpr int kPortAttempts = 5;
 
@@ -36,14 +32,17 @@ std::string replaceAll(std::string text, const std::string& from, const std::str
   return text;
 }
 
-std::filesystem::path makeTempDir(const std::string& name) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                        "/shardscaler-" + name + "-XXXXXX";
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw std::runtime_error("cannot create a temporary dir from " + pattern);
-  }
-  return pattern;
+// The last `max_bytes` of a file, for error messages.
+std::string fileTail(const std::filesystem::path& path, size_t max_bytes) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "(no log at " + path.string() + ")";
+  in.seekg(0, std::ios::end);
+  const auto size = static_cast<size_t>(in.tellg());
+  const size_t start = size > max_bytes ? size - max_bytes : 0;
+  in.seekg(static_cast<std::streamoff>(start));
+  std::string out(size - start, '\0');
+  in.read(out.data(), static_cast<std::streamsize>(out.size()));
+  return out;
 }
 
 void writeFile(const std::filesystem::path& path, const std::string& content) {
@@ -64,18 +63,20 @@ std::optional<double> sampleValue(const std::string& exposition, const std::stri
 
 struct PrometheusProcess::State {
   PrometheusOptions options;
+  // Declared before `process`, so the directory goes only after the process has stopped.
+  std::optional<test_kit::TempDir> temporary_dir;
   std::filesystem::path work_dir;
-  bool temporary_dir = false;
   std::filesystem::path binary;
   int port = 0;
-  pid_t pid = 0;
+  std::unique_ptr<ChildProcess> process;  // null when stopped
 
   std::filesystem::path logPath() const { return work_dir / "prometheus.log"; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port); }
   std::string url() const { return (options.https ? "https://" : "http://") + address(); }
 
-  std::vector<std::string> args() const {
+  std::vector<std::string> argv() const {
     std::vector<std::string> a = {
+        binary.string(),
         "--config.file=" + (work_dir / "prometheus.yml").string(),
         "--web.listen-address=" + address(),
         "--log.level=info",
@@ -100,29 +101,29 @@ struct PrometheusProcess::State {
     if (!options.web_config_yaml.empty()) writeFile(work_dir / "web.yml", options.web_config_yaml);
     const auto log_size_before =
         std::filesystem::exists(logPath()) ? std::filesystem::file_size(logPath()) : 0;
-    pid = spawnProcess(binary, args(), logPath(), work_dir);
+    process =
+        std::make_unique<ChildProcess>(options.name, argv(), inheritedEnvironment(), logPath());
 
     const auto deadline = std::chrono::steady_clock::now() + options.ready_timeout;
     std::string last_probe;
     while (std::chrono::steady_clock::now() < deadline) {
-      if (auto status = pollExit(pid)) {
-        pid = 0;
+      if (auto status = process->exitStatus()) {
+        process.reset();
         std::error_code ignored;
         const auto size_now = std::filesystem::file_size(logPath(), ignored);
         const std::string this_run =
             size_now > log_size_before ? fileTail(logPath(), size_now - log_size_before) : "";
         *port_taken = this_run.find("address already in use") != std::string::npos;
-        return "exited with status " + std::to_string(*status) + " before it was ready";
+        return describeWaitStatus(*status) + " before it was ready";
       }
-      HttpGetResult probe =
-          httpGet(url() + "/-/ready", std::chrono::milliseconds(2000), options.probe_basic_auth);
+      HttpGetResult probe = httpGet(url() + "/-/ready", {.basic_auth = options.probe_basic_auth});
       if (probe.status == 200) return {};
       last_probe = probe.status != 0 ? "HTTP " + std::to_string(probe.status) : probe.error;
       // Polls the readiness endpoint until the deadline; there is no event to wait on.
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
-    stopProcessGroup(pid, std::chrono::seconds(5));
-    pid = 0;
+    process->stop(std::chrono::seconds(5));
+    process.reset();
     return "not ready within " + std::to_string(options.ready_timeout.count()) +
            "ms (last probe of /-/ready: " + last_probe + ")";
   }
@@ -159,30 +160,18 @@ PrometheusProcess::PrometheusProcess(PrometheusOptions options)
         "(or set SHARDSCALER_PROMETHEUS)");
   }
   if (s.options.work_dir.empty()) {
-    s.work_dir = makeTempDir("prometheus-" + s.options.name);
-    s.temporary_dir = true;
+    s.temporary_dir.emplace("shardscaler-prometheus-" + s.options.name + "-");
+    if (std::getenv("SHARDSCALER_KEEP_TEST_DIRS") != nullptr) s.temporary_dir->keep();
+    s.work_dir = s.temporary_dir->path();
   } else {
     s.work_dir = s.options.work_dir;
     std::filesystem::create_directories(s.work_dir);
   }
-  try {
-    s.start(/*keep_port=*/false);
-  } catch (...) {
-    if (s.temporary_dir && std::getenv("SHARDSCALER_KEEP_TEST_DIRS") == nullptr) {
-      std::error_code ignored;
-      std::filesystem::remove_all(s.work_dir, ignored);
-    }
-    throw;
-  }
+  // On a throw, state_ goes with the process stopped first and then the temporary dir.
+  s.start(/*keep_port=*/false);
 }
 
-PrometheusProcess::~PrometheusProcess() {
-  stop();
-  if (state_->temporary_dir && std::getenv("SHARDSCALER_KEEP_TEST_DIRS") == nullptr) {
-    std::error_code ignored;
-    std::filesystem::remove_all(state_->work_dir, ignored);
-  }
-}
+PrometheusProcess::~PrometheusProcess() { stop(); }
 
 int PrometheusProcess::port() const { return state_->port; }
 std::string PrometheusProcess::address() const { return state_->address(); }
@@ -195,20 +184,20 @@ std::string PrometheusProcess::logTail(size_t max_bytes) const {
 }
 
 bool PrometheusProcess::running() const {
-  if (state_->pid == 0) return false;
-  if (auto status = pollExit(state_->pid)) {
-    state_->pid = 0;
+  if (!state_->process) return false;
+  if (state_->process->exitStatus()) {
+    state_->process.reset();
     return false;
   }
   return true;
 }
 
-pid_t PrometheusProcess::pid() const { return state_->pid; }
+pid_t PrometheusProcess::pid() const { return state_->process ? state_->process->pid() : 0; }
 
 void PrometheusProcess::stop(std::chrono::milliseconds grace) {
-  if (state_->pid == 0) return;
-  stopProcessGroup(state_->pid, grace);
-  state_->pid = 0;
+  if (!state_->process) return;
+  state_->process->stop(grace);
+  state_->process.reset();
 }
 
 void PrometheusProcess::restart() {
@@ -222,8 +211,7 @@ void PrometheusProcess::reload(const std::string& config_yaml, std::chrono::mill
   constexpr const char* kReloadedAt = "prometheus_config_last_reload_success_timestamp_seconds";
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   const auto scrape = [&] {
-    return httpGet(s.url() + "/metrics", std::chrono::milliseconds(2000),
-                   s.options.probe_basic_auth);
+    return httpGet(s.url() + "/metrics", {.basic_auth = s.options.probe_basic_auth});
   };
   const auto before = sampleValue(scrape().body, kReloadedAt);
   if (!before)
@@ -235,7 +223,7 @@ void PrometheusProcess::reload(const std::string& config_yaml, std::chrono::mill
       std::max(std::chrono::system_clock::now(), last + std::chrono::milliseconds(1100)));
   s.options.config_yaml = config_yaml;
   writeFile(s.work_dir / "prometheus.yml", replaceAll(config_yaml, "@SELF@", s.address()));
-  if (::kill(s.pid, SIGHUP) != 0) {
+  if (::kill(s.process->pid(), SIGHUP) != 0) {
     throw std::runtime_error("SIGHUP to prometheus \"" + s.options.name + "\" failed");
   }
   std::string last_seen;

@@ -2,21 +2,22 @@
 
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "http_get.h"
+#include "shardscaler/test_kit/http_get.h"
+#include "shardscaler/test_kit/temp_dir.h"
 
 namespace shardscaler::testenv {
-
-using prometheus_detail::httpGet;
-using prometheus_detail::HttpGetResult;
-using prometheus_detail::urlEncode;
-
 namespace {
+
+using test_kit::httpGet;
+using test_kit::HttpGetResult;
+using test_kit::urlEncode;
 
 constexpr const char* kScrapeJob = "prometheus-operated";
 
@@ -35,8 +36,9 @@ std::string quoted(const std::string& s) {
 
 struct ShardedPrometheus::State {
   ShardedPrometheusOptions options;
+  // Declared before the processes, so the directory goes only after they have stopped.
+  std::optional<test_kit::TempDir> temporary_dir;
   std::filesystem::path work_dir;
-  bool temporary_dir = false;
   // shards[i][r]
   std::vector<std::vector<std::unique_ptr<PrometheusProcess>>> shards;
   std::unique_ptr<PrometheusProcess> scraper;
@@ -93,48 +95,33 @@ ShardedPrometheus::ShardedPrometheus(ShardedPrometheusOptions options)
         "ShardedPrometheus needs shards >= 1, replicas >= 1, load_jobs >= 0");
   }
   if (s.options.work_dir.empty()) {
-    const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                          "/shardscaler-sharded-prometheus-XXXXXX";
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create " + pattern);
-    s.work_dir = pattern;
-    s.temporary_dir = true;
+    s.temporary_dir.emplace("shardscaler-sharded-prometheus-");
+    if (std::getenv("SHARDSCALER_KEEP_TEST_DIRS") != nullptr) s.temporary_dir->keep();
+    s.work_dir = s.temporary_dir->path();
   } else {
     s.work_dir = s.options.work_dir;
     std::filesystem::create_directories(s.work_dir);
   }
-  try {
-    s.shards.resize(s.options.shards);
-    for (int shard = 0; shard < s.options.shards; ++shard) {
-      for (int replica = 0; replica < s.options.replicas; ++replica) {
-        const std::string pod = s.podName(shard, replica);
-        s.shards[shard].push_back(std::make_unique<PrometheusProcess>(
-            PrometheusOptions{.name = pod,
-                              .config_yaml = s.shardConfig(shard, replica),
-                              .agent = s.options.agent,
-                              .work_dir = s.work_dir / pod}));
-      }
+  // On a throw, state_ goes with the processes started so far and then the temporary dir.
+  s.shards.resize(s.options.shards);
+  for (int shard = 0; shard < s.options.shards; ++shard) {
+    for (int replica = 0; replica < s.options.replicas; ++replica) {
+      const std::string pod = s.podName(shard, replica);
+      s.shards[shard].push_back(std::make_unique<PrometheusProcess>(
+          PrometheusOptions{.name = pod,
+                            .config_yaml = s.shardConfig(shard, replica),
+                            .agent = s.options.agent,
+                            .work_dir = s.work_dir / pod}));
     }
-    s.scraper = std::make_unique<PrometheusProcess>(PrometheusOptions{
-        .name = "scraper", .config_yaml = s.scraperConfig(), .work_dir = s.work_dir / "scraper"});
-  } catch (...) {
-    s.scraper.reset();
-    s.shards.clear();
-    if (s.temporary_dir && std::getenv("SHARDSCALER_KEEP_TEST_DIRS") == nullptr) {
-      std::error_code ignored;
-      std::filesystem::remove_all(s.work_dir, ignored);
-    }
-    throw;
   }
+  s.scraper = std::make_unique<PrometheusProcess>(PrometheusOptions{
+      .name = "scraper", .config_yaml = s.scraperConfig(), .work_dir = s.work_dir / "scraper"});
 }
 
 ShardedPrometheus::~ShardedPrometheus() {
+  // The scraper first, so it never scrapes a shard that is already gone.
   state_->scraper.reset();
   state_->shards.clear();
-  if (state_->temporary_dir && std::getenv("SHARDSCALER_KEEP_TEST_DIRS") == nullptr) {
-    std::error_code ignored;
-    std::filesystem::remove_all(state_->work_dir, ignored);
-  }
 }
 
 const ShardedPrometheusOptions& ShardedPrometheus::options() const { return state_->options; }
@@ -186,7 +173,7 @@ void ShardedPrometheus::waitForScrapes(int samples, std::chrono::milliseconds de
   const auto until = std::chrono::steady_clock::now() + deadline;
   std::string last;
   while (true) {
-    HttpGetResult r = httpGet(url, std::chrono::milliseconds(5000));
+    HttpGetResult r = httpGet(url, {.timeout = std::chrono::milliseconds(5000)});
     std::map<std::string, double> counts;
     if (r.status == 200) {
       auto body = nlohmann::json::parse(r.body, nullptr, /*allow_exceptions=*/false);

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
 #include <system_error>
 #include <thread>
@@ -148,6 +150,25 @@ void ChildProcess::stop(std::chrono::milliseconds grace) {
   kill(pid_, SIGKILL);
   // SIGKILL cannot be ignored; the bound only guards against an unkillable (D-state) process.
   waitForExit(pid_, status_, Clock::now() + std::chrono::seconds(10));
+}
+
+std::filesystem::path findExecutable(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    std::filesystem::path candidate = std::filesystem::path(dir) / name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+std::vector<std::string> inheritedEnvironment() {
+  std::vector<std::string> env;
+  for (char** var = environ; *var != nullptr; ++var) env.emplace_back(*var);
+  return env;
 }
 
 std::string describeWaitStatus(int status) {

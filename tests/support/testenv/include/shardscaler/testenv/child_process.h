@@ -41,6 +41,12 @@ class ChildProcess {
   std::optional<int> status_;
 };
 
+// Resolves `name` on $PATH (or returns it when it contains a '/'); empty when not found.
+std::filesystem::path findExecutable(const std::string& name);
+
+// This process's environment, for a child that should see what the test sees.
+std::vector<std::string> inheritedEnvironment();
+
 // Describes a wait status ("exited with code 1", "killed by signal 9").
 std::string describeWaitStatus(int status);
 
