@@ -55,7 +55,7 @@ class CrashTest : public ShardSetScenario {
     scaleWithKubectl(to);
     if (moment.after_writes) {
       // It dies by itself after the k-th write; a transition with fewer writes leaves it alive.
-      eventually(10s, [&](std::string*) { return !shardscaler_->running(); });
+      test_kit::eventually(10s, kPoll, [&](std::string*) { return !shardscaler_->running(); });
     } else {
       std::this_thread::sleep_for(*moment.after_delay);
     }

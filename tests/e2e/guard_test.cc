@@ -123,8 +123,8 @@ bool intact(const std::string& ns, const std::string& name) {
 ::testing::AssertionResult waitGone(const std::string& ns, const std::string& name,
                                     std::chrono::seconds timeout = 60s) {
   std::string last;
-  if (eventually(
-          timeout,
+  if (test_kit::eventually(
+          timeout, kPoll,
           [&](std::string* seen) {
             const Json sts = getOrNull(k8s::resources::statefulSets(), ns, name);
             *seen = sts.is_null() ? "gone" : sts["metadata"].dump();
@@ -202,8 +202,8 @@ double reviews(const ShardscalerProcess& p) {
     if (!created) return ::testing::AssertionFailure() << created.error().describe();
   }
   std::string last;
-  const bool called = eventually(
-      60s,
+  const bool called = test_kit::eventually(
+      60s, kPoll,
       [&](std::string* seen) {
         const double before = reviews(p);
         auto r = kubectl("delete statefulset guard-probe -n " + ns + " --dry-run=server");
@@ -624,8 +624,9 @@ TEST_F(GuardStartupTest, RefusesToStartWithoutItsOwnIdentity) {
     }
   });
   start(kubeconfig, {});
-  ASSERT_TRUE(eventually(30s, [&](std::string*) { return !shardscaler_->running(); }))
-      << "shardscaler kept running without knowing its own identity";
+  ASSERT_TRUE(test_kit::eventually(30s, kPoll, [&](std::string*) {
+    return !shardscaler_->running();
+  })) << "shardscaler kept running without knowing its own identity";
   const auto status = shardscaler_->terminate(0ms);
   ASSERT_TRUE(status && WIFEXITED(*status)) << "killed";
   EXPECT_EQ(WEXITSTATUS(*status), 1);
@@ -637,11 +638,11 @@ TEST_F(GuardStartupTest, RefusesToStartWithoutItsOwnIdentity) {
   // Named on the command line, the identity needs no TokenReview.
   start(kubeconfig, {"--guard-self-user=system:serviceaccount:" + ns_ + ":shardscaler"});
   std::pair<int, std::string> ready;
-  EXPECT_TRUE(eventually(60s,
-                         [&](std::string*) {
-                           ready = readyz();
-                           return ready.first == 200;
-                         }))
+  EXPECT_TRUE(test_kit::eventually(60s, kPoll,
+                                   [&](std::string*) {
+                                     ready = readyz();
+                                     return ready.first == 200;
+                                   }))
       << "/readyz " << ready.first << " " << ready.second;
 }
 
@@ -655,13 +656,13 @@ TEST_F(GuardStartupTest, ServesTheCertificateFilesItIsGivenAndIsReadyOnlyWithThe
   start(kubeconfig, {"--webhook-cert-dir=" + dir.string(), "--webhook-cert-refresh=1s"});
 
   std::pair<int, std::string> ready;
-  ASSERT_TRUE(eventually(60s,
-                         [&](std::string*) {
-                           ready = readyz();
-                           return ready.second.find(
-                                      "the shard guard has no serving certificate yet (directory " +
-                                      dir.string() + ")") != std::string::npos;
-                         }))
+  ASSERT_TRUE(test_kit::eventually(
+      60s, kPoll,
+      [&](std::string*) {
+        ready = readyz();
+        return ready.second.find("the shard guard has no serving certificate yet (directory " +
+                                 dir.string() + ")") != std::string::npos;
+      }))
       << "/readyz " << ready.first << " " << ready.second;
   EXPECT_EQ(ready.first, 503);
 
@@ -675,11 +676,11 @@ TEST_F(GuardStartupTest, ServesTheCertificateFilesItIsGivenAndIsReadyOnlyWithThe
   for (const char* file : {"tls.key", "tls.crt"}) {
     std::filesystem::rename(staging / file, dir / file);
   }
-  EXPECT_TRUE(eventually(30s,
-                         [&](std::string*) {
-                           ready = readyz();
-                           return ready.first == 200;
-                         }))
+  EXPECT_TRUE(test_kit::eventually(30s, kPoll,
+                                   [&](std::string*) {
+                                     ready = readyz();
+                                     return ready.first == 200;
+                                   }))
       << "/readyz " << ready.first << " " << ready.second;
 
   prepareNamespace(ns_, ns_);

@@ -143,12 +143,12 @@ class IngestionTest : public ShardSetScenario {
     auto degraded = condition("Degraded");
     ASSERT_TRUE(degraded);
     EXPECT_EQ((*degraded)["status"], "False") << degraded->dump();
-    EXPECT_TRUE(eventually(30s,
-                           [&](std::string* seen) {
-                             auto events = shardSetEvents();
-                             *seen = ::testing::PrintToString(events);
-                             return hasEvent("IngestionUnavailable: " + reason + ": ");
-                           }))
+    EXPECT_TRUE(test_kit::eventually(30s, kPoll,
+                                     [&](std::string* seen) {
+                                       auto events = shardSetEvents();
+                                       *seen = ::testing::PrintToString(events);
+                                       return hasEvent("IngestionUnavailable: " + reason + ": ");
+                                     }))
         << "no IngestionUnavailable Event for " << reason;
     EXPECT_EQ(ss["spec"]["shards"], 3);
     EXPECT_EQ(prometheus()["spec"]["shards"], 3);
@@ -315,7 +315,8 @@ TEST_F(IngestionTest, RatesOfRealShardsAreReportedAndFailuresNeverScale) {
   // Back to a good query: rates again, and an Event saying so.
   setQuery(rateQuery());
   ASSERT_TRUE(waitForIngestion("True", "RatesAvailable"));
-  EXPECT_TRUE(eventually(30s, [&](std::string*) { return hasEvent("IngestionRecovered: "); }));
+  EXPECT_TRUE(test_kit::eventually(30s, kPoll,
+                                   [&](std::string*) { return hasEvent("IngestionRecovered: "); }));
 
   // Prometheus down.
   prom.scraper().stop();

@@ -34,7 +34,8 @@ TEST_F(LifecycleTest, DeletingAShardSetMidScaleDownResumesTheTarget) {
     return shardscaler_->httpGet(shardscaler_->probePort(), "/readyz").first == 200;
   }));
   scaleWithKubectl(2);
-  ASSERT_TRUE(eventually(20s, [&](std::string*) { return !shardscaler_->running(); }));
+  ASSERT_TRUE(
+      test_kit::eventually(20s, kPoll, [&](std::string*) { return !shardscaler_->running(); }));
   ASSERT_TRUE(prometheus()["spec"].value("paused", false)) << "the crash came too late";
 
   auto deleted = kubectl("delete shardset main -n " + ns_ + " --wait=false");

@@ -10,7 +10,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "shardscaler/e2e/cluster.h"
@@ -139,26 +138,28 @@ class ScaleManyTest : public ::testing::Test {
   }
 
   // Waits until every target i has the shard count want(i) and the state that goes with it.
-  // Each look lists the whole namespace, so it looks every 2 s rather than eventually's 100 ms:
-  // the API server's CPU is shardscaler's and the emulator's too.
+  // Each look lists the whole namespace, so it looks every 2 s rather than every kPoll: the API
+  // server's CPU is shardscaler's and the emulator's too.
   ::testing::AssertionResult waitSettled(const std::function<int(int)>& want,
                                          std::chrono::seconds limit) {
-    const auto deadline = std::chrono::steady_clock::now() + limit;
     std::string seen;
-    while (true) {
-      Snapshot s = snapshot(ns_);
-      int pending = 0;
-      std::string first;
-      for (int i = 0; i < kTargets; ++i) {
-        std::string why = unsettled(s, i, want(i));
-        if (!why.empty() && pending++ == 0) first = why;
-      }
-      if (pending == 0) return ::testing::AssertionSuccess();
-      seen = std::to_string(pending) + " of " + std::to_string(kTargets) +
-             " not settled; first: " + first;
-      if (std::chrono::steady_clock::now() >= deadline) break;
-      std::this_thread::sleep_for(2s);
-    }
+    const bool settled = test_kit::eventually(
+        limit, 2s,
+        [&](std::string* state) {
+          Snapshot s = snapshot(ns_);
+          int pending = 0;
+          std::string first;
+          for (int i = 0; i < kTargets; ++i) {
+            std::string why = unsettled(s, i, want(i));
+            if (!why.empty() && pending++ == 0) first = why;
+          }
+          if (pending == 0) return true;
+          *state = std::to_string(pending) + " of " + std::to_string(kTargets) +
+                   " not settled; first: " + first;
+          return false;
+        },
+        &seen);
+    if (settled) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "after " << limit.count() << " s: " << seen << "\n"
                                          << shardscaler_->logTail();
   }
@@ -182,15 +183,13 @@ TEST_F(ScaleManyTest, HundredShardSetsConvergeAndTransitionsStayTheirOwn) {
                                           .retention_period = "1h"});
   }
   apply(targets);
-  ASSERT_TRUE(eventually(600s, [&](std::string* seen) {
-    // Names only (PartialObjectMetadata), once a second: the emulator needs the CPU.
+  // Names only (PartialObjectMetadata), once a second: the emulator needs the CPU.
+  ASSERT_TRUE(test_kit::eventually(600s, 1s, [&](std::string* seen) {
     auto list = k8s::listAll(adminClient(), k8s::resources::statefulSets(), ns_,
                              {.metadata_only = true, .fields = kNamesOnly});
     const size_t n = list ? (*list)["items"].size() : 0;
     *seen = std::to_string(n) + " StatefulSets";
-    if (n == static_cast<size_t>(kTargets) * kShards) return true;
-    std::this_thread::sleep_for(1s);
-    return false;
+    return n == static_cast<size_t>(kTargets) * kShards;
   })) << "the emulator did not create the 1,000 StatefulSets";
 
   apply(shard_sets);

@@ -97,8 +97,8 @@ TEST(ReadinessTest, ReadyzWaitsForEveryInformerAndNamesTheOneNotSynced) {
   const std::string expected = "informers not synced: " + agents +
                                "; last error: list prometheusagents.monitoring.coreos.com/"
                                "v1alpha1: HTTP 403 Forbidden\n";
-  ASSERT_TRUE(eventually(
-      30s,
+  ASSERT_TRUE(test_kit::eventually(
+      30s, kPoll,
       [&](std::string* s) {
         ready = probe(s);
         return ready.first == 503 && ready.second == expected;
@@ -117,8 +117,8 @@ TEST(ReadinessTest, ReadyzWaitsForEveryInformerAndNamesTheOneNotSynced) {
   // Grant list and watch: it becomes ready without a restart.
   apply(userRole(ns, /*allow_agent_list=*/true));
   const auto granted = Clock::now();
-  ASSERT_TRUE(eventually(
-      60s,
+  ASSERT_TRUE(test_kit::eventually(
+      60s, kPoll,
       [&](std::string* s) {
         ready = probe(s);
         return ready.first == 200;
@@ -164,8 +164,8 @@ TEST(ReadinessTest, ApiServerDownKeepsItRetryingAndUnreadyThenReadyWhenBack) {
       relay.httpsUrl() + "\n";
   std::pair<int, std::string> ready;
   std::string seen;
-  ASSERT_TRUE(eventually(
-      20s,
+  ASSERT_TRUE(test_kit::eventually(
+      20s, kPoll,
       [&](std::string* s) {
         ready = p.httpGet(p.probePort(), "/readyz");
         *s = std::to_string(ready.first) + " " + ready.second;
@@ -194,14 +194,15 @@ TEST(ReadinessTest, ApiServerDownKeepsItRetryingAndUnreadyThenReadyWhenBack) {
     }
     return n;
   };
-  ASSERT_TRUE(eventually(20s, [&](std::string*) { return countFailures() >= 3; })) << p.logTail();
+  ASSERT_TRUE(test_kit::eventually(20s, kPoll, [&](std::string*) { return countFailures() >= 3; }))
+      << p.logTail();
   EXPECT_TRUE(p.running());
   EXPECT_EQ(p.httpGet(p.probePort(), "/readyz").first, 503);
 
   relay.up();
   const auto back = Clock::now();
-  ASSERT_TRUE(eventually(
-      60s,
+  ASSERT_TRUE(test_kit::eventually(
+      60s, kPoll,
       [&](std::string* s) {
         ready = p.httpGet(p.probePort(), "/readyz");
         *s = std::to_string(ready.first) + " " + ready.second;
@@ -327,8 +328,8 @@ TEST(ShutdownTest, WatchingSixNamespacesExits0Within10sAndReleasesTheLease) {
     return lease.is_object() ? lease["spec"].value("holderIdentity", "") : "<no lease>";
   };
   std::string seen;
-  ASSERT_TRUE(eventually(
-      30s,
+  ASSERT_TRUE(test_kit::eventually(
+      30s, kPoll,
       [&](std::string* s) {
         *s = p.httpGet(p.probePort(), "/readyz").second + " holder=" + holder();
         return p.httpGet(p.probePort(), "/readyz").first == 200 && holder() == "replica-many";

@@ -1,8 +1,6 @@
 // libFuzzer target: kubeconfig files, which users hand-edit and tools generate. The files a
 // kubeconfig names resolve against an empty directory, so the target reads nothing else by
 // relative path.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -10,16 +8,13 @@
 #include <string_view>
 
 #include "shardscaler/k8s_client/kube_config.h"
+#include "shardscaler/test_kit/temp_dir.h"
 
 namespace {
 
 const std::filesystem::path& emptyDir() {
-  static const std::filesystem::path dir = [] {
-    std::string pattern = (std::filesystem::temp_directory_path() / "kubeconfig-fuzz-XXXXXX");
-    const char* made = mkdtemp(pattern.data());
-    return made != nullptr ? std::filesystem::path(made) : std::filesystem::temp_directory_path();
-  }();
-  return dir;
+  static const shardscaler::test_kit::TempDir dir("kubeconfig-fuzz-");
+  return dir.path();
 }
 
 }  // namespace

@@ -6,18 +6,17 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/leader_elector.h"
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/testenv/control_plane.h"
 #include "shardscaler/testenv/tcp_relay.h"
 
@@ -29,16 +28,6 @@ using std::chrono::seconds;
 
 const Resource kConfigMaps{"", "v1", "configmaps", true};
 const char* const kSelector = "shardscaler-test=cache";
-
-// Polls a condition until it holds or the deadline passes; the servers act asynchronously.
-bool eventually(milliseconds limit, const std::function<bool()>& condition) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(50));
-  }
-  return true;
-}
 
 KubeConfig adminConfig() {
   auto config = loadKubeconfigFiles({testenv::sharedControlPlane().kubeconfigPath()});
@@ -144,7 +133,7 @@ TEST_F(K8sClientCache, InformerSeesAddModifyDeleteInOrder) {
   create("watched");
   auto modified_rv = patch("watched", "1");
   ASSERT_TRUE(admin_->remove(kConfigMaps, ns_, "watched").has_value());
-  ASSERT_TRUE(eventually(seconds(30), [&] { return log.entries().size() >= 3; }));
+  ASSERT_TRUE(test_kit::eventually(seconds(30), [&] { return log.entries().size() >= 3; }));
   EXPECT_EQ(log.entries(), (std::vector<std::string>{"add watched", "update watched " + modified_rv,
                                                      "delete watched"}));
   EXPECT_EQ(informer.store().size(), 0u);
@@ -171,12 +160,13 @@ TEST_F(K8sClientCache, ResumesAfterAForcedDisconnectWithNothingMissedOrRepeated)
   informer.start();
   ASSERT_TRUE(informer.waitForSync(seconds(30)));
   create("before");
-  ASSERT_TRUE(eventually(seconds(30), [&] { return log.count("add before") == 1; }));
+  ASSERT_TRUE(test_kit::eventually(seconds(30), [&] { return log.count("add before") == 1; }));
 
   // The network fails: every connection is cut and new ones are refused for a while.
   proxy.setRefusing(true);
   proxy.cutAll();
-  ASSERT_TRUE(eventually(seconds(30), [&] { return informer.stats().watch_errors >= 1; }));
+  ASSERT_TRUE(
+      test_kit::eventually(seconds(30), [&] { return informer.stats().watch_errors >= 1; }));
   std::vector<std::string> expected = {"add before"};
   for (int i = 0; i < 5; ++i) {
     create("during-" + std::to_string(i));
@@ -187,11 +177,12 @@ TEST_F(K8sClientCache, ResumesAfterAForcedDisconnectWithNothingMissedOrRepeated)
   expected.emplace_back("delete during-0");
   proxy.setRefusing(false);
 
-  ASSERT_TRUE(eventually(seconds(60), [&] { return log.entries().size() >= expected.size(); }))
-      << "watch did not resume";
+  ASSERT_TRUE(test_kit::eventually(seconds(60), [&] {
+    return log.entries().size() >= expected.size();
+  })) << "watch did not resume";
   create("after");
   expected.emplace_back("add after");
-  ASSERT_TRUE(eventually(seconds(30), [&] { return log.count("add after") == 1; }));
+  ASSERT_TRUE(test_kit::eventually(seconds(30), [&] { return log.count("add after") == 1; }));
   EXPECT_EQ(log.entries(), expected);
   auto stats = informer.stats();
   EXPECT_EQ(stats.lists, 1u) << "a disconnect must resume the watch, not relist";
@@ -210,16 +201,17 @@ TEST_F(K8sClientCache, ReleaseOnStopHandsTheLeaseToTheOtherCandidateAtOnce) {
   LeaderElector a(client_a, config_a, clock_);
   LeaderElector b(client_b, config_b, clock_);
   a.start();
-  ASSERT_TRUE(eventually(seconds(30), [&] { return a.isLeader(); }));
+  ASSERT_TRUE(test_kit::eventually(seconds(30), [&] { return a.isLeader(); }));
   b.start();
-  ASSERT_TRUE(eventually(seconds(30), [&] { return b.currentLeader() == "candidate-a"; }));
+  ASSERT_TRUE(
+      test_kit::eventually(seconds(30), [&] { return b.currentLeader() == "candidate-a"; }));
   EXPECT_FALSE(b.isLeader());
   EXPECT_EQ(lease()["spec"]["holderIdentity"], "candidate-a");
 
   auto released_at = std::chrono::steady_clock::now();
   a.stop();
   EXPECT_FALSE(a.isLeader());
-  ASSERT_TRUE(eventually(seconds(15), [&] { return b.isLeader(); }));
+  ASSERT_TRUE(test_kit::eventually(seconds(15), [&] { return b.isLeader(); }));
   auto handover = std::chrono::steady_clock::now() - released_at;
   // Within B's next retry (2 s x up to 2.2), far sooner than the 15 s lease would take.
   EXPECT_LT(handover, milliseconds(6000));
@@ -248,14 +240,15 @@ TEST_F(K8sClientCache, ALeaderThatVanishesIsReplacedOnlyAfterItsLeaseExpires) {
   LeaderElector a(client_a, fast("candidate-a", /*release=*/false), clock_);
   LeaderElector b(client_b, fast("candidate-b", true), clock_);
   a.start();
-  ASSERT_TRUE(eventually(seconds(30), [&] { return a.isLeader(); }));
+  ASSERT_TRUE(test_kit::eventually(seconds(30), [&] { return a.isLeader(); }));
   b.start();
-  ASSERT_TRUE(eventually(seconds(30), [&] { return b.currentLeader() == "candidate-a"; }));
+  ASSERT_TRUE(
+      test_kit::eventually(seconds(30), [&] { return b.currentLeader() == "candidate-a"; }));
 
   auto vanished_at = std::chrono::steady_clock::now();
   a.stop();  // no release: as if the process had been killed
   EXPECT_EQ(lease()["spec"]["holderIdentity"], "candidate-a");
-  ASSERT_TRUE(eventually(seconds(30), [&] { return b.isLeader(); }));
+  ASSERT_TRUE(test_kit::eventually(seconds(30), [&] { return b.isLeader(); }));
   auto waited = std::chrono::steady_clock::now() - vanished_at;
   EXPECT_GE(waited, milliseconds(3500)) << "took over a lease that had not expired";
   EXPECT_EQ(lease()["spec"]["holderIdentity"], "candidate-b");

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -17,6 +16,7 @@
 
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/testenv/control_plane.h"
 #include "shardscaler/testenv/loopback_ports.h"
 
@@ -32,15 +32,8 @@ const Resource kConfigMaps{"", "v1", "configmaps", true};
 const Resource kRoles{"rbac.authorization.k8s.io", "v1", "roles", true};
 const Resource kRoleBindings{"rbac.authorization.k8s.io", "v1", "rolebindings", true};
 
-// Polls a condition until it holds or the deadline passes; the servers act asynchronously.
-bool eventually(milliseconds limit, const std::function<bool()>& condition) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(milliseconds(100));
-  }
-  return true;
-}
+// How often a wait looks again: most looks are requests to the API server (one even writes).
+constexpr milliseconds kPoll{100};
 
 std::unique_ptr<RestClient> clientFromKubeconfig(const std::filesystem::path& path) {
   auto config = loadKubeconfigFiles({path});
@@ -100,7 +93,7 @@ class K8sClientRest : public ::testing::Test {
     if (!created && !created.error().is(ErrorKind::AlreadyExists)) {
       throw std::runtime_error(created.error().describe());
     }
-    bool established = eventually(seconds(60), [] {
+    bool established = test_kit::eventually(seconds(60), kPoll, [] {
       auto got = admin_->get(resources::customResourceDefinitions(), "", "widgets.k8srest.test.io");
       if (!got) return false;
       for (const auto& c : (*got)["status"].value("conditions", Json::array())) {
@@ -110,7 +103,8 @@ class K8sClientRest : public ::testing::Test {
     });
     if (!established) throw std::runtime_error("CRD widgets.k8srest.test.io never Established");
     // Discovery of a new CRD lags Established by a moment; a list answers once it is served.
-    if (!eventually(seconds(30), [] { return admin_->list(kWidgets, "default").has_value(); })) {
+    if (!test_kit::eventually(seconds(30), kPoll,
+                              [] { return admin_->list(kWidgets, "default").has_value(); })) {
       throw std::runtime_error("widgets are never served");
     }
   }
@@ -328,7 +322,7 @@ TEST_F(K8sClientRest, MetadataOnlyListsAndWatchesGetPartialObjectMetadata) {
                   ->patch(resources::statefulSets(), ns_, "d", PatchType::Merge,
                           {{"metadata", {{"labels", {{"keep", "changed"}}}}}})
                   .has_value());
-  const bool seen = eventually(seconds(30), [&] {
+  const bool seen = test_kit::eventually(seconds(30), kPoll, [&] {
     std::lock_guard lock(mutex);
     return std::ranges::any_of(events, [](const WatchEvent& e) {
       return e.object["metadata"]["labels"].value("keep", "") == "changed";
@@ -373,7 +367,7 @@ TEST_F(K8sClientRest, ForegroundDeleteFinishesThroughTheGarbageCollector) {
   if (accepted->contains("metadata")) {
     EXPECT_TRUE((*accepted)["metadata"].contains("deletionTimestamp"));
   }
-  EXPECT_TRUE(eventually(seconds(90), [&] {
+  EXPECT_TRUE(test_kit::eventually(seconds(90), kPoll, [&] {
     auto got = admin_->get(resources::statefulSets(), ns_, "owner");
     return !got && got.error().is(ErrorKind::NotFound);
   }));
@@ -412,7 +406,7 @@ TEST_F(K8sClientRest, WatchStreamsAddedModifiedDeletedAndStops) {
   ASSERT_TRUE(admin_->patch(kConfigMaps, ns_, "watched", PatchType::Merge, {{"data", {{"k", "v"}}}})
                   .has_value());
   ASSERT_TRUE(admin_->remove(kConfigMaps, ns_, "watched").has_value());
-  bool all_seen = eventually(seconds(30), [&] {
+  bool all_seen = test_kit::eventually(seconds(30), kPoll, [&] {
     std::lock_guard lock(mutex);
     int non_bookmark = 0;
     for (const auto& e : events) non_bookmark += e.type != WatchEventType::Bookmark;
@@ -451,7 +445,7 @@ TEST(K8sClientRestCompacted, WatchFromACompactedResourceVersionIsGone) {
   std::string old_version = (*created)["metadata"]["resourceVersion"];
 
   Error last;
-  bool gone = eventually(seconds(90), [&] {
+  bool gone = test_kit::eventually(seconds(90), kPoll, [&] {
     // Each write moves etcd's revision on, so the next compaction passes old_version.
     Json bump = {
         {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"generateName", "bump-"}}}};
@@ -497,8 +491,8 @@ TEST_F(K8sClientRest, RoleWithOnlyGetIsForbiddenElsewhereWithAClearError) {
   auto user = clientFromKubeconfig(plane.writeKubeconfig("user-1-rest", plane.userToken(1), ns_));
   EXPECT_EQ(user->config().default_namespace, ns_);
   // RBAC changes reach the authorizer's cache quickly but not synchronously.
-  ASSERT_TRUE(
-      eventually(seconds(30), [&] { return user->get(kConfigMaps, ns_, "allowed").has_value(); }));
+  ASSERT_TRUE(test_kit::eventually(
+      seconds(30), kPoll, [&] { return user->get(kConfigMaps, ns_, "allowed").has_value(); }));
 
   auto listed = user->list(kConfigMaps, ns_);
   ASSERT_FALSE(listed.has_value());

@@ -29,10 +29,11 @@
 #include "shardscaler/serving/certificate_authority.h"
 #include "shardscaler/serving/certificate_source.h"
 #include "shardscaler/serving/https_server.h"
+#include "shardscaler/test_kit/eventually.h"
+#include "shardscaler/test_kit/temp_dir.h"
 #include "shardscaler/testenv/control_plane.h"
 
 #include "../unit/serving/tls_test_support.h"
-#include "wait_for.h"
 
 namespace shardscaler::metrics_api::aggregation {
 
@@ -42,6 +43,8 @@ using namespace std::chrono_literals;
 constexpr const char* kAddress = "10.200.0.1";
 constexpr const char* kNamespace = "monitoring";
 constexpr const char* kService = "shardscaler-metrics-api";
+// How often a wait looks again: each look runs kubectl.
+constexpr auto kPoll = 100ms;
 
 inline std::string rfc3339(std::chrono::system_clock::time_point t) {
   const std::time_t s = std::chrono::system_clock::to_time_t(t);
@@ -58,7 +61,7 @@ inline void writeFile(const std::filesystem::path& path, const std::string& text
 
 // Everything the suite shares: one control plane, one served API.
 struct Aggregation {
-  std::filesystem::path dir;
+  test_kit::TempDir dir;  // first member, so it goes last: the API server reads its files
   serving::CertificateAuthority front_proxy_ca;
   serving::KeyedCertificate proxy_client;
   serving::CertificateAuthority serving_ca;
@@ -97,21 +100,20 @@ inline void apply(const std::string& yaml) {
 }
 
 inline void startServers(Aggregation* e) {
-  std::filesystem::create_directories(e->dir);
-  writeFile(e->dir / "front-proxy-ca.crt", e->front_proxy_ca.certificate().pem());
-  writeFile(e->dir / "front-proxy-client.crt", e->proxy_client.certificate.pem());
-  writeFile(e->dir / "front-proxy-client.key", e->proxy_client.key.pem());
+  writeFile(e->dir.path() / "front-proxy-ca.crt", e->front_proxy_ca.certificate().pem());
+  writeFile(e->dir.path() / "front-proxy-client.crt", e->proxy_client.certificate.pem());
+  writeFile(e->dir.path() / "front-proxy-client.key", e->proxy_client.key.pem());
 
   testenv::ControlPlaneOptions options;
   options.start_controller_manager = false;
   options.extra_apiserver_flags = {
-      "--requestheader-client-ca-file=" + (e->dir / "front-proxy-ca.crt").string(),
+      "--requestheader-client-ca-file=" + (e->dir.path() / "front-proxy-ca.crt").string(),
       "--requestheader-allowed-names=front-proxy-client",
       "--requestheader-username-headers=X-Remote-User",
       "--requestheader-group-headers=X-Remote-Group",
       "--requestheader-extra-headers-prefix=X-Remote-Extra-",
-      "--proxy-client-cert-file=" + (e->dir / "front-proxy-client.crt").string(),
-      "--proxy-client-key-file=" + (e->dir / "front-proxy-client.key").string(),
+      "--proxy-client-cert-file=" + (e->dir.path() / "front-proxy-client.crt").string(),
+      "--proxy-client-key-file=" + (e->dir.path() / "front-proxy-client.key").string(),
       // Dial the Endpoints' address, not the Service's cluster IP (there is no kube-proxy).
       "--enable-aggregator-routing=true"};
   e->control_plane = std::make_unique<testenv::ControlPlane>(options);
@@ -186,7 +188,7 @@ spec:
   service: {name: shardscaler-metrics-api, namespace: monitoring, port: 443}
   caBundle: )" +
         k8s::base64Encode(e->serving_ca.certificate().pem()) + "\n");
-  const bool available = testenv::waitFor(180s, [] {
+  const bool available = test_kit::eventually(180s, kPoll, [] {
     std::string out;
     env->control_plane->kubectl(
         "get apiservice v1beta1.external.metrics.k8s.io -o "
@@ -200,7 +202,7 @@ spec:
     throw std::runtime_error("the APIService did not become Available:\n" + out);
   }
   // Available is set a moment before the aggregator routes the group-version to the backend.
-  const bool routed = testenv::waitFor(60s, [] {
+  const bool routed = test_kit::eventually(60s, kPoll, [] {
     std::string out;
     return env->control_plane->kubectl("get --raw /apis/external.metrics.k8s.io/v1beta1", &out) ==
            0;
@@ -212,8 +214,6 @@ inline void stopAggregation() {
   if (!env) return;
   if (env->server) env->server->stop();
   if (env->watch) env->watch->stop();
-  std::error_code ignored;
-  std::filesystem::remove_all(env->dir, ignored);
   env.reset();
 }
 
@@ -228,8 +228,7 @@ inline void startAggregation() {
   auto front_proxy_ca = makeCa("front-proxy-ca");
   auto proxy_client =
       serving::testing::issueClientCertificate(front_proxy_ca, "front-proxy-client");
-  env.reset(new Aggregation{.dir = std::filesystem::temp_directory_path() /
-                                   ("shardscaler-aggregation-" + std::to_string(::getpid())),
+  env.reset(new Aggregation{.dir = test_kit::TempDir("shardscaler-aggregation-"),
                             .front_proxy_ca = std::move(front_proxy_ca),
                             .proxy_client = std::move(proxy_client),
                             .serving_ca = makeCa("shardscaler-metrics-api-ca")});

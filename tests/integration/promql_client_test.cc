@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "shardscaler/promql_client/prometheus_client.h"
+#include "shardscaler/test_kit/temp_dir.h"
 #include "shardscaler/testenv/loopback_ports.h"
 #include "shardscaler/testenv/prometheus_process.h"
 #include "shardscaler/testenv/sharded_prometheus.h"
@@ -301,16 +302,18 @@ constexpr const char* kPasswordHash =
     "$2b$10$I8zsEu5ryhSUNE9fcNBvuulqNlVMFFdg59rsepRwMvXQs5UE6..RS";
 
 TEST(PromqlClientTls, CaFileAndBasicAuthAgainstATlsPrometheus) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("shardscaler-promql-tls-" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string cert = (dir / "cert.pem").string();
-  const std::string key = (dir / "key.pem").string();
+  // Declared before the server, so it outlives the Prometheus that reads its files.
+  test_kit::TempDir dir("shardscaler-promql-tls-");
+  const std::string cert = (dir.path() / "cert.pem").string();
+  const std::string key = (dir.path() / "key.pem").string();
   const std::string openssl =
       "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 "
       "-addext subjectAltName=IP:127.0.0.1 -keyout " +
-      key + " -out " + cert + " >" + (dir / "openssl.log").string() + " 2>&1";
-  ASSERT_EQ(std::system(openssl.c_str()), 0) << "openssl failed: see " << dir / "openssl.log";
+      key + " -out " + cert + " >" + (dir.path() / "openssl.log").string() + " 2>&1";
+  if (std::system(openssl.c_str()) != 0) {
+    dir.keep();  // for the log the message names
+    FAIL() << "openssl failed: see " << dir.path() / "openssl.log";
+  }
 
   PrometheusProcess server(PrometheusOptions{
       .name = "tls",
@@ -339,8 +342,6 @@ TEST(PromqlClientTls, CaFileAndBasicAuthAgainstATlsPrometheus) {
   ASSERT_FALSE(untrusted.has_value());
   EXPECT_EQ(untrusted.error().kind, ErrorKind::Transport);
   EXPECT_THAT(untrusted.error().message, HasSubstr(server.url()));
-
-  std::filesystem::remove_all(dir);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -300,25 +300,26 @@ int run(bool keep, int host_listener, int host_netns) {
         "\n    query: '" + samplesRateQuery(kRateWindowSeconds) + "'\n");
   EventFeed events(t);
   bool ok = true;
-  ok &= check(t, eventually(60s, [](std::string*) { return settled(4, 0); }),
+  ok &= check(t, test_kit::eventually(60s, kPoll, [](std::string*) { return settled(4, 0); }),
               "4 shards active (StatefulSets created by the operator emulator)");
   std::cout << kubectlOut(std::string("get statefulsets -n ") + kNs);
 
   t.step("Sample-ingestion rates per shard, from real Prometheus");
-  ok &= check(
-      t,
-      eventually(90s,
-                 [](std::string*) {
-                   return status().value("ingestion", Json::object()).value("error", "x").empty() &&
-                          status().contains("recommendedShards");
-                 }),
-      "rates reported");
+  ok &=
+      check(t,
+            test_kit::eventually(
+                90s, kPoll,
+                [](std::string*) {
+                  return status().value("ingestion", Json::object()).value("error", "x").empty() &&
+                         status().contains("recommendedShards");
+                }),
+            "rates reported");
   t.line(shardSetLine());
   std::cout << kubectlOut(std::string("get shardsets -n ") + kNs);
 
   t.step("kubectl scale shardset/main --replicas=2   (scale-down, Retain)");
   kubectl(std::string("scale shardset/main -n ") + kNs + " --replicas=2");
-  ok &= check(t, eventually(60s, [](std::string*) { return settled(2, 2); }),
+  ok &= check(t, test_kit::eventually(60s, kPoll, [](std::string*) { return settled(2, 2); }),
               "target at 2 shards, shards 2 and 3 retained (detached, still running)");
   printRetained(t);
   t.line("pods the ShardSet's selector picks (one per active shard): " +
@@ -327,11 +328,11 @@ int run(bool keep, int host_listener, int host_netns) {
 
   t.step("kubectl scale shardset/main --replicas=3   (scale-up re-uses a retained shard)");
   kubectl(std::string("scale shardset/main -n ") + kNs + " --replicas=3");
-  ok &= check(t, eventually(60s, [](std::string*) { return settled(3, 1); }),
+  ok &= check(t, test_kit::eventually(60s, kPoll, [](std::string*) { return settled(3, 1); }),
               "shard 2 re-attached with its data, shard 3 still retained");
 
   t.step("Waiting for shard 3's deadline to pass");
-  ok &= check(t, eventually(90s, [](std::string*) { return settled(3, 0); }),
+  ok &= check(t, test_kit::eventually(90s, kPoll, [](std::string*) { return settled(3, 0); }),
               "shard 3 deleted after its deadline (foreground, through the garbage collector)");
 
   // The HPA steps down one shard at a time over tens of seconds; with 25 s the first shard it
@@ -349,7 +350,7 @@ int run(bool keep, int host_listener, int host_netns) {
          std::to_string(kTargetSamplesPerShard) + " samples/s per shard, scale-down window " +
          std::to_string(kStabilizationSeconds) + "s");
   std::string seen;
-  ok &= check(t, eventually(120s, MetricsApiRegistration::available, &seen),
+  ok &= check(t, test_kit::eventually(120s, kPoll, MetricsApiRegistration::available, &seen),
               "the APIService is Available (shardscaler injected its caBundle)" +
                   (seen.empty() ? std::string() : "; its status: " + seen));
   apply(samplesHpaYaml({.ns = kNs,
@@ -358,22 +359,27 @@ int run(bool keep, int host_listener, int host_netns) {
                         .scale_down_stabilization_seconds = kStabilizationSeconds}));
   HpaFeed decisions(t);
   ok &= check(
-      t, eventually(60s, [](std::string*) { return !readHpa(kNs, "main").metric_value.empty(); }),
+      t,
+      test_kit::eventually(60s, kPoll,
+                           [](std::string*) { return !readHpa(kNs, "main").metric_value.empty(); }),
       "the HPA reads the metric through shardscaler's API");
 
   t.step("Ingestion grows: every shard appends twice as many samples (4 self-scrape jobs, not 2)");
   prometheus.setLoad(4, 1s);
-  ok &= check(t, eventually(120s, [](std::string*) { return settled(kHpaMaxShards, 0); }),
-              "the HPA scaled the ShardSet up to " + std::to_string(kHpaMaxShards) +
-                  " (its maxReplicas) through the scale subresource");
+  ok &= check(
+      t, test_kit::eventually(120s, kPoll, [](std::string*) { return settled(kHpaMaxShards, 0); }),
+      "the HPA scaled the ShardSet up to " + std::to_string(kHpaMaxShards) +
+          " (its maxReplicas) through the scale subresource");
   std::cout << kubectlOut(std::string("get shardsets,hpa -n ") + kNs);
 
   t.step("Ingestion falls: every shard scrapes itself once every 15 s");
   prometheus.setLoad(1, 15s);
   const double fell_at = t.seconds();
-  ok &= check(t, eventually(150s, [](std::string*) { return settled(1, kHpaMaxShards - 1); }),
-              "the HPA scaled the ShardSet down to 1 after its stabilization window; Retain " +
-                  std::string("keeps shards 1 to ") + std::to_string(kHpaMaxShards - 1));
+  ok &= check(
+      t,
+      test_kit::eventually(150s, kPoll, [](std::string*) { return settled(1, kHpaMaxShards - 1); }),
+      "the HPA scaled the ShardSet down to 1 after its stabilization window; Retain " +
+          std::string("keeps shards 1 to ") + std::to_string(kHpaMaxShards - 1));
   char took[128];
   std::snprintf(took, sizeof took,
                 "%.0f s after ingestion fell (the rates' %d s window, then the HPA's %d s)",

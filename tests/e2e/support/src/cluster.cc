@@ -54,7 +54,7 @@ std::string createNamespace(const std::string& prefix) {
   if (!created)
     throw std::runtime_error("create namespace " + name + ": " + created.error().describe());
   // Pods need the namespace's default ServiceAccount; its token controller makes it quickly.
-  eventually(std::chrono::seconds(30), [&](std::string*) {
+  test_kit::eventually(std::chrono::seconds(30), kPoll, [&](std::string*) {
     return adminClient().get(k8s::resources::serviceAccounts(), name, "default").has_value();
   });
   return name;
@@ -69,20 +69,6 @@ KubectlResult kubectl(const std::string& args, const std::string& input) {
 void apply(const std::string& yaml) {
   auto r = kubectl("apply -f -", yaml);
   if (r.exit_code != 0) throw std::runtime_error("kubectl apply failed: " + r.err + "\n" + yaml);
-}
-
-bool eventually(std::chrono::milliseconds timeout, const std::function<bool(std::string*)>& check,
-                std::string* last_state) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string state;
-  while (true) {
-    state.clear();
-    if (check(&state)) return true;
-    if (std::chrono::steady_clock::now() >= deadline) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  if (last_state != nullptr) *last_state = state;
-  return false;
 }
 
 Json getOrNull(const k8s::Resource& resource, const std::string& ns, const std::string& name) {
@@ -106,7 +92,7 @@ std::filesystem::path testLogDir() {
 
 std::string serviceAccountToken(const std::string& ns, const std::string& name) {
   std::string token;
-  const bool found = eventually(std::chrono::seconds(60), [&](std::string* seen) {
+  const bool found = test_kit::eventually(std::chrono::seconds(60), kPoll, [&](std::string* seen) {
     Json sa = getOrNull(k8s::resources::serviceAccounts(), ns, name);
     if (!sa.is_object() || sa.value("secrets", Json::array()).empty()) {
       *seen = "ServiceAccount " + name + " has no token Secret yet";

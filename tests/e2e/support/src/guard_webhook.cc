@@ -100,8 +100,8 @@ double guardDeleteReviews(const ShardscalerProcess& shardscaler) {
     if (!created) return ::testing::AssertionFailure() << created.error().describe();
   }
   std::string last;
-  const bool called = eventually(
-      timeout,
+  const bool called = test_kit::eventually(
+      timeout, kPoll,
       [&](std::string* seen) {
         const double before = guardDeleteReviews(shardscaler);
         auto r = kubectl(std::string("delete statefulset ") + kProbe + " -n " + ns +

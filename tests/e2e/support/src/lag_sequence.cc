@@ -125,8 +125,8 @@ void Sequence::setUp() {
   startShardscaler("shardscaler started");
   if (webhook_) {
     std::string why;
-    const bool enforced = eventually(
-        60s,
+    const bool enforced = test_kit::eventually(
+        60s, kPoll,
         [&](std::string* seen) {
           const auto status = guard::readGuardStatus(adminClient(), webhook_->configuration, ns_);
           const auto ready = shardscaler_->httpGet(shardscaler_->probePort(), "/readyz");
@@ -271,8 +271,8 @@ bool Sequence::converged(std::string* seen) const {
 void Sequence::waitForConvergence(const std::string& when) {
   const auto from = SteadyClock::now();
   std::string seen;
-  if (!eventually(
-          plan_.converge_timeout, [&](std::string* s) { return converged(s); }, &seen)) {
+  if (!test_kit::eventually(
+          plan_.converge_timeout, kPoll, [&](std::string* s) { return converged(s); }, &seen)) {
     violate("NotConverged", fmt::format("{}: not converged within {} s; last seen: {}", when,
                                         plan_.converge_timeout.count(), seen));
     return;

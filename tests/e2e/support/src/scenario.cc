@@ -146,7 +146,7 @@ std::optional<Json> ShardSetScenario::condition(const std::string& type) const {
                                                      const std::function<bool(std::string*)>& check,
                                                      std::chrono::seconds timeout) {
   std::string last;
-  if (eventually(timeout, check, &last)) return ::testing::AssertionSuccess();
+  if (test_kit::eventually(timeout, kPoll, check, &last)) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "timed out after " << timeout.count() << "s waiting for "
                                        << what << "; last seen: " << last;
 }

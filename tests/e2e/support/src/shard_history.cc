@@ -41,7 +41,7 @@ ShardHistory::ShardHistory(std::string ns) : ns_(std::move(ns)) {
   threads_.emplace_back(
       [this] { record(k8s::resources::statefulSets(), HistoryKind::StatefulSet); });
   threads_.emplace_back([this] { record(kPrometheuses, HistoryKind::Target); });
-  const bool listed = eventually(std::chrono::seconds(30), [&](std::string*) {
+  const bool listed = test_kit::eventually(std::chrono::seconds(30), kPoll, [&](std::string*) {
     return listed_.load() == static_cast<int>(threads_.size());
   });
   if (!listed) {

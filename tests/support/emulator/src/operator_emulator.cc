@@ -6,8 +6,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -16,6 +16,7 @@
 
 #include "prometheus_config.h"
 #include "shardscaler/k8s_client/base64.h"
+#include "shardscaler/test_kit/eventually.h"
 
 #ifndef SHARDSCALER_OPERATOR_EMULATOR_BINARY
 #error "SHARDSCALER_OPERATOR_EMULATOR_BINARY must name the operator-emulator binary"
@@ -26,16 +27,6 @@ namespace shardscaler::testenv {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::filesystem::path makeTempDir() {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern =
-      (std::filesystem::path(tmp && *tmp ? tmp : "/tmp") / "operator-emulator-XXXXXX").string();
-  if (!mkdtemp(pattern.data())) {
-    throw std::system_error(errno, std::generic_category(), "mkdtemp " + pattern);
-  }
-  return pattern;
-}
 
 std::optional<int> optionalInt(const nlohmann::json& line, const char* field) {
   auto it = line.find(field);
@@ -103,8 +94,8 @@ std::vector<EmulatorAction> readActionLog(const std::filesystem::path& path) {
 OperatorEmulator::OperatorEmulator(OperatorEmulatorOptions options) {
   if (options.kubeconfig.empty()) throw std::invalid_argument("OperatorEmulator: no kubeconfig");
   if (options.work_dir.empty()) {
-    work_dir_ = makeTempDir();
-    owns_work_dir_ = true;
+    owned_work_dir_.emplace("operator-emulator-");
+    work_dir_ = owned_work_dir_->path();
   } else {
     work_dir_ = options.work_dir;
     std::filesystem::create_directories(work_dir_);
@@ -188,12 +179,10 @@ OperatorEmulator::OperatorEmulator(OperatorEmulatorOptions options) {
   }
 }
 
-OperatorEmulator::~OperatorEmulator() {
-  stop();
-  if (owns_work_dir_ && !keep_) {
-    std::error_code ignored;
-    std::filesystem::remove_all(work_dir_, ignored);
-  }
+OperatorEmulator::~OperatorEmulator() { stop(); }  // then owned_work_dir_ goes, after the child
+
+void OperatorEmulator::keepWorkDir() {
+  if (owned_work_dir_) owned_work_dir_->keep();
 }
 
 bool OperatorEmulator::running() {
@@ -241,14 +230,10 @@ std::string OperatorEmulator::logTail(std::size_t max_bytes) const {
 bool OperatorEmulator::waitForAction(
     std::chrono::milliseconds timeout,
     const std::function<bool(const EmulatorAction&)>& match) const {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    for (const auto& action : actions()) {
-      if (match(action)) return true;
-    }
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(50ms);
-  }
+  return test_kit::eventually(timeout, 50ms, [&] {
+    const auto all = actions();
+    return std::ranges::any_of(all, match);
+  });
 }
 
 }  // namespace shardscaler::testenv

@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -17,6 +16,7 @@
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/meta_time.h"
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/testenv/child_process.h"
 #include "shardscaler/testenv/control_plane.h"
 #include "shardscaler/testenv/loopback_ports.h"
@@ -36,14 +36,8 @@ constexpr auto kTimeout = 60s;
 constexpr auto kLag = 2000ms;  // the largest the emulator takes: the widest window
 const std::string kDetached = "prometheus-main-shard-2";
 
-bool waitFor(std::chrono::milliseconds timeout, const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(100ms);  // polling interval of a bounded wait
-  }
-  return true;
-}
+// How often a wait looks again: each look is a request to the API server.
+constexpr auto kPoll = 100ms;
 
 class EmulatorLoadTest : public ::testing::Test {
  protected:
@@ -129,11 +123,11 @@ class EmulatorLoadTest : public ::testing::Test {
     createPrometheus(3);
     for (const char* name :
          {"prometheus-main", "prometheus-main-shard-1", "prometheus-main-shard-2"}) {
-      ASSERT_TRUE(waitFor(kTimeout, [&] {
+      ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
         return get(k8s::resources::statefulSets(), name).has_value();
       })) << name;
     }
-    ASSERT_TRUE(waitFor(kTimeout, [&] {
+    ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
       auto t = get(kPrometheuses, "main");
       return t &&
              t->value("status", Json::object()).value("shardStatuses", Json::array()).size() == 3 &&
@@ -157,7 +151,8 @@ class EmulatorLoadTest : public ::testing::Test {
             {{"labels",
               {{"operator.prometheus.io/name", nullptr}, {"shardscaler.io/retained", "true"}}}}}});
     if (confirm_detach) {
-      ASSERT_TRUE(waitFor(kTimeout, [&] { return viewShowsShard(kDetached, false); }));
+      ASSERT_TRUE(
+          test_kit::eventually(kTimeout, kPoll, [&] { return viewShowsShard(kDetached, false); }));
     }
     p = patch(kPrometheuses, "main", {{"spec", {{"paused", false}, {"shards", 2}}}});
     resumed_generation_ = p["metadata"]["generation"].get<long long>();
@@ -216,7 +211,7 @@ TEST_F(EmulatorLoadTest, WithoutLagTheSameDetachConfirmedByTheViewIsLeftAlone) {
   startEmulator({});
   ASSERT_NO_FATAL_FAILURE(settleThreeShards());
   ASSERT_NO_FATAL_FAILURE(pauseDetachAndLowerShards(/*confirm_detach=*/true));
-  ASSERT_TRUE(waitFor(kTimeout, [&] {
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
     auto t = get(kPrometheuses, "main");
     return t && t->value("status", Json::object()).value("shards", 0) == 2;
   }));
@@ -233,7 +228,7 @@ TEST_F(EmulatorLoadTest, ASyncThatReadTheTargetBeforeAPauseDeletesAfterIt) {
   startEmulator({.sync_latency = kHold});
   ASSERT_NO_FATAL_FAILURE(settleThreeShards());
   // Idle: no sync record for longer than a sync holds, so none is in flight.
-  ASSERT_TRUE(waitFor(kTimeout, [&] {
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
     const auto syncs = countSyncs();
     std::this_thread::sleep_for(kHold + 1s);
     return countSyncs() == syncs;

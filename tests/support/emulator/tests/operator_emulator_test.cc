@@ -6,16 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
 
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/testenv/control_plane.h"
 #include "shardscaler/testenv/operator_emulator.h"
 
@@ -39,15 +38,8 @@ Json statusOf(const Json& object) {
   return it != object.end() && it->is_object() ? *it : Json::object();
 }
 
-// Polls every 100 ms until `condition` holds or `timeout` passes.
-bool waitFor(std::chrono::milliseconds timeout, const std::function<bool()>& condition) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(100ms);
-  }
-  return true;
-}
+// How often a wait looks again: each look is a request to the API server.
+constexpr auto kPoll = 100ms;
 
 class OperatorEmulatorTest : public ::testing::Test {
  protected:
@@ -175,7 +167,7 @@ spec:
   bool waitForQuiet(std::chrono::milliseconds quiet = 1s) {
     std::size_t seen = emulator_->actions().size();
     auto since = std::chrono::steady_clock::now();
-    return waitFor(kTimeout, [&] {
+    return test_kit::eventually(kTimeout, kPoll, [&] {
       const std::size_t now = emulator_->actions().size();
       if (now != seen) {
         seen = now;
@@ -211,7 +203,7 @@ std::string envValue(const Json& container, const std::string& name) {
 
 TEST_F(OperatorEmulatorTest, ThreeShardsGetTheOperatorsNamesLabelsEnvOwnersAndPods) {
   createPrometheus("main", 3);
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return liveStatefulSets().size() == 3; }))
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] { return liveStatefulSets().size() == 3; }))
       << ::testing::PrintToString(liveStatefulSets());
   EXPECT_THAT(liveStatefulSets(),
               ElementsAre("prometheus-main", "prometheus-main-shard-1", "prometheus-main-shard-2"));
@@ -250,7 +242,7 @@ TEST_F(OperatorEmulatorTest, ThreeShardsGetTheOperatorsNamesLabelsEnvOwnersAndPo
     // The real StatefulSet controller makes the pod, with the labels shardscaler relies on.
     const std::string pod_name = name + "-0";
     std::optional<Json> pod;
-    ASSERT_TRUE(waitFor(kTimeout, [&] {
+    ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
       return (pod = get(k8s::resources::pods(), pod_name)).has_value();
     })) << pod_name;
     const Json& pod_labels = (*pod)["metadata"]["labels"];
@@ -260,7 +252,7 @@ TEST_F(OperatorEmulatorTest, ThreeShardsGetTheOperatorsNamesLabelsEnvOwnersAndPo
   }
 
   // Status: shards and the scale selector the stand-in CRD's scale subresource reads.
-  ASSERT_TRUE(waitFor(kTimeout, [&] {
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
     auto p = get(kPrometheuses, "main");
     return p && statusOf(*p).value("shards", 0) == 3 &&
            statusOf(*p).value("shardStatuses", Json::array()).size() == 3;
@@ -280,10 +272,11 @@ TEST_F(OperatorEmulatorTest, ThreeShardsGetTheOperatorsNamesLabelsEnvOwnersAndPo
 
 TEST_F(OperatorEmulatorTest, ScaleDownFromThreeToOneDeletesShardsOneAndTwo) {
   createPrometheus("main", 3);
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return liveStatefulSets().size() == 3; }));
+  ASSERT_TRUE(
+      test_kit::eventually(kTimeout, kPoll, [&] { return liveStatefulSets().size() == 3; }));
   patchTarget(kPrometheuses, "main", {{"spec", {{"shards", 1}}}});
   // Foreground deletion: the garbage collector removes the pods, then the StatefulSets.
-  ASSERT_TRUE(waitFor(kTimeout, [&] {
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
     return !get(k8s::resources::statefulSets(), "prometheus-main-shard-1") &&
            !get(k8s::resources::statefulSets(), "prometheus-main-shard-2");
   })) << ::testing::PrintToString(liveStatefulSets());
@@ -298,7 +291,8 @@ TEST_F(OperatorEmulatorTest, ScaleDownFromThreeToOneDeletesShardsOneAndTwo) {
 
 TEST_F(OperatorEmulatorTest, PausedTargetGetsNoCreateNorDeleteUntilResumed) {
   createPrometheus("main", 2);
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return liveStatefulSets().size() == 2; }));
+  ASSERT_TRUE(
+      test_kit::eventually(kTimeout, kPoll, [&] { return liveStatefulSets().size() == 2; }));
 
   // Scale up while paused: nothing is created.
   Json p = patchTarget(kPrometheuses, "main", {{"spec", {{"paused", true}, {"shards", 3}}}});
@@ -308,7 +302,7 @@ TEST_F(OperatorEmulatorTest, PausedTargetGetsNoCreateNorDeleteUntilResumed) {
   // Scale down while paused: nothing is deleted.
   p = patchTarget(kPrometheuses, "main", {{"spec", {{"shards", 1}}}});
   ASSERT_TRUE(waitForSync("main", p["metadata"]["generation"], "paused"));
-  ASSERT_TRUE(waitFor(kTimeout, [&] {
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
     auto t = get(kPrometheuses, "main");
     return t && statusOf(*t).value("paused", false) && statusOf(*t).value("shards", 0) == 1;
   }));
@@ -318,7 +312,8 @@ TEST_F(OperatorEmulatorTest, PausedTargetGetsNoCreateNorDeleteUntilResumed) {
   // Resume: the emulator catches up with spec.shards = 1.
   p = patchTarget(kPrometheuses, "main", {{"spec", {{"paused", false}}}});
   ASSERT_TRUE(waitForSync("main", p["metadata"]["generation"], "ok"));
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return liveStatefulSets().size() == 1; }));
+  ASSERT_TRUE(
+      test_kit::eventually(kTimeout, kPoll, [&] { return liveStatefulSets().size() == 1; }));
   bool created_shard_two = false;
   for (const auto& a : statefulSetWrites()) {
     created_shard_two = created_shard_two || a.name == "prometheus-main-shard-2";
@@ -328,7 +323,8 @@ TEST_F(OperatorEmulatorTest, PausedTargetGetsNoCreateNorDeleteUntilResumed) {
 
 TEST_F(OperatorEmulatorTest, WantedShardWithoutNameLabelGetsItsLabelsBackThroughAlreadyExists) {
   createPrometheus("main", 2);
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return liveStatefulSets().size() == 2; }));
+  ASSERT_TRUE(
+      test_kit::eventually(kTimeout, kPoll, [&] { return liveStatefulSets().size() == 2; }));
   // The first syncs update the StatefulSets they just created; one still in flight would put
   // the label back by that update, not by the create path under test.
   ASSERT_TRUE(waitForQuiet());
@@ -339,7 +335,7 @@ TEST_F(OperatorEmulatorTest, WantedShardWithoutNameLabelGetsItsLabelsBackThrough
                      {{"metadata", {{"labels", {{"operator.prometheus.io/name", nullptr}}}}}});
   ASSERT_TRUE(removed) << removed.error().describe();
 
-  ASSERT_TRUE(waitFor(kTimeout, [&] {
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
     auto sts = get(k8s::resources::statefulSets(), name);
     return sts && (*sts)["metadata"]["labels"].value("operator.prometheus.io/name", "") == "main";
   }));
@@ -364,7 +360,8 @@ TEST_F(OperatorEmulatorTest, WantedShardWithoutNameLabelGetsItsLabelsBackThrough
 
 TEST_F(OperatorEmulatorTest, DetachedShardBeyondShardsIsInvisibleAndUntouched) {
   createPrometheus("main", 3);
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return liveStatefulSets().size() == 3; }));
+  ASSERT_TRUE(
+      test_kit::eventually(kTimeout, kPoll, [&] { return liveStatefulSets().size() == 3; }));
   const std::string detached = "prometheus-main-shard-2";
 
   // shardscaler's Retain sequence: pause, detach, then shards=2 and unpause in one patch.
@@ -379,7 +376,7 @@ TEST_F(OperatorEmulatorTest, DetachedShardBeyondShardsIsInvisibleAndUntouched) {
   ASSERT_TRUE(removed) << removed.error().describe();
   p = patchTarget(kPrometheuses, "main", {{"spec", {{"paused", false}, {"shards", 2}}}});
   ASSERT_TRUE(waitForSync("main", p["metadata"]["generation"], "ok"));
-  ASSERT_TRUE(waitFor(kTimeout, [&] {
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
     auto t = get(kPrometheuses, "main");
     return t && statusOf(*t).value("shards", 0) == 2;
   }));
@@ -405,7 +402,8 @@ kind: PrometheusAgent
 metadata: {name: edge}
 spec: {shards: 2}
 )");
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return liveStatefulSets().size() == 2; }));
+  ASSERT_TRUE(
+      test_kit::eventually(kTimeout, kPoll, [&] { return liveStatefulSets().size() == 2; }));
   EXPECT_THAT(liveStatefulSets(), ElementsAre("prom-agent-edge", "prom-agent-edge-shard-1"));
   auto sts = get(k8s::resources::statefulSets(), "prom-agent-edge-shard-1");
   ASSERT_TRUE(sts);
@@ -419,7 +417,7 @@ spec: {shards: 2}
   EXPECT_EQ((*sts)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"], 600);
   EXPECT_EQ((*sts)["spec"]["serviceName"], "prometheus-agent-operated");
   EXPECT_TRUE(get(k8s::resources::secrets(), "prom-agent-edge"));
-  ASSERT_TRUE(waitFor(kTimeout, [&] {
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] {
     auto a = get(kAgents, "edge");
     return a && statusOf(*a).value("shards", 0) == 2;
   }));
@@ -448,16 +446,17 @@ TEST_F(OperatorEmulatorTest, ConfigSecretModulusFollowsSpecShards) {
     auto secret = get(k8s::resources::secrets(), "prometheus-main");
     return secret ? configModulus(*secret) : -1;
   };
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return modulus() == 3; })) << modulus();
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] { return modulus() == 3; })) << modulus();
   patchTarget(kPrometheuses, "main", {{"spec", {{"shards", 2}}}});
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return modulus() == 2; })) << modulus();
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] { return modulus() == 2; })) << modulus();
   patchTarget(kPrometheuses, "main", {{"spec", {{"shards", 1}}}});
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return modulus() == 0; })) << modulus();
+  ASSERT_TRUE(test_kit::eventually(kTimeout, kPoll, [&] { return modulus() == 0; })) << modulus();
 }
 
 TEST_F(OperatorEmulatorTest, SigtermEndsTheEmulatorPromptlyWithExitCodeZero) {
   createPrometheus("main", 1);
-  ASSERT_TRUE(waitFor(kTimeout, [&] { return liveStatefulSets().size() == 1; }));
+  ASSERT_TRUE(
+      test_kit::eventually(kTimeout, kPoll, [&] { return liveStatefulSets().size() == 1; }));
   const auto start = std::chrono::steady_clock::now();
   const int status = emulator_->stop(10s);
   const auto took = std::chrono::steady_clock::now() - start;

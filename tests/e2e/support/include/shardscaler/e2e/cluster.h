@@ -9,6 +9,7 @@
 #include <string>
 
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/testenv/control_plane.h"
 
 namespace shardscaler::e2e {
@@ -33,10 +34,9 @@ KubectlResult kubectl(const std::string& args, const std::string& input = {});
 // kubectl apply -f - of a YAML document; throws std::runtime_error with kubectl's error.
 void apply(const std::string& yaml);
 
-// Polls `check` every 100 ms until it returns true or `timeout` passes. `check` may write what
-// it saw into *state; the last state is kept in *last_state for the failure message.
-bool eventually(std::chrono::milliseconds timeout, const std::function<bool(std::string*)>& check,
-                std::string* last_state = nullptr);
+// How often an end-to-end wait (test_kit::eventually) looks again: each look asks the API
+// server, kubectl or a process, which share two cores with shardscaler and the emulator.
+inline constexpr std::chrono::milliseconds kPoll{100};
 
 // The object, or null JSON when it does not exist (other errors throw).
 Json getOrNull(const k8s::Resource& resource, const std::string& ns, const std::string& name);

@@ -15,6 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/test_kit/temp_dir.h"
+
 namespace shardscaler::testenv {
 
 // One line of the action log. verb is create | update | patch | delete for writes, "sync" when
@@ -89,7 +91,7 @@ class OperatorEmulator {
   bool running();
   const std::filesystem::path& actionLogPath() const { return action_log_; }
   const std::filesystem::path& logPath() const { return log_file_; }
-  void keepWorkDir() { keep_ = true; }
+  void keepWorkDir();  // leaves the work directory it made on disk (a given one always stays)
   std::string logTail(std::size_t max_bytes = 4000) const;
 
   std::vector<EmulatorAction> actions() const { return readActionLog(action_log_); }
@@ -98,11 +100,10 @@ class OperatorEmulator {
                      const std::function<bool(const EmulatorAction&)>& match) const;
 
  private:
+  std::optional<test_kit::TempDir> owned_work_dir_;  // when options.work_dir is empty
   std::filesystem::path work_dir_;
   std::filesystem::path action_log_;
   std::filesystem::path log_file_;
-  bool owns_work_dir_ = false;
-  bool keep_ = false;
   pid_t pid_ = -1;
   std::optional<int> status_;
 };
