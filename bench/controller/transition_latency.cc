@@ -25,6 +25,7 @@
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/e2e/shardscaler_process.h"
 #include "shardscaler/guard/guard_status.h"
+#include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/testenv/loopback_ports.h"
 #include "shardscaler/testenv/operator_emulator.h"
 
@@ -157,8 +158,8 @@ bool run(bool guarded, int transitions) {
   } cleanup{webhook, guarded};
   if (guarded) {
     std::string why;
-    if (!eventually(
-            60s,
+    if (!test_kit::eventually(
+            60s, kPoll,
             [&](std::string* seen) {
               const auto status = guard::readGuardStatus(adminClient(), webhook.configuration, ns);
               *seen = status.reason;
@@ -193,7 +194,7 @@ bool run(bool guarded, int transitions) {
       b.join();
     }
   } join{stop, t1, t2};
-  if (!eventually(60s, [&](std::string*) { return done(observed, 4); })) {
+  if (!test_kit::eventually(60s, kPoll, [&](std::string*) { return done(observed, 4); })) {
     std::cerr << mode << ": never settled at 4 shards\n" << shardscaler.logTail();
     return false;
   }
@@ -214,7 +215,7 @@ bool run(bool guarded, int transitions) {
       std::cerr << mode << ": scale write failed: " << r.error().describe() << "\n";
       return false;
     }
-    if (!eventually(60s, [&](std::string*) {
+    if (!test_kit::eventually(60s, kPoll, [&](std::string*) {
           std::lock_guard lock(observed.mutex);
           return observed.done_at.has_value();
         })) {
