@@ -5,14 +5,16 @@
 #include <map>
 #include <string>
 
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/ingestion/ingestion_query.h"
 #include "shardscaler/planner/desired_shards.h"
 
 namespace shardscaler::ingestion {
 namespace {
 
-// The CRD caps shard counts at 1000; anything far above is as good as infinite.
-constexpr double kMaxRequestedShards = 1'000'000;
+// The CRD caps shard counts (api::kShardCountMaximum): a need above it asks for the cap, which
+// maxShards then clamps like any spec.shards.
+constexpr auto kMaxRequestedShards = static_cast<double>(api::kShardCountMaximum);
 
 }  // namespace
 
