@@ -11,10 +11,13 @@
 
 #include "serving_test_support.h"
 #include "shardscaler/serving/ca_bundle_injector.h"
-#include "wait_for.h"
+#include "shardscaler/test_kit/eventually.h"
 
 namespace shardscaler::serving::integration {
 namespace {
+
+// The waits look every 100 ms, as they did before the kit.
+constexpr std::chrono::milliseconds kWaitPoll{100};
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -111,7 +114,7 @@ TEST_F(ServingCertificates, ShortRotationsUpdateTheSecretAndEveryReplicaSwaps) {
     if (auto current = a.current()) cas.insert(current->caBundle().front().fingerprint());
   };
   // 20 s: the serving certificate rotates at 6 s, a CA change starts at 9 s and switches at 11 s.
-  testenv::waitFor(milliseconds(20000), [&] {
+  test_kit::eventually(milliseconds(20000), kWaitPoll, [&] {
     record();
     return false;
   });
@@ -196,7 +199,7 @@ TEST_F(ServingCertificates, TheCaBundleOfARealWebhookConfigurationIsInjectedAndR
   (*current)["webhooks"][0]["clientConfig"].erase("caBundle");
   (*current)["webhooks"][1]["clientConfig"]["caBundle"] = "";
   ASSERT_TRUE(adminClient().update(target.resource, "", *current).has_value());
-  EXPECT_TRUE(testenv::waitFor(seconds(10), [&] {
+  EXPECT_TRUE(test_kit::eventually(seconds(10), kWaitPoll, [&] {
     auto now = bundles();
     return now.size() == 2 && now[0] == values[0] && now[1] == values[0];
   }));

@@ -16,10 +16,13 @@
 #include "serving_test_support.h"
 #include "shardscaler/serving/ca_bundle_injector.h"
 #include "shardscaler/serving/https_server.h"
-#include "wait_for.h"
+#include "shardscaler/test_kit/eventually.h"
 
 namespace shardscaler::serving::integration {
 namespace {
+
+// The waits look every 100 ms, as they did before the kit.
+constexpr std::chrono::milliseconds kWaitPoll{100};
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -111,7 +114,8 @@ TEST(ServingWebhook, TheApiServerCallsTheWebhookThroughEveryRotation) {
   options.rotation = secondsPolicy();
   auto store = std::make_shared<SecretCertificateStore>(adminClient(), clock, options);
   store->start();
-  ASSERT_TRUE(testenv::waitFor(seconds(10), [&] { return store->current() != nullptr; }));
+  ASSERT_TRUE(
+      test_kit::eventually(seconds(10), kWaitPoll, [&] { return store->current() != nullptr; }));
 
   std::atomic<int> calls{0};
   HttpsServer::Options server_options;
@@ -151,7 +155,8 @@ TEST(ServingWebhook, TheApiServerCallsTheWebhookThroughEveryRotation) {
     return !result && result.error().message.find(kDenial) != std::string::npos;
   };
   // The API server picks up the injected caBundle from its own watch.
-  ASSERT_TRUE(testenv::waitFor(seconds(20), [&] { return deniedByUs(deleteGuarded()); }));
+  ASSERT_TRUE(
+      test_kit::eventually(seconds(20), kWaitPoll, [&] { return deniedByUs(deleteGuarded()); }));
 
   int attempts = 0;
   std::vector<std::string> failures;

@@ -16,13 +16,16 @@
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/testenv/api_fault_proxy.h"
 #include "shardscaler/testenv/child_process.h"
 #include "shardscaler/testenv/control_plane.h"
-#include "wait_for.h"
 
 namespace shardscaler::testenv {
 namespace {
+
+// The waits look every 100 ms, as they did before the kit.
+constexpr std::chrono::milliseconds kWaitPoll{100};
 
 using namespace std::chrono_literals;
 using ::testing::HasSubstr;
@@ -132,11 +135,11 @@ TEST_F(ApiFaultProxyTest, WithFaultsOffTheRestClientsVerbsWorkAndAWatchStreamsEv
   std::atomic<bool> give_up{false};
   std::string seen;
   std::thread writer([&] {
-    waitFor(30s, [&] { return watching.load(); });
+    test_kit::eventually(30s, kWaitPoll, [&] { return watching.load(); });
     std::this_thread::sleep_for(200ms);  // the watch request is on its way
     EXPECT_TRUE(direct_->create(kConfigMaps, ns_, configMap("two", "2")));
     // Bounds the test if the event never comes through.
-    waitFor(20s, [&] { return !watching.load(); });
+    test_kit::eventually(20s, kWaitPoll, [&] { return !watching.load(); });
     give_up = true;
   });
   watching = true;
@@ -240,14 +243,15 @@ TEST_F(ApiFaultProxyTest, ACutWatchEndsAndAnInformerResumesWithNothingMissed) {
     ASSERT_TRUE(direct_->create(kConfigMaps, ns_, configMap("cm-" + std::to_string(i), "v")));
     std::this_thread::sleep_for(150ms);  // spread over several cut watches
   }
-  EXPECT_TRUE(waitFor(30s, [&] {
+  EXPECT_TRUE(test_kit::eventually(30s, kWaitPoll, [&] {
     int present = 0;
     for (int i = 0; i < kObjects; ++i) {
       present += informer.store().get(ns_, "cm-" + std::to_string(i)) ? 1 : 0;
     }
     return present == kObjects;
   }));
-  EXPECT_TRUE(waitFor(30s, [&] { return proxy_->counts().cut_watch >= 2; }));
+  EXPECT_TRUE(
+      test_kit::eventually(30s, kWaitPoll, [&] { return proxy_->counts().cut_watch >= 2; }));
   const auto stats = informer.stats();
   informer.stop();
   EXPECT_GE(stats.watches, 2U);
@@ -276,12 +280,14 @@ TEST_F(ApiFaultProxyTest, AClientThatGoesAwayEndsItsWatchAtTheApiServer) {
         kConfigMaps, ns_, k8s::WatchOptions{.timeout_seconds = 300},
         [](k8s::WatchEvent&&) { return true; }, &stop);
   });
-  EXPECT_TRUE(waitFor(30s, [&] { return configMapWatchers(*direct_) == before + 1; }))
+  EXPECT_TRUE(test_kit::eventually(30s, kWaitPoll,
+                                   [&] { return configMapWatchers(*direct_) == before + 1; }))
       << configMapWatchers(*direct_) << " watchers, " << before << " before";
   stop = true;  // the client closes its connection
   watcher.join();
   // Without the proxy noticing, the API server would keep the watch for its 300 s.
-  EXPECT_TRUE(waitFor(30s, [&] { return configMapWatchers(*direct_) == before; }))
+  EXPECT_TRUE(
+      test_kit::eventually(30s, kWaitPoll, [&] { return configMapWatchers(*direct_) == before; }))
       << configMapWatchers(*direct_) << " watchers, " << before << " before";
 }
 
@@ -293,7 +299,8 @@ TEST_F(ApiFaultProxyTest, StopEndsAnOpenWatchAndReturnsPromptly) {
     watched = proxied_->watch(kConfigMaps, ns_, k8s::WatchOptions{.timeout_seconds = 300},
                               [](k8s::WatchEvent&&) { return true; });
   });
-  ASSERT_TRUE(waitFor(30s, [&] { return started.load() && proxy_->counts().forwarded >= 1; }));
+  ASSERT_TRUE(test_kit::eventually(
+      30s, kWaitPoll, [&] { return started.load() && proxy_->counts().forwarded >= 1; }));
   std::this_thread::sleep_for(300ms);  // the stream is open
   const auto begin = std::chrono::steady_clock::now();
   proxy_->stop();

@@ -9,12 +9,15 @@
 #include <stdexcept>
 #include <string>
 
+#include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/testenv/control_plane.h"
 #include "shardscaler/testenv/process_table.h"
-#include "wait_for.h"
 
 namespace shardscaler::testenv {
 namespace {
+
+// The waits look every 100 ms, as they did before the kit.
+constexpr std::chrono::milliseconds kWaitPoll{100};
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -143,7 +146,8 @@ TEST(ControlPlaneTest, StatefulSetControllerCreatesPodsAndGarbageCollectorDelete
   ASSERT_EQ(plane.kubectl("apply -f -", &out, &err, statefulSetManifest(ns, 2)), 0) << err;
 
   // No kubelet: pods are created and stay Pending.
-  ASSERT_TRUE(waitFor(60s, [&] { return podNames(ns) == "web-0 web-1 "; })) << podNames(ns);
+  ASSERT_TRUE(test_kit::eventually(60s, kWaitPoll, [&] { return podNames(ns) == "web-0 web-1 "; }))
+      << podNames(ns);
   ASSERT_EQ(plane.kubectl("get pod web-0 -n " + ns + " -o jsonpath='{.status.phase}'", &out, &err),
             0)
       << err;
@@ -152,7 +156,9 @@ TEST(ControlPlaneTest, StatefulSetControllerCreatesPodsAndGarbageCollectorDelete
   // kubectl 1.32 against the 1.20 server: scale and describe.
   ASSERT_EQ(plane.kubectl("scale statefulset/web -n " + ns + " --replicas=3", &out, &err), 0)
       << err;
-  EXPECT_TRUE(waitFor(60s, [&] { return podNames(ns) == "web-0 web-1 web-2 "; })) << podNames(ns);
+  EXPECT_TRUE(test_kit::eventually(60s, kWaitPoll, [&] {
+    return podNames(ns) == "web-0 web-1 web-2 ";
+  })) << podNames(ns);
   ASSERT_EQ(plane.kubectl("describe statefulset web -n " + ns, &out, &err), 0) << err;
   EXPECT_THAT(out, HasSubstr("Replicas:"));
 
@@ -161,7 +167,7 @@ TEST(ControlPlaneTest, StatefulSetControllerCreatesPodsAndGarbageCollectorDelete
                           &out, &err),
             0)
       << err;
-  EXPECT_TRUE(waitFor(60s, [&] {
+  EXPECT_TRUE(test_kit::eventually(60s, kWaitPoll, [&] {
     std::string sts;
     return podNames(ns).empty() &&
            plane.kubectl("get statefulset web -n " + ns + " --ignore-not-found -o name", &sts) ==
@@ -182,7 +188,7 @@ TEST(ControlPlaneTest, HorizontalPodAutoscalerControllerSyncs) {
       << err;
   // There is no metrics API, so the controller reports that it cannot get metrics; that it
   // reports anything at all shows it runs (every 2 s here).
-  EXPECT_TRUE(waitFor(60s, [&] {
+  EXPECT_TRUE(test_kit::eventually(60s, kWaitPoll, [&] {
     plane.kubectl("get horizontalpodautoscalers.v2beta2.autoscaling web -n " + ns +
                       " -o jsonpath='{.status.conditions[*].type}'",
                   &out);
@@ -194,7 +200,7 @@ TEST(ControlPlaneTest, ServiceAccountTokenControllerMakesTokenSecrets) {
   auto& plane = sharedControlPlane();
   const std::string ns = createNamespace("sa-test");
   std::string out;
-  EXPECT_TRUE(waitFor(60s, [&] {
+  EXPECT_TRUE(test_kit::eventually(60s, kWaitPoll, [&] {
     plane.kubectl("get secrets -n " + ns +
                       " -o jsonpath='{.items[?(@.type==\"kubernetes.io/service-account-token\")]"
                       ".data.ca\\.crt}'",

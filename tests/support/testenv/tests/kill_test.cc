@@ -14,12 +14,15 @@
 #include <iterator>
 #include <string>
 
+#include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/testenv/control_plane.h"
 #include "shardscaler/testenv/process_table.h"
-#include "wait_for.h"
 
 namespace shardscaler::testenv {
 namespace {
+
+// The waits look every 100 ms, as they did before the kit.
+constexpr std::chrono::milliseconds kWaitPoll{100};
 
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
@@ -51,7 +54,7 @@ class KillTest : public ::testing::Test {
   // Waits until the owner wrote its ready file or died; returns false if neither in time.
   bool waitForOwnerReady(const std::filesystem::path& ready_file) {
     bool exited = false;
-    bool ready = waitFor(kStartBound, [&] {
+    bool ready = test_kit::eventually(kStartBound, kWaitPoll, [&] {
       if (std::filesystem::exists(ready_file)) return true;
       int status = 0;
       exited = waitpid(owner_, &status, WNOHANG) == owner_;
@@ -69,7 +72,8 @@ class KillTest : public ::testing::Test {
     int status = 0;
     ASSERT_EQ(waitpid(owner_, &status, 0), owner_);
     owner_ = -1;
-    EXPECT_TRUE(waitFor(kDeathBound, [&] { return processesMentioning(needle).empty(); }))
+    EXPECT_TRUE(test_kit::eventually(kDeathBound, kWaitPoll,
+                                     [&] { return processesMentioning(needle).empty(); }))
         << "still running after " << strsignal(sig)
         << " of their owner: " << ::testing::PrintToString(processesMentioning(needle));
   }
@@ -147,8 +151,9 @@ TEST_F(KillTest, KubeTestenvStopsEverythingOnSigterm) {
   ASSERT_THAT(processesMentioning(needle), SizeIs(3));
   ASSERT_EQ(kill(owner_, SIGTERM), 0);
   int status = -1;
-  EXPECT_TRUE(waitFor(30s, [&] { return waitpid(owner_, &status, WNOHANG) == owner_; }))
-      << readFile(log);
+  EXPECT_TRUE(test_kit::eventually(30s, kWaitPoll, [&] {
+    return waitpid(owner_, &status, WNOHANG) == owner_;
+  })) << readFile(log);
   owner_ = -1;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status << "\n" << readFile(log);
   // A clean stop reaps the servers before exiting: nothing to wait for.
