@@ -109,7 +109,7 @@ class Judgement {
     if (parsed->isNever()) {
       return text + " with no deadline (" + *deadline + " means never)";
     }
-    return text + " until " + planner::formatRfc3339Utc(parsed->time());
+    return text + " until " + k8s::formatRfc3339(parsed->time());
   }
 
   const Json& subject() const { return request_.old_object; }

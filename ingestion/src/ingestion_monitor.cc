@@ -5,7 +5,7 @@
 
 #include "shardscaler/ingestion/ingestion_query.h"
 #include "shardscaler/ingestion/ingestion_result.h"
-#include "shardscaler/planner/deadline.h"
+#include "shardscaler/k8s_meta/time.h"
 #include "shardscaler/promql_client/prometheus_client.h"
 #include "shardscaler/telemetry/logging.h"
 
@@ -13,12 +13,6 @@ namespace shardscaler::ingestion {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::string rfc3339Seconds(k8s::Clock::SystemTime t) {
-  // metav1.Time precision: whole seconds.
-  return planner::formatRfc3339Utc(
-      planner::Timestamp{std::chrono::floor<std::chrono::seconds>(t), 0});
-}
 
 // "QueryTimeout" -> "ingestion_query_timeout", for the degraded-events counter.
 std::string degradedReason(std::string_view reason) {
@@ -212,7 +206,7 @@ IngestionMonitor::Job IngestionMonitor::startJobLocked(const std::string& key, E
 
 IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
   IngestionSnapshot snapshot;
-  snapshot.last_update = rfc3339Seconds(clock_.now());
+  snapshot.last_update = k8s::formatTime(clock_.now());
   const IngestionTarget& t = job.target;
   const std::string query = ingestionQuery(t);
 

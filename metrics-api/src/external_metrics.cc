@@ -128,7 +128,7 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
         failure("QueryFailed", "the last ingestion query of " + who + " failed: " + error));
   }
   const std::string last_update = ingestion.value(field::kLastUpdate, "");
-  const auto updated = planner::parseRfc3339(last_update);
+  const auto updated = k8s::parseRfc3339(last_update);
   if (!updated) {
     return std::unexpected(failure(
         "NoRates", who + " has no valid status.ingestion.lastUpdate (\"" + last_update + "\")"));

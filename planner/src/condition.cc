@@ -1,6 +1,6 @@
 #include "shardscaler/planner/condition.h"
 
-#include "shardscaler/planner/deadline.h"
+#include "shardscaler/k8s_meta/time.h"
 
 #include <utility>
 #include <vector>
@@ -10,9 +10,6 @@ namespace shardscaler::planner {
 Condition makeCondition(std::span<const Condition> previous, std::string_view type,
                         std::string_view status, std::string_view reason, std::string message,
                         int64_t observed_generation, std::chrono::system_clock::time_point now) {
-  // metav1.Time has whole seconds on the wire.
-  auto t = Timestamp::fromTimePoint(now);
-  t.nanos = 0;
   std::vector<Condition> conditions;
   if (const Condition* before = k8s::findStatusCondition(previous, type)) {
     conditions.push_back(*before);
@@ -21,7 +18,7 @@ Condition makeCondition(std::span<const Condition> previous, std::string_view ty
                                                 .status = std::string(status),
                                                 .reason = std::string(reason),
                                                 .message = std::move(message),
-                                                .last_transition_time = formatRfc3339Utc(t),
+                                                .last_transition_time = k8s::formatTime(now),
                                                 .observed_generation = observed_generation});
   return std::move(conditions.front());
 }

@@ -24,7 +24,7 @@
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/guard/guard_status.h"
 #include "shardscaler/guard/shard_guard.h"
-#include "shardscaler/planner/deadline.h"
+#include "shardscaler/k8s_meta/time.h"
 #include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::e2e {
@@ -41,11 +41,6 @@ constexpr const char* kGuardedLabel = "e2e.shardscaler.io/guarded-by";
 
 std::string shardName(int index) {
   return index == 0 ? "prometheus-main" : "prometheus-main-shard-" + std::to_string(index);
-}
-
-std::string rfc3339(std::chrono::system_clock::time_point t) {
-  return planner::formatRfc3339Utc(
-      planner::Timestamp::fromTimePoint(std::chrono::floor<std::chrono::seconds>(t)));
 }
 
 // Rights of a plain user on StatefulSets.
@@ -343,7 +338,7 @@ TEST_F(GuardTest, DeletingAnActiveShardIsRefusedAndTheMessageSaysWhy) {
 TEST_F(GuardTest, RetainedShardIsRefusedBeforeItsDeadlineAndAllowedAfter) {
   buildByHand(other_ns_, 2);
   const auto deadline = std::chrono::system_clock::now() + 8s;
-  createRetainedShard(other_ns_, 3, rfc3339(deadline));
+  createRetainedShard(other_ns_, 3, k8s::formatTime(deadline));
   createRetainedShard(other_ns_, 4, "0001-01-01T00:00:00Z");
 
   auto refused = asUser("delete statefulset " + shardName(3) + " -n " + other_ns_);
@@ -351,7 +346,7 @@ TEST_F(GuardTest, RetainedShardIsRefusedBeforeItsDeadlineAndAllowedAfter) {
   EXPECT_THAT(refused.err, HasSubstr("rule RetainedBeforeDeadline: StatefulSet " + other_ns_ +
                                      "/prometheus-main-shard-3 (shard 3 of Prometheus main) is "
                                      "retained by ShardSet main until " +
-                                     rfc3339(deadline) +
+                                     k8s::formatTime(deadline) +
                                      "; shardscaler deletes it once that "
                                      "passes."));
   auto never = asUser("delete statefulset " + shardName(4) + " -n " + other_ns_);
@@ -423,7 +418,7 @@ TEST_F(GuardTest, TheOperatorCannotRelabelARetainedShard) {
                           " -l operator.prometheus.io/name=main shardscaler.io/shardset=main");
   ASSERT_EQ(labelled.exit_code, 0) << labelled.err;
   // Detach shard 1 as shardscaler does (a merge patch by an exempt user), then lower the count.
-  const std::string deadline = rfc3339(std::chrono::system_clock::now() + 1h);
+  const std::string deadline = k8s::formatTime(std::chrono::system_clock::now() + 1h);
   auto detached = kubectl(
       "patch statefulset " + shardName(1) + " -n " + ns + " --type=merge -p '" +
       Json{{"metadata",

@@ -238,7 +238,7 @@ TEST_F(IngestionTest, RatesOfRealShardsAreReportedAndFailuresNeverScale) {
   {
     Json ss = shardSet();
     const Json& ingestion = ss["status"]["ingestion"];
-    auto at = planner::parseRfc3339(ingestion["lastUpdate"].get<std::string>());
+    auto at = k8s::parseRfc3339(ingestion["lastUpdate"].get<std::string>());
     ASSERT_TRUE(at.has_value()) << ingestion.dump();
     const auto when = std::chrono::system_clock::time_point(at->seconds);
     double total = 0;

@@ -121,7 +121,7 @@ TEST_F(RbacTest, RenderedRbacIsEnoughToScaleDownWithRetain) {
     ASSERT_TRUE(s) << "shard " << i << " was deleted";
     EXPECT_FALSE(s->attached) << s->name;
     EXPECT_TRUE(s->retained) << s->name;
-    auto deadline = planner::parseRfc3339(s->deletion_timestamp);
+    auto deadline = k8s::parseRfc3339(s->deletion_timestamp);
     ASSERT_TRUE(deadline) << s->name << ": " << s->deletion_timestamp;
     const auto until = std::chrono::system_clock::time_point(deadline->seconds) - scaled_at;
     EXPECT_GT(until, 1h - 2min) << s->deletion_timestamp;

@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 class ScaleTest : public ShardSetScenario {};
 
 std::chrono::system_clock::time_point deadlineOf(const StatefulSetView& s) {
-  auto parsed = planner::parseRfc3339(s.deletion_timestamp);
+  auto parsed = k8s::parseRfc3339(s.deletion_timestamp);
   EXPECT_TRUE(parsed.has_value()) << s.name << ": " << s.deletion_timestamp;
   return parsed ? std::chrono::system_clock::time_point(parsed->seconds)
                 : std::chrono::system_clock::time_point{};

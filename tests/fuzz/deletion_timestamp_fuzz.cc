@@ -13,8 +13,8 @@ namespace {
 // RFC3339 text holds years 0000..9999 in UTC. An offset can name an instant just outside
 // ("9999-12-31T23:59:59-23:59" is year 10000 in UTC), which Go's time.Parse and ours read, but
 // which no RFC3339 UTC text can write back: the round trip holds inside the range only.
-bool writableInUtc(const shardscaler::planner::Timestamp& t) {
-  using shardscaler::planner::parseRfc3339;
+bool writableInUtc(const shardscaler::k8s::Timestamp& t) {
+  using shardscaler::k8s::parseRfc3339;
   static const auto first = parseRfc3339("0000-01-01T00:00:00Z").value();
   static const auto last = parseRfc3339("9999-12-31T23:59:59.999999999Z").value();
   return first <= t && t <= last;
@@ -24,6 +24,7 @@ bool writableInUtc(const shardscaler::planner::Timestamp& t) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace shardscaler::planner;
+  using shardscaler::k8s::parseRfc3339;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto deadline = parseDeletionTimestamp(text);
   if (deadline && (deadline->isNever() || writableInUtc(deadline->time()))) {
@@ -32,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!again || *again != *deadline) std::abort();
   }
   if (auto t = parseRfc3339(text); t && writableInUtc(*t)) {
-    auto again = parseRfc3339(formatRfc3339Utc(*t));
+    auto again = parseRfc3339(shardscaler::k8s::formatRfc3339(*t));
     if (!again || *again != *t) std::abort();
   }
   const std::string owned(text);

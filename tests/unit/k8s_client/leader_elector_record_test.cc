@@ -50,6 +50,23 @@ TEST(MicroTimeTest, RejectsGarbage) {
   }
 }
 
+TEST(MicroTimeTest, AnInstantAClockCannotHoldIsADecodeErrorNotAnOverflow) {
+  // RFC 3339 reaches back to year 0000 (Go's zero time is 0001-01-01); a nanosecond
+  // system_clock::time_point spans 1677..2262.
+  for (const char* far : {"0001-01-01T00:00:00Z", "9999-12-31T23:59:59Z"}) {
+    auto parsed = parseMicroTime(far);
+    ASSERT_FALSE(parsed) << far;
+    EXPECT_TRUE(parsed.error().is(ErrorKind::Decode));
+    EXPECT_NE(parsed.error().message.find(far), std::string::npos) << parsed.error().message;
+  }
+}
+
+TEST(MetaTimeTest, WholeSecondsRoundDownAlsoBeforeTheEpoch) {
+  EXPECT_EQ(formatTime(sys_days(2024y / March / 5) + 999ms), "2024-03-05T00:00:00Z");
+  EXPECT_EQ(formatTime(Clock::SystemTime{} - 1ms), "1969-12-31T23:59:59Z");
+  EXPECT_EQ(formatMicroTime(Clock::SystemTime{} - 1us), "1969-12-31T23:59:59.999999Z");
+}
+
 TEST(LeaseSpecTest, RoundTrips) {
   LeaderElectionRecord record{
       .holder_identity = "pod-1",

@@ -22,9 +22,9 @@ TEST(Rfc3339, FormatsUtcWithoutFractionWhenWhole) {
 
 TEST(Rfc3339, ParsesWhatGoTimeParseAccepts) {
   const auto expect = [](const char* text, const char* utc) {
-    auto t = parseRfc3339(text);
+    auto t = k8s::parseRfc3339(text);
     ASSERT_TRUE(t.has_value()) << text << ": " << t.error();
-    EXPECT_EQ(formatRfc3339Utc(*t), utc) << text;
+    EXPECT_EQ(k8s::formatRfc3339(*t), utc) << text;
   };
   expect("2026-11-25T10:00:00Z", "2026-11-25T10:00:00Z");
   expect("2026-11-25T12:30:00+02:30", "2026-11-25T10:00:00Z");
@@ -57,7 +57,7 @@ TEST(Rfc3339, RejectsEverythingElse) {
                            "26-11-25T10:00:00Z",
                            "+2026-11-25T10:00:00Z",
                            "1764064800"}) {
-    EXPECT_FALSE(parseRfc3339(text).has_value()) << text;
+    EXPECT_FALSE(k8s::parseRfc3339(text).has_value()) << text;
   }
 }
 

@@ -88,7 +88,7 @@ const Condition& condition(const Plan& plan, std::string_view type) {
 }
 
 std::string rfc3339(system_clock::time_point t) {
-  return formatRfc3339Utc(Timestamp::fromTimePoint(t));
+  return k8s::formatRfc3339(Timestamp::fromTimePoint(t));
 }
 
 }  // namespace shardscaler::planner::testing

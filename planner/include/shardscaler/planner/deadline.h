@@ -10,23 +10,12 @@
 #include <string>
 #include <string_view>
 
+#include "shardscaler/k8s_meta/time.h"
+
 namespace shardscaler::planner {
 
-// An instant with the range of RFC3339 (years 0000..9999), which a nanosecond
-// system_clock::time_point (1677..2262) does not have.
-struct Timestamp {
-  std::chrono::sys_seconds seconds{};
-  int32_t nanos = 0;  // 0 .. 999'999'999
-
-  static Timestamp fromTimePoint(std::chrono::system_clock::time_point t);
-  friend auto operator<=>(const Timestamp&, const Timestamp&) = default;
-};
-
-// "2026-11-25T10:00:00Z"; fractional seconds are written only when non-zero.
-std::string formatRfc3339Utc(Timestamp t);
-// RFC3339 as Go's time.Parse(time.RFC3339) reads it:
-// YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm).
-std::expected<Timestamp, std::string> parseRfc3339(std::string_view text);
+// RFC 3339 instants are k8s_meta's (the one codec): Timestamp, formatRfc3339, parseRfc3339.
+using k8s::Timestamp;
 
 // The instants shardscaler records in its own annotations (paused-at, detached-at): RFC3339 UTC
 // with milliseconds. Reading gives nullopt for an absent or unreadable value.

@@ -96,7 +96,7 @@ std::vector<DeletionStart> deletionStarts(const std::vector<HistoryEvent>& histo
                     .target_shards = effectiveShards(target),
                     .from_relist = e.from_relist};
     if (deleting) {
-      if (auto t = planner::parseRfc3339(metadata.value("deletionTimestamp", ""))) {
+      if (auto t = k8s::parseRfc3339(metadata.value("deletionTimestamp", ""))) {
         d.at = std::chrono::system_clock::time_point(
             std::chrono::duration_cast<std::chrono::system_clock::duration>(
                 t->seconds.time_since_epoch()));
