@@ -81,8 +81,9 @@ std::shared_ptr<const k8s::FieldMask> targetFields() {
        {"namespace", "name", "resourceVersion", "generation", "deletionTimestamp"}) {
     mask.keep({"metadata", f});
   }
-  for (std::string_view annotation : {planner::kClaimedByAnnotation, planner::kPausedByAnnotation,
-                                      planner::kPausedAtAnnotation}) {
+  for (std::string_view annotation :
+       {planner::kClaimedByAnnotation, planner::kPausedByAnnotation, planner::kPausedAtAnnotation,
+        planner::kScaledDownAtAnnotation}) {
     mask.keep({"metadata", "annotations", annotation});
   }
   mask.keep({"status", "paused"}).keep({"status", "conditions", "observedGeneration"});

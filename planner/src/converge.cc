@@ -238,15 +238,27 @@ void planConverge(PlanContext& c) {
       events.push_back(
           {EventType::Normal, std::string(kReasonRoundedToZoneMultiple), d.desired->rounding_note});
     }
-    b.update({.shards = shards,
-              .unpause = unpause,
-              .clear_paused_by = unpause || stale,
-              .precondition_resource_version = shards.has_value() && !pausing_now},
-             std::move(events));
+    b.update(
+        {.shards = shards,
+         .unpause = unpause,
+         .clear_paused_by = unpause || stale,
+         .scaled_down_at = !retain && shards && *shards < cur ? std::optional(now) : std::nullopt,
+         .precondition_resource_version = shards.has_value() && !pausing_now},
+        std::move(events));
   }
-  for (const auto* a : s.scaled_away) {
-    b.remove(*a, std::nullopt,
-             "scaled down to " + std::to_string(want) + " shards with whenScaled=Delete");
+  // Under Delete the shards above the count go only once the settle time has passed since
+  // spec.shards dropped, guard or not: an operator sync that started before, from the higher
+  // count, would create a shard deleted under it again, after the ShardSet reported the
+  // scale-down done (soak seeds 27805043 and 688847004). The operator, once it sees the count,
+  // deletes them itself in the meantime; a stale sync then still finds them in its cache.
+  const auto scaled_down_at = parseAnnotationTime(target.annotation(kScaledDownAtAnnotation));
+  if (!s.scaled_away.empty() && scaled_down_at && now < *scaled_down_at + safety.settle_time) {
+    wait("the settle time after lowering spec.shards", *scaled_down_at + safety.settle_time - now);
+  } else {
+    for (const auto* a : s.scaled_away) {
+      b.remove(*a, std::nullopt,
+               "scaled down to " + std::to_string(want) + " shards with whenScaled=Delete");
+    }
   }
   for (const auto* a : s.expired) {
     b.remove(*a, a->deadline, "retention deadline " + a->deadline->toAnnotation() + " passed");

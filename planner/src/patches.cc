@@ -54,7 +54,14 @@ Json updateTarget(const Target& target, const TargetUpdate& update) {
     patch["metadata"]["annotations"][key(kPausedByAnnotation)] = nullptr;
     patch["metadata"]["annotations"][key(kPausedAtAnnotation)] = nullptr;
   }
-  if (update.release_claim) patch["metadata"]["annotations"][key(kClaimedByAnnotation)] = nullptr;
+  if (update.release_claim) {
+    patch["metadata"]["annotations"][key(kClaimedByAnnotation)] = nullptr;
+    patch["metadata"]["annotations"][key(kScaledDownAtAnnotation)] = nullptr;
+  }
+  if (update.scaled_down_at) {
+    patch["metadata"]["annotations"][key(kScaledDownAtAnnotation)] =
+        formatAnnotationTime(*update.scaled_down_at);
+  }
   if (update.shards) patch["spec"]["shards"] = *update.shards;
   if (update.unpause) patch["spec"]["paused"] = false;
   return patch;

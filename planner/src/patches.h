@@ -22,7 +22,9 @@ struct TargetUpdate {
   std::optional<int32_t> shards;
   bool unpause = false;
   bool clear_paused_by = false;
-  bool release_claim = false;
+  bool release_claim = false;  // also drops the scaled-down-at annotation
+  // Stamps kScaledDownAtAnnotation (with a lowering of spec.shards).
+  std::optional<std::chrono::system_clock::time_point> scaled_down_at;
   // A shard-count change acts on what was just read (every detach held, every re-attach done):
   // it carries the target's resourceVersion, so a target changed since then is re-read.
   bool precondition_resource_version = false;

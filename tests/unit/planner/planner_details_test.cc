@@ -83,9 +83,11 @@ TEST(PlannerPatches, UpdateSetsShardsResumesAndDropsPausedBy) {
 TEST(PlannerPatches, UpdateOfAUserPausedTargetOnlySetsShards) {
   const Plan plan = planShardSet(
       World{shardSetJson(4), pausedBy(targetJson(5), "someone"), attachedRange(0, 5)}.input());
-  EXPECT_EQ(only(plan, ActionType::UpdateTarget).merge_patch,
-            Json::parse(R"({"metadata": {"uid": "6f1c0a52-prom-main", "resourceVersion": "1001"},
-                            "spec": {"shards": 4}})"));
+  // (whenScaled=Delete by default: the drop is stamped for the settle time before the deletes.)
+  EXPECT_EQ(only(plan, ActionType::UpdateTarget).merge_patch, Json::parse(R"({
+    "metadata": {"uid": "6f1c0a52-prom-main", "resourceVersion": "1001",
+                 "annotations": {"shardscaler.io/scaled-down-at": "2026-11-22T10:00:00Z"}},
+    "spec": {"shards": 4}})"));
   EXPECT_THAT(condition(plan, kConditionReady).message, HasSubstr("paused by someone else"));
 }
 

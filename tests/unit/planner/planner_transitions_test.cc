@@ -18,6 +18,12 @@ const std::string kNever = "0001-01-01T00:00:00Z";
 Json retain3d() { return retainPolicy("Retain", "3d"); }
 Json deleting() { return retainPolicy("Delete"); }
 
+// The target as shardscaler left it after lowering spec.shards at `at` (under Delete).
+Json scaledDownAt(Json target, const std::string& at) {
+  target["metadata"]["annotations"]["shardscaler.io/scaled-down-at"] = at;
+  return target;
+}
+
 Json with(Json j, const Json& spec) {
   j["spec"].merge_patch(spec);
   return j;
@@ -106,6 +112,20 @@ std::vector<Row> rows() {
        "AsExpected"},
       {"DownDeleteSecondStep",
        {shardSetJson(3, deleting()), targetJson(3), sts(0, 5)},
+       {"delete 3", "delete 4"},
+       "ShardsReady",
+       "AsExpected"},
+      // ... but not before the settle time since spec.shards dropped (fixed now 10:00:00, settle
+      // 10 s): a sync started from the higher count would create a deleted shard again.
+      {"DownDeleteWaitsTheSettleTimeAfterLowering",
+       {shardSetJson(3, deleting()), scaledDownAt(targetJson(3), "2026-11-22T09:59:51.5Z"),
+        sts(0, 5)},
+       {},
+       "Scaling",
+       "AsExpected"},
+      {"DownDeleteOnceTheSettleTimeHasPassed",
+       {shardSetJson(3, deleting()), scaledDownAt(targetJson(3), "2026-11-22T09:59:50Z"),
+        sts(0, 5)},
        {"delete 3", "delete 4"},
        "ShardsReady",
        "AsExpected"},

@@ -52,6 +52,10 @@ inline constexpr std::string_view kPausedByAnnotation = "shardscaler.io/paused-b
 // When shardscaler paused the target (RFC3339 UTC, milliseconds): the fallback's settle time and
 // the pause-acknowledgement timeout count from it.
 inline constexpr std::string_view kPausedAtAnnotation = "shardscaler.io/paused-at";
+// When shardscaler last lowered the target's spec.shards (RFC3339 UTC, milliseconds): under
+// whenScaled=Delete the shards above the count are deleted only once the settle time has passed
+// since, so that an operator sync that started from the higher count cannot create them again.
+inline constexpr std::string_view kScaledDownAtAnnotation = "shardscaler.io/scaled-down-at";
 // When a shard was detached (RFC3339 UTC, milliseconds): the fallback's settle time counts from it.
 inline constexpr std::string_view kDetachedAtAnnotation = "shardscaler.io/detached-at";
 // On the target: the one ShardSet (same namespace) that manages it. A second ShardSet on the same
