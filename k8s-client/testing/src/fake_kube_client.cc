@@ -172,10 +172,14 @@ std::optional<Error> FakeKubeClient::begin(Call call, std::size_t* seq) {
 
 std::unexpected<Error> FakeKubeClient::failed(std::size_t seq, Error error) {
   std::lock_guard lock(mutex_);
+  noteFailureLocked(seq, error);
+  return std::unexpected(std::move(error));
+}
+
+void FakeKubeClient::noteFailureLocked(std::size_t seq, const Error& error) {
   if (seq >= calls_cleared_ && seq - calls_cleared_ < calls_.size()) {
     calls_[seq - calls_cleared_].error = error;
   }
-  return std::unexpected(std::move(error));
 }
 
 void FakeKubeClient::recordLocked(const Resource& r, WatchEventType type, const Json& object) {
@@ -278,9 +282,12 @@ Result<Json> FakeKubeClient::get(const Resource& r, const std::string& ns, const
 Result<Json> FakeKubeClient::list(const Resource& r, const std::string& ns,
                                   const ListOptions& opts) {
   std::size_t seq = 0;
-  if (auto e = begin(
-          {.verb = Verb::List, .resource = r, .ns = ns, .label_selector = opts.label_selector},
-          &seq)) {
+  if (auto e = begin({.verb = Verb::List,
+                      .resource = r,
+                      .ns = ns,
+                      .label_selector = opts.label_selector,
+                      .list_options = opts},
+                     &seq)) {
     return std::unexpected(*e);
   }
   auto selection =

@@ -131,23 +131,21 @@ Result<Selection> Selection::make(const std::string& ns, const std::string& labe
     const std::string term = rest.substr(0, comma);
     rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
     const auto eq = term.find('=');
-    const std::string field = term.substr(0, eq);
-    std::string value = eq == std::string::npos ? "" : term.substr(eq + 1);
-    if (value.starts_with('=')) value.erase(0, 1);
-    if (eq == std::string::npos || field.ends_with('!')) {
-      return std::unexpected(
-          statusError(400, "field selector \"" + term + "\": the fake serves only field=value"));
+    if (eq == std::string::npos) {
+      return std::unexpected(statusError(
+          400, "field selector \"" + term + "\": the fake serves field=value and field!=value"));
     }
-    if (field == "metadata.name") {
-      s.name_ = value;
-    } else if (field == "metadata.namespace") {
-      if (!s.ns_.empty() && s.ns_ != value) s.name_ = "\n";  // selects nothing
-      s.ns_ = value;
-    } else {
+    const bool equal = eq == 0 || term[eq - 1] != '!';
+    const std::string field = term.substr(0, equal ? eq : eq - 1);
+    std::string value = term.substr(eq + 1);
+    if (equal && value.starts_with('=')) value.erase(0, 1);
+    constexpr std::string_view kMetadata = "metadata.";
+    if (field != "metadata.name" && field != "metadata.namespace") {
       return std::unexpected(statusError(400, "field label not supported: " + field +
                                                   " (the fake serves metadata.name and "
                                                   "metadata.namespace)"));
     }
+    s.fields_.push_back({field.substr(kMetadata.size()), std::move(value), equal});
   }
   return s;
 }
@@ -155,7 +153,9 @@ Result<Selection> Selection::make(const std::string& ns, const std::string& labe
 bool Selection::matches(const Json& object) const {
   const Json& metadata = object["metadata"];
   if (!ns_.empty() && metadata.value("namespace", "") != ns_) return false;
-  if (!name_.empty() && metadata.value("name", "") != name_) return false;
+  for (const FieldTerm& term : fields_) {
+    if ((metadata.value(term.key, "") == term.value) != term.equal) return false;
+  }
   return labels_.matches(labelsOf(metadata.value("labels", Json::object())));
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/label_selector.h"
@@ -24,7 +25,8 @@ Error invalidField(const Json& object, const Resource& r, const std::string& nam
                    const std::string& field, const Json& value, const std::string& detail);
 
 // A list's or watch's selection: namespace, labels, and the field selectors metadata.name and
-// metadata.namespace (the only ones the fake understands; others are refused with 400).
+// metadata.namespace with =, == or != (the only ones the fake understands; others are refused
+// with 400).
 class Selection {
  public:
   static Result<Selection> make(const std::string& ns, const std::string& label_selector,
@@ -32,9 +34,14 @@ class Selection {
   bool matches(const Json& object) const;
 
  private:
+  struct FieldTerm {
+    std::string key;  // in metadata: "name" or "namespace"
+    std::string value;
+    bool equal;  // = and ==; false for !=
+  };
   std::string ns_;
   LabelSelector labels_;
-  std::string name_;
+  std::vector<FieldTerm> fields_;
 };
 
 // An object as RestClient would hand it out: PartialObjectMetadata when asked for metadata only,

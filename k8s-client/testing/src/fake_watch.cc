@@ -1,5 +1,6 @@
-// The FakeKubeClient's watch: the history of changes replayed from a resourceVersion, then
-// followed, in bounded steps so that a stop is seen soon.
+// The FakeKubeClient's watch: the history of changes replayed from a resourceVersion (410 Gone
+// from before a compaction), then followed, in bounded steps so that a stop is seen soon; and the
+// test's bookmarks and ends of the open watches.
 #include <algorithm>
 #include <charconv>
 #include <deque>
@@ -16,9 +17,12 @@ Result<void> FakeKubeClient::watch(const Resource& r, const std::string& ns,
                                    const WatchOptions& opts, const WatchHandler& handler,
                                    const std::atomic<bool>* stop) {
   std::size_t seq = 0;
-  if (auto e = begin(
-          {.verb = Verb::Watch, .resource = r, .ns = ns, .label_selector = opts.label_selector},
-          &seq)) {
+  if (auto e = begin({.verb = Verb::Watch,
+                      .resource = r,
+                      .ns = ns,
+                      .label_selector = opts.label_selector,
+                      .watch_options = opts},
+                     &seq)) {
     return std::unexpected(*e);
   }
   auto selection =
@@ -36,6 +40,12 @@ Result<void> FakeKubeClient::watch(const Resource& r, const std::string& ns,
   const auto deadline =
       std::chrono::steady_clock::now() + std::chrono::seconds(std::max(1, opts.timeout_seconds));
   std::unique_lock lock(mutex_);
+  if (from != 0 && from < compacted_) {
+    lock.unlock();
+    return failed(seq, statusError(410, "too old resource version: " + rv + " (" +
+                                            std::to_string(compacted_) + ")"));
+  }
+  const std::uint64_t ends_before = watch_ends_;
   // No resourceVersion: the current objects first, as ADDED events (as the API server does).
   std::deque<WatchEvent> initial;
   std::size_t pos = history_.size();
@@ -74,24 +84,53 @@ Result<void> FakeKubeClient::watch(const Resource& r, const std::string& ns,
   watch_positions_[id] = pos;
   changed_.notify_all();
   while (true) {
-    while (pos < history_.size() && !watches_stopped_) {
+    while (pos < history_.size() && !watches_stopped_ && watch_ends_ == ends_before) {
       const Entry& entry = history_[pos++];
-      if (entry.resource != resource || !selection->matches(entry.object)) {
+      const bool bookmark = entry.type == WatchEventType::Bookmark;
+      if (entry.resource != resource ||
+          !(bookmark ? opts.allow_bookmarks : selection->matches(entry.object))) {
         watch_positions_[id] = pos;
         continue;
       }
-      WatchEvent event{entry.type,
-                       detail::served(entry.object, opts.metadata_only, opts.fields.get())};
+      WatchEvent event{entry.type, bookmark ? entry.object
+                                            : detail::served(entry.object, opts.metadata_only,
+                                                             opts.fields.get())};
       if (!deliver(std::move(event))) return {};
       watch_positions_[id] = pos;
       changed_.notify_all();
     }
     changed_.notify_all();
+    if (watch_ends_ != ends_before) {
+      if (!watch_end_error_) return {};
+      noteFailureLocked(seq, *watch_end_error_);
+      return std::unexpected(*watch_end_error_);
+    }
     if (watches_stopped_ || (stop != nullptr && stop->load())) return {};
     if (std::chrono::steady_clock::now() >= deadline) return {};  // the server's watch timeout
     // Bounded steps, so that a stop flag (which nobody notifies us of) is seen soon.
     changed_.wait_for(lock, std::chrono::milliseconds(20));
   }
+}
+
+void FakeKubeClient::compact() {
+  std::lock_guard lock(mutex_);
+  compacted_ = rv_;
+}
+
+void FakeKubeClient::bookmark(const Resource& r) {
+  std::lock_guard lock(mutex_);
+  // As the API server sends it: only metadata.resourceVersion says anything.
+  Json object{{"apiVersion", r.group.empty() ? r.version : r.group + "/" + r.version},
+              {"metadata", {{"resourceVersion", std::to_string(rv_)}}}};
+  history_.push_back(Entry{r.describe(), WatchEventType::Bookmark, rv_, std::move(object)});
+  changed_.notify_all();
+}
+
+void FakeKubeClient::endWatches(std::optional<Error> error) {
+  std::lock_guard lock(mutex_);
+  ++watch_ends_;
+  watch_end_error_ = std::move(error);
+  changed_.notify_all();
 }
 
 }  // namespace shardscaler::k8s::testing

@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cache_test_fakes.h"
+#include "cache_test_support.h"
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/test_kit/eventually.h"
 
@@ -13,10 +13,11 @@ namespace shardscaler::k8s {
 namespace {
 
 using namespace std::chrono_literals;
-using cachetest::apiError;
+using cachetest::awaitOpenWatch;
 using cachetest::EventLog;
-using cachetest::InMemoryApiServer;
 using cachetest::makeObject;
+using testing::FakeKubeClient;
+using testing::Verb;
 
 const Resource kConfigMaps{"", "v1", "configmaps", true};
 
@@ -41,14 +42,18 @@ class InformerTest : public ::testing::Test {
     if (informer_) informer_->stop();
   }
 
-  InMemoryApiServer server_;
+  // The resourceVersion after the test's n-th write.
+  std::string rv(int n) const { return cachetest::resourceVersionAfter(base_rv_, n); }
+
+  FakeKubeClient server_;
+  const std::string base_rv_ = server_.currentResourceVersion();
   ManualClock clock_;
   EventLog log_;
   std::unique_ptr<Informer> informer_;
 };
 
 TEST_F(InformerTest, HandlersSeeEveryChangeInOrderWithTheStoreAlreadyUpdated) {
-  server_.put(kConfigMaps, makeObject("ns", "a"));  // 101
+  server_.put(kConfigMaps, makeObject("ns", "a"));  // rv(1)
   make();
   auto* informer = informer_.get();
   bool store_was_current = true;
@@ -62,47 +67,49 @@ TEST_F(InformerTest, HandlersSeeEveryChangeInOrderWithTheStoreAlreadyUpdated) {
   informer_->start();
   ASSERT_TRUE(test_kit::eventually(5s, [&] { return informer_->hasSynced(); }));
   EXPECT_TRUE(informer_->waitForSync(0s));
-  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  ASSERT_TRUE(awaitOpenWatch(server_, 1));
 
-  server_.put(kConfigMaps, makeObject("ns", "b"));                       // 102
-  server_.put(kConfigMaps, makeObject("ns", "a", nullptr, {{"v", 2}}));  // 103
-  server_.erase(kConfigMaps, "ns", "b");                                 // 104
+  server_.put(kConfigMaps, makeObject("ns", "b"));                       // rv(2)
+  server_.put(kConfigMaps, makeObject("ns", "a", nullptr, {{"v", 2}}));  // rv(3)
+  server_.erase(kConfigMaps, "ns", "b");                                 // rv(4)
   ASSERT_TRUE(log_.awaitSize(4));
-  EXPECT_EQ(log_.entries(), (std::vector<std::string>{"add ns/a@101", "add ns/b@102",
-                                                      "update ns/a@101->103", "delete ns/b@104"}));
+  EXPECT_EQ(log_.entries(), (std::vector<std::string>{"add ns/a@" + rv(1), "add ns/b@" + rv(2),
+                                                      "update ns/a@" + rv(1) + "->" + rv(3),
+                                                      "delete ns/b@" + rv(4)}));
   EXPECT_TRUE(store_was_current);
   EXPECT_EQ(informer_->store().size(), 1u);
   EXPECT_EQ(informer_->store().get("ns", "a")->at("spec").at("v"), 2);
   // The resume point moves only after handlers ran, so it may trail the log by a moment.
   EXPECT_TRUE(
-      test_kit::eventually(5s, [&] { return informer_->lastSyncResourceVersion() == "104"; }));
+      test_kit::eventually(5s, [&] { return informer_->lastSyncResourceVersion() == rv(4); }));
 }
 
 TEST_F(InformerTest, RelistAfterGoneAddsUpdatesAndDeletesWhatChangedWhileDisconnected) {
-  server_.put(kConfigMaps, makeObject("ns", "a"));  // 101
-  server_.put(kConfigMaps, makeObject("ns", "b"));  // 102
-  server_.put(kConfigMaps, makeObject("ns", "d"));  // 103
+  server_.put(kConfigMaps, makeObject("ns", "a"));  // rv(1)
+  server_.put(kConfigMaps, makeObject("ns", "b"));  // rv(2)
+  server_.put(kConfigMaps, makeObject("ns", "d"));  // rv(3)
   make();
   informer_->addEventHandlers(recordInto(log_));
   informer_->start();
-  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  ASSERT_TRUE(awaitOpenWatch(server_, 1));
   ASSERT_TRUE(log_.awaitSize(3));
   log_.clear();
 
-  server_.endWatches(apiError(ErrorKind::Transport, 0, "connection reset"));
+  server_.endWatches(makeError(ErrorKind::Transport, "connection reset").error());
   ASSERT_TRUE(clock_.awaitNextDeadline(5s));
   // While disconnected: b deleted, a changed, c created, d untouched; history compacted.
-  server_.erase(kConfigMaps, "ns", "b");                                 // 104
-  server_.put(kConfigMaps, makeObject("ns", "a", nullptr, {{"v", 2}}));  // 105
-  server_.put(kConfigMaps, makeObject("ns", "c"));                       // 106
+  server_.erase(kConfigMaps, "ns", "b");                                 // rv(4)
+  server_.put(kConfigMaps, makeObject("ns", "a", nullptr, {{"v", 2}}));  // rv(5)
+  server_.put(kConfigMaps, makeObject("ns", "c"));                       // rv(6)
   server_.compact();
   clock_.advanceToNextDeadline();
 
   ASSERT_TRUE(log_.awaitSize(3));
-  ASSERT_TRUE(server_.awaitOpenWatch(3));
+  ASSERT_TRUE(awaitOpenWatch(server_, 3));
   auto entries = log_.entries();
   EXPECT_EQ(entries,
-            (std::vector<std::string>{"add ns/c@106", "update ns/a@101->105", "delete ns/b@102"}));
+            (std::vector<std::string>{"add ns/c@" + rv(6), "update ns/a@" + rv(1) + "->" + rv(5),
+                                      "delete ns/b@" + rv(2)}));
   EXPECT_EQ(informer_->store().keys().size(), 3u);
   EXPECT_EQ(informer_->store().get("ns", "b"), nullptr);
   EXPECT_NE(informer_->store().get("ns", "d"), nullptr);
@@ -121,7 +128,8 @@ TEST_F(InformerTest, AHandlerAddedLateGetsTheCacheThenTheStream) {
   ASSERT_TRUE(log_.awaitSize(3));
   auto entries = log_.entries();
   std::sort(entries.begin(), entries.begin() + 2);
-  EXPECT_EQ(entries, (std::vector<std::string>{"add ns/a@101", "add ns/b@102", "add ns/c@103"}));
+  EXPECT_EQ(entries, (std::vector<std::string>{"add ns/a@" + rv(1), "add ns/b@" + rv(2),
+                                               "add ns/c@" + rv(3)}));
 }
 
 TEST_F(InformerTest, ResyncRepeatsEveryObjectAsAnUpdateEachPeriod) {
@@ -139,7 +147,7 @@ TEST_F(InformerTest, ResyncRepeatsEveryObjectAsAnUpdateEachPeriod) {
   EXPECT_FALSE(log_.awaitSize(2, 20ms)) << "resync fired early";
   clock_.advance(1s);
   ASSERT_TRUE(log_.awaitSize(2));
-  EXPECT_EQ(log_.entries()[1], "update ns/a@101->101");
+  EXPECT_EQ(log_.entries()[1], "update ns/a@" + rv(1) + "->" + rv(1));
 }
 
 TEST_F(InformerTest, DropManagedFieldsShrinksStoredObjects) {
@@ -167,11 +175,11 @@ TEST_F(InformerTest, OneNamespaceAndALabelSelector) {
   make(options);
   informer_->addEventHandlers(recordInto(log_));
   informer_->start();
-  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  ASSERT_TRUE(awaitOpenWatch(server_, 1));
   server_.put(kConfigMaps, makeObject("b", "w", {{"app", "web"}}));  // other namespace
   server_.put(kConfigMaps, makeObject("a", "v", {{"app", "web"}}));
   ASSERT_TRUE(log_.awaitSize(2));
-  EXPECT_EQ(log_.entries(), (std::vector<std::string>{"add a/x@101", "add a/v@105"}));
+  EXPECT_EQ(log_.entries(), (std::vector<std::string>{"add a/x@" + rv(1), "add a/v@" + rv(5)}));
   EXPECT_EQ(informer_->store().listNamespace("a").size(), 2u);
 }
 
@@ -182,14 +190,15 @@ TEST_F(InformerTest, AThrowingHandlerDoesNotStopTheOthers) {
                                .on_delete = nullptr});
   informer_->addEventHandlers(recordInto(log_));
   informer_->start();
-  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  ASSERT_TRUE(awaitOpenWatch(server_, 1));
   server_.put(kConfigMaps, makeObject("ns", "a"));
   server_.put(kConfigMaps, makeObject("ns", "b"));
   ASSERT_TRUE(log_.awaitSize(2));
 }
 
 TEST_F(InformerTest, WaitForSyncTimesOutOnTheClockWhileListsFail) {
-  server_.failAlways(cachetest::Verb::List, apiError(ErrorKind::Forbidden, 403));
+  server_.failNext({.verb = Verb::List}, FakeKubeClient::kEveryCall,
+                   testing::statusError(403, "configmaps is forbidden"));
   make();
   informer_->start();
   std::atomic<bool> result{true};
@@ -207,7 +216,7 @@ TEST_F(InformerTest, StopJoinsWithinASecondWhileWatching) {
   options.resync_period = 1h;
   make(options);
   informer_->start();
-  ASSERT_TRUE(server_.awaitOpenWatch(1));
+  ASSERT_TRUE(awaitOpenWatch(server_, 1));
   auto begin = std::chrono::steady_clock::now();
   informer_->stop();
   EXPECT_LT(std::chrono::steady_clock::now() - begin, 1s);
@@ -222,16 +231,16 @@ TEST_F(InformerTest, RequestStopAsksAndStopJoinsWithNothingAfter) {
   informer_->addEventHandlers(recordInto(log_));
   informer_->start();
   second->start();
-  ASSERT_TRUE(server_.awaitOpenWatch(2));
+  ASSERT_TRUE(awaitOpenWatch(server_, 2));
   informer_->requestStop();
   second->requestStop();
   server_.endWatches(std::nullopt);  // a watch ending now must not be reopened
   informer_->stop();
   second->stop();
-  const auto watches = server_.watchCalls().size();
+  const auto watches = server_.calls({.verb = Verb::Watch}).size();
   server_.put(kConfigMaps, makeObject("ns", "late"));
   informer_->start();  // stopped for good
-  EXPECT_EQ(server_.watchCalls().size(), watches);
+  EXPECT_EQ(server_.calls({.verb = Verb::Watch}).size(), watches);
   EXPECT_FALSE(informer_->store().get("ns/late"));
   EXPECT_TRUE(log_.entries().empty()) << "nothing was listed and nothing may come after the stop";
 }

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cache_test_fakes.h"
+#include "cache_test_support.h"
 #include "shardscaler/k8s_client/leader_elector.h"
 #include "shardscaler/test_kit/eventually.h"
 
@@ -15,10 +15,10 @@ namespace shardscaler::k8s {
 namespace {
 
 using namespace std::chrono_literals;
-using cachetest::apiError;
 using cachetest::EventLog;
-using cachetest::InMemoryApiServer;
-using cachetest::Verb;
+using testing::FakeKubeClient;
+using testing::statusError;
+using testing::Verb;
 
 bool contains(const EventLog& log, const std::string& entry) {
   auto entries = log.entries();
@@ -47,7 +47,7 @@ class LeaderElectorTest : public ::testing::Test {
     return c;
   }
   Json lease() {
-    auto l = server_.object(resources::leases(), "kube-system", "shardscaler");
+    auto l = server_.find(resources::leases(), "kube-system", "shardscaler");
     EXPECT_TRUE(l.has_value());
     return l ? *l : Json::object();
   }
@@ -71,7 +71,7 @@ class LeaderElectorTest : public ::testing::Test {
     return done();
   }
 
-  InMemoryApiServer server_;
+  FakeKubeClient server_;
   ManualClock clock_;
 };
 
@@ -177,8 +177,8 @@ TEST_F(LeaderElectorTest, LosesLeadershipWhenRenewalsFailUntilTheRenewDeadline) 
   a->elector->start();
   ASSERT_TRUE(awaitEntry(a->log, "started"));
   auto start = clock_.monotonicNow();
-  server_.failAlways(Verb::Get, apiError(ErrorKind::ServerError, 503));
-  server_.failAlways(Verb::Update, apiError(ErrorKind::ServerError, 503));
+  server_.failNext({.verb = Verb::Get}, FakeKubeClient::kEveryCall, statusError(503, "down"));
+  server_.failNext({.verb = Verb::Update}, FakeKubeClient::kEveryCall, statusError(503, "down"));
   ASSERT_TRUE(advanceUntil([&] { return a->elector->finished(); }));
   EXPECT_EQ(a->log.entries().back(), "stopped");
   EXPECT_FALSE(a->elector->isLeader());
@@ -194,7 +194,8 @@ TEST_F(LeaderElectorTest, IsLeaderTurnsFalseOnceTheLastRenewalIsOlderThanTheRene
   a->elector->start();
   ASSERT_TRUE(awaitEntry(a->log, "started"));
   auto start = clock_.monotonicNow();
-  server_.failAlways(Verb::Get, apiError(ErrorKind::Transport, 0));
+  server_.failNext({.verb = Verb::Get}, FakeKubeClient::kEveryCall,
+                   makeError(ErrorKind::Transport, "connection refused").error());
   ASSERT_TRUE(advanceUntil([&] { return clock_.monotonicNow() - start >= 10s; }));
   EXPECT_FALSE(a->elector->isLeader());
 }
@@ -219,12 +220,12 @@ TEST_F(LeaderElectorTest, AConflictingWriteIsRereadAtOnce) {
   a->elector->start();
   ASSERT_TRUE(awaitEntry(a->log, "started"));
   ASSERT_TRUE(clock_.awaitNextDeadline(5s));
-  auto updates_before = server_.calls(Verb::Update);
-  server_.failNext(Verb::Update, apiError(ErrorKind::Conflict, 409));
+  auto updates_before = server_.calls({.verb = Verb::Update}).size();
+  server_.failNext({.verb = Verb::Update}, 1, statusError(409, "the object has been modified"));
   clock_.advance(2s);
   ASSERT_TRUE(test_kit::eventually(
       5s, [&] { return lease()["spec"]["renewTime"] == formatMicroTime(clock_.now()); }));
-  EXPECT_EQ(server_.calls(Verb::Update), updates_before + 2);
+  EXPECT_EQ(server_.calls({.verb = Verb::Update}).size(), updates_before + 2);
   EXPECT_TRUE(a->elector->isLeader());
 }
 

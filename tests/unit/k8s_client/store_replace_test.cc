@@ -1,7 +1,7 @@
 // Store: keys, reads, and the add/update/delete diff of replace().
 #include <gtest/gtest.h>
 
-#include "cache_test_fakes.h"
+#include "cache_test_support.h"
 #include "shardscaler/k8s_client/store.h"
 
 namespace shardscaler::k8s {

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "cache_test_fakes.h"
+#include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/item_exponential_rate_limiter.h"
 #include "shardscaler/k8s_client/work_queue.h"
 #include "shardscaler/test_kit/eventually.h"

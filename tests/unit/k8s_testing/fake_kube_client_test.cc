@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "shardscaler/k8s_client/field_mask.h"
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/k8s_testing/fake_kube_client.h"
 
@@ -147,6 +150,66 @@ TEST(FakeKubeClient, ListSelectsByLabelsAndPages) {
   EXPECT_EQ(bad.error().kind, ErrorKind::BadRequest);
 }
 
+TEST(FakeKubeClient, FieldSelectorsSelectByNameAndNamespaceEqualOrNot) {
+  FakeKubeClient fake;
+  fake.put(kSts, sts("a"));
+  fake.put(kSts, sts("b"));
+  auto not_a = fake.list(kSts, "ns", {.field_selector = "metadata.name!=a"});
+  ASSERT_TRUE(not_a) << not_a.error().describe();
+  ASSERT_EQ((*not_a)["items"].size(), 1U);
+  EXPECT_EQ((*not_a)["items"][0]["metadata"]["name"], "b");
+  EXPECT_EQ((*fake.list(kSts, "", {.field_selector = "metadata.name==a"}))["items"].size(), 1U);
+  EXPECT_TRUE(
+      (*fake.list(kSts, "ns", {.field_selector = "metadata.namespace=other"}))["items"].empty());
+  auto unknown = fake.list(kSts, "ns", {.field_selector = "spec.replicas=1"});
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().kind, ErrorKind::BadRequest);
+}
+
+TEST(FakeKubeClient, TheCallRecordKeepsListAndWatchOptions) {
+  FakeKubeClient fake;
+  auto fields = std::make_shared<FieldMask>(FieldMask::keepNone());
+  ASSERT_TRUE(fake.list(kSts, "ns",
+                        {.label_selector = "app=x",
+                         .field_selector = "metadata.name!=q",
+                         .limit = 2,
+                         .continue_token = "2",
+                         .metadata_only = true,
+                         .fields = fields}));
+  std::atomic<bool> stop{true};  // returns as soon as it is open
+  ASSERT_TRUE(fake.watch(
+      kSts, "ns",
+      {.resource_version = fake.currentResourceVersion(),
+       .allow_bookmarks = false,
+       .timeout_seconds = 7},
+      [](WatchEvent&&) { return true; }, &stop));
+  const auto lists = fake.calls({.verb = Verb::List});
+  ASSERT_EQ(lists.size(), 1U);
+  EXPECT_EQ(lists[0].list_options.label_selector, "app=x");
+  EXPECT_EQ(lists[0].list_options.field_selector, "metadata.name!=q");
+  EXPECT_EQ(lists[0].list_options.limit, 2);
+  EXPECT_EQ(lists[0].list_options.continue_token, "2");
+  EXPECT_TRUE(lists[0].list_options.metadata_only);
+  EXPECT_EQ(lists[0].list_options.fields, fields);
+  const auto watches = fake.calls({.verb = Verb::Watch});
+  ASSERT_EQ(watches.size(), 1U);
+  EXPECT_EQ(watches[0].watch_options.resource_version, fake.currentResourceVersion());
+  EXPECT_FALSE(watches[0].watch_options.allow_bookmarks);
+  EXPECT_EQ(watches[0].watch_options.timeout_seconds, 7);
+}
+
+TEST(FakeKubeClient, AFaultForEveryCallLastsWhileOtherCallsSucceed) {
+  FakeKubeClient fake;
+  fake.put(kSts, sts("a"));
+  fake.failNext({.verb = Verb::Get}, FakeKubeClient::kEveryCall, statusError(503, "down"));
+  for (int i = 0; i < 50; ++i) {
+    auto got = fake.get(kSts, "ns", "a");
+    ASSERT_FALSE(got) << "call " << i;
+    EXPECT_EQ(got.error().kind, ErrorKind::ServerError);
+  }
+  EXPECT_TRUE(fake.list(kSts, "ns"));
+}
+
 TEST(FakeKubeClient, InjectedFaultsAnswerTheMatchingCallsOnlyAndAreRecorded) {
   FakeKubeClient fake;
   fake.put(kSts, sts("a"));
@@ -220,6 +283,91 @@ TEST(FakeKubeClient, WatchDeliversChangesAfterTheResourceVersionAndStops) {
   });
   stop = true;
   idle.join();  // returns on the stop flag
+}
+
+TEST(FakeKubeClient, AWatchFromBeforeACompactionIsGone) {
+  FakeKubeClient fake;
+  fake.put(kSts, sts("a"));
+  const std::string old = fake.currentResourceVersion();
+  fake.put(kSts, sts("b"));
+  fake.compact();
+  std::atomic<bool> stop{true};  // a watch that opens returns at once
+  auto gone = fake.watch(
+      kSts, "ns", {.resource_version = old}, [](WatchEvent&&) { return true; }, &stop);
+  ASSERT_FALSE(gone);
+  EXPECT_EQ(gone.error().kind, ErrorKind::Gone);
+  EXPECT_EQ(gone.error().http_status, 410);
+  EXPECT_EQ(gone.error().reason, "Expired");
+  EXPECT_TRUE(fake.calls({.verb = Verb::Watch}).back().error);
+  EXPECT_TRUE(fake.watch(
+      kSts, "ns", {.resource_version = fake.currentResourceVersion()},
+      [](WatchEvent&&) { return true; }, &stop));
+  EXPECT_TRUE(fake.watch(
+      kSts, "ns", {}, [](WatchEvent&&) { return true; }, &stop))
+      << "a watch without a resourceVersion starts from now";
+}
+
+TEST(FakeKubeClient, ABookmarkReachesOnlyTheWatchesThatAllowBookmarks) {
+  FakeKubeClient fake;
+  const std::string from = fake.currentResourceVersion();
+  auto firstEvent = [&](bool allow_bookmarks, WatchEvent* first) {
+    return std::thread([&fake, from, allow_bookmarks, first] {
+      EXPECT_TRUE(fake.watch(kSts, "ns",
+                             {.resource_version = from, .allow_bookmarks = allow_bookmarks},
+                             [first](WatchEvent&& e) {
+                               *first = std::move(e);
+                               return false;
+                             }));
+    });
+  };
+  WatchEvent with{};
+  WatchEvent without{};
+  std::thread a = firstEvent(true, &with);
+  std::thread b = firstEvent(false, &without);
+  ASSERT_TRUE(fake.awaitWatchesDelivered(2));
+  fake.put(resources::leases(), {{"metadata", {{"name", "elsewhere"}, {"namespace", "ns"}}}});
+  const std::string bookmarked = fake.currentResourceVersion();
+  fake.bookmark(kSts);
+  fake.put(kSts, sts("a"));
+  a.join();
+  b.join();
+  EXPECT_EQ(with.type, WatchEventType::Bookmark);
+  EXPECT_EQ(with.object["metadata"]["resourceVersion"], bookmarked);
+  EXPECT_EQ(without.type, WatchEventType::Added);
+  EXPECT_EQ(without.object["metadata"]["name"], "a");
+}
+
+TEST(FakeKubeClient, EndWatchesEndsTheOpenWatchesWithTheErrorOrNormallyAndNewOnesWork) {
+  FakeKubeClient fake;
+  auto watchFromNow = [&](std::vector<std::string>* names, Result<void>* result) {
+    return std::thread([&fake, names, result, from = fake.currentResourceVersion()] {
+      *result = fake.watch(kSts, "ns", {.resource_version = from}, [names](WatchEvent&& e) {
+        names->push_back(e.object["metadata"]["name"].get<std::string>());
+        return true;
+      });
+    });
+  };
+  std::vector<std::string> first_names;
+  Result<void> first;
+  std::thread w1 = watchFromNow(&first_names, &first);
+  ASSERT_TRUE(fake.awaitWatchesDelivered(1));
+  fake.endWatches(makeError(ErrorKind::Transport, "connection reset").error());
+  w1.join();
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.error().kind, ErrorKind::Transport);
+  EXPECT_TRUE(fake.calls({.verb = Verb::Watch})[0].error);
+
+  std::vector<std::string> second_names;
+  Result<void> second = std::unexpected(Error{});
+  std::thread w2 = watchFromNow(&second_names, &second);
+  ASSERT_TRUE(fake.awaitWatchesDelivered(1));
+  fake.put(kSts, sts("a"));
+  ASSERT_TRUE(fake.awaitWatchesDelivered(1));
+  fake.endWatches(std::nullopt);
+  w2.join();
+  EXPECT_TRUE(second) << "ended normally, as at the server's watch timeout";
+  EXPECT_EQ(second_names, std::vector<std::string>{"a"}) << "a watch after an end works";
+  EXPECT_TRUE(first_names.empty());
 }
 
 TEST(FakeKubeClient, AnInformerFollowsTheFake) {

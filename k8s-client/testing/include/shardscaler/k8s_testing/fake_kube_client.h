@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -35,6 +36,8 @@ struct Call {
   std::optional<PatchType> patch_type;
   DeleteOptions delete_options;
   std::string label_selector;  // list and watch
+  ListOptions list_options;    // list: as asked for
+  WatchOptions watch_options;  // watch: as asked for
   std::optional<Error> error;  // what the call answered, when it failed
 };
 
@@ -68,6 +71,8 @@ class FakeKubeClient final : public KubeClient {
   void erase(const Resource& r, const std::string& ns, const std::string& name);
   // The next `times` calls that match answer `error` instead (faults queue in order of adding).
   void failNext(CallMatch match, int times, Error error);
+  // failNext's `times` for a fault that lasts as long as the test.
+  static constexpr int kEveryCall = std::numeric_limits<int>::max();
   // Runs before each call is served (no lock held), e.g. to change an object under the caller.
   void setBeforeCall(std::function<void(const Call&)> hook);
   std::vector<Call> calls() const;
@@ -77,6 +82,15 @@ class FakeKubeClient final : public KubeClient {
   std::vector<Call> writes(const CallMatch& match = {}) const;
   void clearCalls();
   std::string currentResourceVersion() const;
+  // Compacts the history: a watch from a resourceVersion older than the current one is answered
+  // 410 Gone (reason Expired), as the API server does once etcd has compacted it away.
+  void compact();
+  // A BOOKMARK at the current resourceVersion for the watches of `r` that allow bookmarks: the
+  // API server's way of moving a quiet watch's resume point on.
+  void bookmark(const Resource& r);
+  // Ends the watches open now: with `error` (e.g. a reset connection or 410 Gone) or, with
+  // nullopt, normally (the server's watch timeout). Unlike stopWatches(), new watches work.
+  void endWatches(std::optional<Error> error);
   // Ends every watch and makes new ones return at once (before the informers are stopped, so that
   // they do not wait for a watch to notice).
   void stopWatches();
@@ -121,6 +135,7 @@ class FakeKubeClient final : public KubeClient {
   std::optional<Error> begin(Call call, std::size_t* seq);
   // Notes the failure in the call record and returns it.
   std::unexpected<Error> failed(std::size_t seq, Error error);
+  void noteFailureLocked(std::size_t seq, const Error& error);
   std::string nowText() const;
   // Stores `object` as the new state of `key` (bumping resourceVersion, and generation when
   // `bump_generation`), or deletes it when it is being deleted and has no finalizer left.
@@ -143,6 +158,10 @@ class FakeKubeClient final : public KubeClient {
   std::size_t calls_cleared_ = 0;  // calls before calls_[0]
   std::function<void(const Call&)> before_call_;
   bool watches_stopped_ = false;
+  std::int64_t compacted_ = 0;  // watches from before this resourceVersion are Gone
+  // endWatches(): each call ends the watches opened before it, with this answer.
+  std::uint64_t watch_ends_ = 0;
+  std::optional<Error> watch_end_error_;
   // Open watches: how far into history_ each has handed out (or skipped) events.
   std::map<std::uint64_t, std::size_t> watch_positions_;
   std::uint64_t next_watch_ = 0;
