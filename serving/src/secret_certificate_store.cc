@@ -16,6 +16,17 @@ constexpr int kReadAttempts = 5;
 // A round writes at most this often: a plan carried out must not want another write at once.
 constexpr int kWritesPerRead = 3;
 constexpr auto kMinimumDelay = std::chrono::seconds(1);
+// The first retry after a failed round: a replica that starts while the API server has a moment's
+// trouble serves (and so lets its shard guard answer) within a fraction of a second, not a
+// retry period later.
+constexpr auto kFirstRetry = std::chrono::milliseconds(250);
+
+// After `failures` failed rounds in a row: kFirstRetry, doubling, at most `longest`.
+std::chrono::nanoseconds retryDelay(std::chrono::nanoseconds longest, int failures) {
+  std::chrono::nanoseconds delay = std::min<std::chrono::nanoseconds>(kFirstRetry, longest);
+  for (int i = 1; i < failures && delay < longest; ++i) delay *= 2;
+  return std::min(delay, longest);
+}
 
 std::string joinReasons(const std::vector<std::string>& reasons) {
   std::string text;
@@ -49,17 +60,21 @@ SecretCertificateStore::SecretCertificateStore(k8s::KubeClient& client,
                                                std::shared_ptr<const k8s::Clock> clock,
                                                SecretCertificateStoreOptions options)
     : client_(client), clock_(std::move(clock)), options_(std::move(options)) {
-  task_ = std::make_unique<detail::PeriodicTask>(clock_, [this]() -> std::chrono::nanoseconds {
-    std::expected<SystemTime, std::string> review_at;
-    {
-      std::lock_guard lock(sync_mutex_);
-      review_at = syncLocked();
-    }
-    if (!review_at) return options_.retry_period;
-    const auto until_review = *review_at - clock_->now();
-    const auto minimum = std::min<std::chrono::nanoseconds>(options_.poll_period, kMinimumDelay);
-    return std::clamp<std::chrono::nanoseconds>(until_review, minimum, options_.poll_period);
-  });
+  // `failures`: the failed rounds in a row, for the backoff; only the task's thread runs this.
+  task_ = std::make_unique<detail::PeriodicTask>(
+      clock_, [this, failures = 0]() mutable -> std::chrono::nanoseconds {
+        std::expected<SystemTime, std::string> review_at;
+        {
+          std::lock_guard lock(sync_mutex_);
+          review_at = syncLocked();
+        }
+        if (!review_at) return retryDelay(options_.retry_period, ++failures);
+        failures = 0;
+        const auto until_review = *review_at - clock_->now();
+        const auto minimum =
+            std::min<std::chrono::nanoseconds>(options_.poll_period, kMinimumDelay);
+        return std::clamp<std::chrono::nanoseconds>(until_review, minimum, options_.poll_period);
+      });
 }
 
 SecretCertificateStore::~SecretCertificateStore() { stop(); }

@@ -10,10 +10,12 @@
 #include <chrono>
 #include <set>
 #include <thread>
+#include <vector>
 
 #include "shardscaler/k8s_client/base64.h"
 #include "shardscaler/k8s_testing/fake_kube_client.h"
 #include "shardscaler/serving/secret_certificate_store.h"
+#include "shardscaler/test_kit/eventually.h"
 #include "tls_test_support.h"
 
 namespace shardscaler::serving {
@@ -23,6 +25,7 @@ using k8s::testing::FakeKubeClient;
 using k8s::testing::statusError;
 using k8s::testing::Verb;
 using std::chrono::seconds;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::UnorderedElementsAre;
 
@@ -310,6 +313,30 @@ TEST_F(SecretCertificateStoreTest, TheBackgroundLoopWakesWhenSomethingComesDue) 
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   EXPECT_NE(fingerprint(store), before);
+  store.stop();
+}
+
+TEST_F(SecretCertificateStoreTest, TheBackgroundLoopRetriesSoonThenBacksOff) {
+  // A replica started while the API server fails: the guard must not wait a whole retry period
+  // (found by the soak: a 5 s wait after one injected 500 kept a paused target waiting).
+  auto o = options();
+  o.retry_period = std::chrono::milliseconds(900);
+  client_.failNext({}, 4, statusError(500, "etcd is down"));
+  SecretCertificateStore store(client_, clock_, o);
+  store.start();
+  std::vector<std::chrono::nanoseconds> waits;
+  for (int round = 0; round < 4; ++round) {
+    const auto deadline = clock_->awaitNextDeadline(std::chrono::seconds(10));
+    ASSERT_TRUE(deadline.has_value()) << "round " << round;
+    waits.push_back(*deadline - clock_->monotonicNow());
+    EXPECT_EQ(fingerprint(store), "") << "round " << round;
+    clock_->advance(waits.back());
+  }
+  EXPECT_THAT(waits, ElementsAre(std::chrono::milliseconds(250), std::chrono::milliseconds(500),
+                                 std::chrono::milliseconds(900), std::chrono::milliseconds(900)));
+  // The fifth round reads and creates the Secret; the certificate is served.
+  EXPECT_TRUE(
+      test_kit::eventually(std::chrono::seconds(10), [&] { return !fingerprint(store).empty(); }));
   store.stop();
 }
 

@@ -33,7 +33,8 @@ struct SecretCertificateStoreOptions {
   RotationPolicy rotation;
   // Every replica re-reads the Secret this often (and when something comes due sooner).
   std::chrono::nanoseconds poll_period = std::chrono::seconds(30);
-  // After a failed read or write, the next attempt comes this soon.
+  // After a failed read or write the next round comes 250 ms later, then twice as long after
+  // each further failure, at most this long.
   std::chrono::nanoseconds retry_period = std::chrono::seconds(5);
   // Labels of a Secret this store creates.
   std::map<std::string, std::string> labels = {{"app.kubernetes.io/managed-by", "shardscaler"}};
