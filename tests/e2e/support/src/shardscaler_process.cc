@@ -1,6 +1,5 @@
 #include "shardscaler/e2e/shardscaler_process.h"
 
-#include <curl/curl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,19 +9,11 @@
 #include <stdexcept>
 #include <thread>
 
+#include "shardscaler/test_kit/http_get.h"
 #include "shardscaler/testenv/child_process.h"
 #include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::e2e {
-
-namespace {
-
-size_t appendBody(char* data, size_t size, size_t n, void* out) {
-  static_cast<std::string*>(out)->append(data, size * n);
-  return size * n;
-}
-
-}  // namespace
 
 ShardscalerProcess::ShardscalerProcess(ShardscalerOptions options) : options_(std::move(options)) {
   start();
@@ -96,18 +87,9 @@ pid_t ShardscalerProcess::pid() const { return process_ ? process_->pid() : -1; 
 
 std::pair<int, std::string> ShardscalerProcess::httpGet(uint16_t port,
                                                         const std::string& path) const {
-  std::string body;
-  CURL* curl = curl_easy_init();
-  const std::string url = "http://127.0.0.1:" + std::to_string(port) + path;
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, appendBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 5000L);
-  curl_easy_setopt(curl, CURLOPT_NOPROXY, "*");
-  long code = 0;
-  if (curl_easy_perform(curl) == CURLE_OK) curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &code);
-  curl_easy_cleanup(curl);
-  return {static_cast<int>(code), body};
+  auto got = test_kit::httpGet("http://127.0.0.1:" + std::to_string(port) + path,
+                               {.timeout = std::chrono::milliseconds(5000)});
+  return {static_cast<int>(got.status), std::move(got.body)};
 }
 
 std::string ShardscalerProcess::logTail(std::size_t max_bytes) const {
