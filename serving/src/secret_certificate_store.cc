@@ -21,13 +21,6 @@ constexpr auto kMinimumDelay = std::chrono::seconds(1);
 // retry period later.
 constexpr auto kFirstRetry = std::chrono::milliseconds(250);
 
-// After `failures` failed rounds in a row: kFirstRetry, doubling, at most `longest`.
-std::chrono::nanoseconds retryDelay(std::chrono::nanoseconds longest, int failures) {
-  std::chrono::nanoseconds delay = std::min<std::chrono::nanoseconds>(kFirstRetry, longest);
-  for (int i = 1; i < failures && delay < longest; ++i) delay *= 2;
-  return std::min(delay, longest);
-}
-
 std::string joinReasons(const std::vector<std::string>& reasons) {
   std::string text;
   for (const auto& reason : reasons) text += (text.empty() ? "" : "; ") + reason;
@@ -59,22 +52,28 @@ std::expected<void, std::string> validate(const SecretCertificateStoreOptions& o
 SecretCertificateStore::SecretCertificateStore(k8s::KubeClient& client,
                                                std::shared_ptr<const k8s::Clock> clock,
                                                SecretCertificateStoreOptions options)
-    : client_(client), clock_(std::move(clock)), options_(std::move(options)) {
-  // `failures`: the failed rounds in a row, for the backoff; only the task's thread runs this.
-  task_ = std::make_unique<detail::PeriodicTask>(
-      clock_, [this, failures = 0]() mutable -> std::chrono::nanoseconds {
-        std::expected<SystemTime, std::string> review_at;
-        {
-          std::lock_guard lock(sync_mutex_);
-          review_at = syncLocked();
-        }
-        if (!review_at) return retryDelay(options_.retry_period, ++failures);
-        failures = 0;
-        const auto until_review = *review_at - clock_->now();
-        const auto minimum =
-            std::min<std::chrono::nanoseconds>(options_.poll_period, kMinimumDelay);
-        return std::clamp<std::chrono::nanoseconds>(until_review, minimum, options_.poll_period);
-      });
+    : client_(client),
+      clock_(std::move(clock)),
+      options_(std::move(options)),
+      // 250 ms, doubling, at most the retry period, exactly (no jitter); a success starts over.
+      retry_backoff_(k8s::BackoffOptions{.initial = std::min<std::chrono::nanoseconds>(
+                                             kFirstRetry, options_.retry_period),
+                                         .max = options_.retry_period,
+                                         .jitter = 0.0,
+                                         .reset_after = std::chrono::nanoseconds::max()},
+                     *clock_) {
+  task_ = std::make_unique<detail::PeriodicTask>(clock_, [this]() -> std::chrono::nanoseconds {
+    std::expected<SystemTime, std::string> review_at;
+    {
+      std::lock_guard lock(sync_mutex_);
+      review_at = syncLocked();
+    }
+    if (!review_at) return retry_backoff_.next();
+    retry_backoff_.reset();
+    const auto until_review = *review_at - clock_->now();
+    const auto minimum = std::min<std::chrono::nanoseconds>(options_.poll_period, kMinimumDelay);
+    return std::clamp<std::chrono::nanoseconds>(until_review, minimum, options_.poll_period);
+  });
 }
 
 SecretCertificateStore::~SecretCertificateStore() { stop(); }

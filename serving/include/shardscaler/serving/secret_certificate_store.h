@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shardscaler/k8s_client/backoff.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/serving/certificate_plan.h"
@@ -77,6 +78,8 @@ class SecretCertificateStore final : public SlotBackedCertificateSource {
   std::shared_ptr<const k8s::Clock> clock_;
   SecretCertificateStoreOptions options_;
   std::mutex sync_mutex_;  // one round at a time
+  // The background loop's retries after failed rounds; only the task's thread uses it.
+  k8s::ExponentialBackoff retry_backoff_;
   std::unique_ptr<detail::PeriodicTask> task_;
 };
 
