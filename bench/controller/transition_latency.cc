@@ -6,8 +6,10 @@
 // without it at the fallback's default settle time (10 s: each transition waits it out). Prints
 // p50/p90/p99/max per mode, and the samples of the fallback.
 //
-// usage: controller_transition_latency [guarded-transitions=100] [fallback-transitions=6]
+// usage: controller_transition_latency [GUARDED=100] [FALLBACK=6] (transition counts; 0 skips a
+// mode)
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +18,8 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -250,12 +254,32 @@ bool run(bool guarded, int transitions) {
 }  // namespace
 }  // namespace shardscaler::e2e
 
+namespace {
+
+// A transition count from the command line: a whole number from 0 to 100000, or nullopt.
+std::optional<int> parseCount(std::string_view text) {
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value < 0 || value > 100000) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  const int guarded = argc > 1 ? std::stoi(argv[1]) : 100;
-  const int fallback = argc > 2 ? std::stoi(argv[2]) : 6;
+  const std::optional<int> guarded = argc > 1 ? parseCount(argv[1]) : 100;
+  const std::optional<int> fallback = argc > 2 ? parseCount(argv[2]) : 6;
+  if (argc > 3 || !guarded || !fallback) {
+    std::cerr << "usage: controller_transition_latency [GUARDED] [FALLBACK]\n"
+                 "  GUARDED, FALLBACK: how many transitions to time with the guard (default 100)\n"
+                 "  and without it (default 6), each a whole number from 0 to 100000\n";
+    return 2;
+  }
   try {
-    bool ok = guarded <= 0 || shardscaler::e2e::run(true, guarded);
-    ok = (fallback <= 0 || shardscaler::e2e::run(false, fallback)) && ok;
+    bool ok = *guarded == 0 || shardscaler::e2e::run(true, *guarded);
+    ok = (*fallback == 0 || shardscaler::e2e::run(false, *fallback)) && ok;
     return ok ? 0 : 1;
   } catch (const std::exception& e) {
     std::cerr << "transition_latency: " << e.what() << "\n";
