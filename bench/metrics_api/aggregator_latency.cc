@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
       std::ifstream in(agg::env->control_plane->caFile());
       ca.assign(std::istreambuf_iterator<char>(in), {});
     }
-    shardscaler::serving::testing::CurlClient through_aggregator;
-    shardscaler::serving::testing::CurlRequest request;
+    shardscaler::test_kit::HttpClient through_aggregator;
+    shardscaler::test_kit::ClientRequest request;
     request.url = agg::env->control_plane->server() + metricPath();
     request.ca_pem = ca;
     request.headers = {"Authorization: Bearer " + agg::env->control_plane->adminToken()};
@@ -63,8 +63,8 @@ int main(int argc, char** argv) {
       if (i >= 10) aggregated.push_back(ms);
     }
 
-    shardscaler::serving::testing::CurlClient direct;
-    shardscaler::serving::testing::CurlRequest direct_request;
+    shardscaler::test_kit::HttpClient direct;
+    shardscaler::test_kit::ClientRequest direct_request;
     direct_request.url = "https://" + std::string(agg::kAddress) + ":" +
                          std::to_string(agg::env->port) + metricPath();
     direct_request.ca_pem = agg::env->serving_ca.certificate().pem();

@@ -30,6 +30,7 @@
 #include "shardscaler/serving/certificate_source.h"
 #include "shardscaler/serving/https_server.h"
 #include "shardscaler/test_kit/eventually.h"
+#include "shardscaler/test_kit/http_client.h"
 #include "shardscaler/test_kit/temp_dir.h"
 #include "shardscaler/testenv/control_plane.h"
 
@@ -271,10 +272,10 @@ inline int raw(const std::string& path, std::string* out, std::string* err = nul
 }
 
 // A request straight to the served API, with or without a client certificate.
-inline serving::testing::CurlReply direct(const std::string& path,
-                                          const serving::KeyedCertificate* certificate,
-                                          std::vector<std::string> headers = {}) {
-  serving::testing::CurlRequest r;
+inline test_kit::ClientReply direct(const std::string& path,
+                                    const serving::KeyedCertificate* certificate,
+                                    std::vector<std::string> headers = {}) {
+  test_kit::ClientRequest r;
   r.url = "https://" + std::string(kAddress) + ":" + std::to_string(env->port) + path;
   r.ca_pem = env->serving_ca.certificate().pem();
   r.headers = std::move(headers);
@@ -282,8 +283,7 @@ inline serving::testing::CurlReply direct(const std::string& path,
     r.client_certificate_pem = certificate->certificate.pem();
     r.client_key_pem = certificate->key.pem();
   }
-  serving::testing::CurlClient client;
-  return client.perform(r);
+  return test_kit::requestOnce(r);
 }
 
 }  // namespace shardscaler::metrics_api::aggregation

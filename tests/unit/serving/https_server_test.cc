@@ -20,8 +20,8 @@ namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::seconds;
-using testing::curlOnce;
-using testing::CurlRequest;
+using test_kit::ClientRequest;
+using test_kit::requestOnce;
 using ::testing::HasSubstr;
 
 class HttpsServerTest : public ::testing::Test {
@@ -47,8 +47,8 @@ class HttpsServerTest : public ::testing::Test {
     ASSERT_NE(*port, 0);
     port_ = *port;
   }
-  CurlRequest request(const std::string& path, const std::string& ca_pem = {}) {
-    CurlRequest r;
+  ClientRequest request(const std::string& path, const std::string& ca_pem = {}) {
+    ClientRequest r;
     r.url = "https://127.0.0.1:" + std::to_string(port_) + path;
     r.ca_pem = ca_pem.empty() ? pki_.ca.certificate().pem() : ca_pem;
     return r;
@@ -94,12 +94,12 @@ TEST_F(HttpsServerTest, ServesARouteOverTls13ToAClientThatVerifiesTheCa) {
   r.method = "POST";
   r.body = R"({"kind":"AdmissionReview"})";
   r.headers = {"X-Test: yes", "Content-Type: application/json"};
-  const auto reply = curlOnce(r);
+  const auto reply = requestOnce(r);
   ASSERT_EQ(reply.code, CURLE_OK) << reply.error;
   EXPECT_EQ(reply.status, 200);
   EXPECT_EQ(reply.body, R"(POST /validate ?timeout=10s {"kind":"AdmissionReview"} yes)");
   EXPECT_EQ(reply.tls_version, "TLSv1.3");
-  EXPECT_EQ(reply.server_fingerprint, pki_.serving->leaf().fingerprint());
+  EXPECT_EQ(testing::serverFingerprint(reply), pki_.serving->leaf().fingerprint());
   server.stop();
   std::lock_guard lock(mutex_);
   ASSERT_EQ(records_.size(), 1U);
@@ -114,12 +114,12 @@ TEST_F(HttpsServerTest, ServesTls12ButNothingOlder) {
   start(server);
   auto tls12 = request("/");
   tls12.ssl_version = long{CURL_SSLVERSION_TLSv1_2} | long{CURL_SSLVERSION_MAX_TLSv1_2};
-  const auto reply = curlOnce(tls12);
+  const auto reply = requestOnce(tls12);
   ASSERT_EQ(reply.code, CURLE_OK) << reply.error;
   EXPECT_EQ(reply.tls_version, "TLSv1.2");
   auto tls11 = request("/");
   tls11.ssl_version = long{CURL_SSLVERSION_TLSv1_0} | long{CURL_SSLVERSION_MAX_TLSv1_1};
-  EXPECT_NE(curlOnce(tls11).code, CURLE_OK);
+  EXPECT_NE(requestOnce(tls11).code, CURLE_OK);
 }
 
 TEST_F(HttpsServerTest, AClientThatTrustsAnotherCaFailsAndTheServerSaysSo) {
@@ -127,7 +127,7 @@ TEST_F(HttpsServerTest, AClientThatTrustsAnotherCaFailsAndTheServerSaysSo) {
   server.handle("GET", "/", echo());
   start(server);
   const auto stranger = testing::makeTestPki("stranger");
-  const auto reply = curlOnce(request("/", stranger.ca.certificate().pem()));
+  const auto reply = requestOnce(request("/", stranger.ca.certificate().pem()));
   EXPECT_EQ(reply.code, CURLE_PEER_FAILED_VERIFICATION) << reply.error;
   EXPECT_TRUE(degradedEventually("https_handshake_failed"));
 }
@@ -140,17 +140,17 @@ TEST_F(HttpsServerTest, RoutesExactPathsBeforePrefixesAndAnswers404And405) {
                       [](const Request&) { return Response::text(200, "longer"); });
   server.handle("GET", "/only-get", echo());
   start(server);
-  EXPECT_EQ(curlOnce(request("/apis/exact")).body, "exact");
-  EXPECT_EQ(curlOnce(request("/apis/a/b")).body, "/apis/a/b");
-  EXPECT_EQ(curlOnce(request("/apis/external.metrics.k8s.io/v1beta1")).body, "longer");
+  EXPECT_EQ(requestOnce(request("/apis/exact")).body, "exact");
+  EXPECT_EQ(requestOnce(request("/apis/a/b")).body, "/apis/a/b");
+  EXPECT_EQ(requestOnce(request("/apis/external.metrics.k8s.io/v1beta1")).body, "longer");
   auto post = request("/apis/a");
   post.method = "DELETE";
-  EXPECT_EQ(curlOnce(post).body, "/apis/a");
-  const auto missing = curlOnce(request("/nope"));
+  EXPECT_EQ(requestOnce(post).body, "/apis/a");
+  const auto missing = requestOnce(request("/nope"));
   EXPECT_EQ(missing.status, 404);
   auto wrong = request("/only-get");
   wrong.method = "POST";
-  const auto not_allowed = curlOnce(wrong);
+  const auto not_allowed = requestOnce(wrong);
   EXPECT_EQ(not_allowed.status, 405);
 }
 
@@ -158,16 +158,17 @@ TEST_F(HttpsServerTest, ANewCertificateIsUsedByTheNextHandshake) {
   HttpsServer server(options());
   server.handle("GET", "/", echo());
   start(server);
-  testing::CurlClient kept;
+  test_kit::HttpClient kept;
   ASSERT_EQ(kept.perform(request("/")).code, CURLE_OK);
-  ASSERT_EQ(curlOnce(request("/")).server_fingerprint, pki_.serving->leaf().fingerprint());
+  ASSERT_EQ(testing::serverFingerprint(requestOnce(request("/"))),
+            pki_.serving->leaf().fingerprint());
 
   const auto next = testing::makeTestPki("next-ca");
   ASSERT_TRUE(slot_->set(next.serving));
-  const auto fresh = curlOnce(request("/", next.ca.certificate().pem()));
+  const auto fresh = requestOnce(request("/", next.ca.certificate().pem()));
   ASSERT_EQ(fresh.code, CURLE_OK) << fresh.error;
-  EXPECT_EQ(fresh.server_fingerprint, next.serving->leaf().fingerprint());
-  EXPECT_EQ(curlOnce(request("/")).code, CURLE_PEER_FAILED_VERIFICATION);
+  EXPECT_EQ(testing::serverFingerprint(fresh), next.serving->leaf().fingerprint());
+  EXPECT_EQ(requestOnce(request("/")).code, CURLE_PEER_FAILED_VERIFICATION);
   // A connection made before the swap goes on with the certificate it verified.
   const auto reused = kept.perform(request("/"));
   EXPECT_EQ(reused.code, CURLE_OK) << reused.error;
@@ -181,10 +182,10 @@ TEST_F(HttpsServerTest, ConnectionsBeforeAnyCertificateAreClosedAndReported) {
   HttpsServer server(o);
   server.handle("GET", "/", echo());
   start(server);
-  EXPECT_NE(curlOnce(request("/")).code, CURLE_OK);
+  EXPECT_NE(requestOnce(request("/")).code, CURLE_OK);
   EXPECT_TRUE(degradedEventually("https_no_certificate"));
   empty->set(pki_.serving);
-  EXPECT_EQ(curlOnce(request("/")).code, CURLE_OK);
+  EXPECT_EQ(requestOnce(request("/")).code, CURLE_OK);
 }
 
 class HttpsClientCertificateTest : public HttpsServerTest {
@@ -204,7 +205,7 @@ class HttpsClientCertificateTest : public HttpsServerTest {
     });
     start(*server_);
   }
-  CurlRequest withCertificate(const KeyedCertificate& client) {
+  ClientRequest withCertificate(const KeyedCertificate& client) {
     auto r = request("/whoami");
     r.client_certificate_pem = client.certificate.pem();
     r.client_key_pem = client.key.pem();
@@ -224,14 +225,14 @@ TEST_F(HttpsClientCertificateTest, RequiredCertificatesMustVerifyAndReachTheHand
   startWith(ClientCertificateMode::Require, bundleOf(clients_.ca));
   const auto client =
       testing::issueClientCertificate(clients_.ca, "front-proxy-client", {"system:masters"});
-  const auto ok = curlOnce(withCertificate(client));
+  const auto ok = requestOnce(withCertificate(client));
   ASSERT_EQ(ok.code, CURLE_OK) << ok.error;
   EXPECT_EQ(ok.body, "verified front-proxy-client system:masters;2");
 
-  EXPECT_NE(curlOnce(request("/whoami")).code, CURLE_OK);
+  EXPECT_NE(requestOnce(request("/whoami")).code, CURLE_OK);
   const auto stranger = testing::makeTestPki("stranger");
   const auto wrong = testing::issueClientCertificate(stranger.ca, "mallory");
-  EXPECT_NE(curlOnce(withCertificate(wrong)).code, CURLE_OK);
+  EXPECT_NE(requestOnce(withCertificate(wrong)).code, CURLE_OK);
   // A serving certificate of the trusted CA is not a client certificate.
   const auto server_cert =
       clients_.ca.issue({.common_name = "not-a-client",
@@ -239,35 +240,36 @@ TEST_F(HttpsClientCertificateTest, RequiredCertificatesMustVerifyAndReachTheHand
                          .not_before = std::chrono::system_clock::now() - std::chrono::hours(1),
                          .not_after = std::chrono::system_clock::now() + std::chrono::hours(1)});
   ASSERT_TRUE(server_cert.has_value());
-  EXPECT_NE(curlOnce(withCertificate(*server_cert)).code, CURLE_OK);
+  EXPECT_NE(requestOnce(withCertificate(*server_cert)).code, CURLE_OK);
 }
 
 TEST_F(HttpsClientCertificateTest, OptionalCertificatesAreVerifiedWhenGiven) {
   startWith(ClientCertificateMode::VerifyIfGiven, bundleOf(clients_.ca));
-  const auto anonymous = curlOnce(request("/whoami"));
+  const auto anonymous = requestOnce(request("/whoami"));
   ASSERT_EQ(anonymous.code, CURLE_OK) << anonymous.error;
   EXPECT_EQ(anonymous.body, "anonymous  0");
   const auto client = testing::issueClientCertificate(clients_.ca, "alice");
-  EXPECT_EQ(curlOnce(withCertificate(client)).body, "verified alice 2");
+  EXPECT_EQ(requestOnce(withCertificate(client)).body, "verified alice 2");
   const auto stranger = testing::makeTestPki("stranger");
-  EXPECT_NE(curlOnce(withCertificate(testing::issueClientCertificate(stranger.ca, "eve"))).code,
+  EXPECT_NE(requestOnce(withCertificate(testing::issueClientCertificate(stranger.ca, "eve"))).code,
             CURLE_OK);
 }
 
 TEST_F(HttpsClientCertificateTest, RequestedCertificatesThatFailReachTheHandlerUnverified) {
   startWith(ClientCertificateMode::Request, bundleOf(clients_.ca));
-  EXPECT_EQ(curlOnce(request("/whoami")).body, "anonymous  0");
+  EXPECT_EQ(requestOnce(request("/whoami")).body, "anonymous  0");
   const auto client = testing::issueClientCertificate(clients_.ca, "front-proxy-client");
-  EXPECT_EQ(curlOnce(withCertificate(client)).body, "verified front-proxy-client 2");
+  EXPECT_EQ(requestOnce(withCertificate(client)).body, "verified front-proxy-client 2");
   // Another CA's certificate: the handshake succeeds (the handler answers 401 as an API server
   // would), but nothing of that certificate is passed on as verified.
   const auto stranger = testing::makeTestPki("stranger");
-  const auto eve = curlOnce(withCertificate(testing::issueClientCertificate(stranger.ca, "eve")));
+  const auto eve =
+      requestOnce(withCertificate(testing::issueClientCertificate(stranger.ca, "eve")));
   ASSERT_EQ(eve.code, CURLE_OK) << eve.error;
   EXPECT_EQ(eve.body, "anonymous  0");
   // Before any CA is known, no certificate verifies.
   trust_->set(nullptr);
-  EXPECT_EQ(curlOnce(withCertificate(client)).body, "anonymous  0");
+  EXPECT_EQ(requestOnce(withCertificate(client)).body, "anonymous  0");
 }
 
 TEST_F(HttpsClientCertificateTest, WithVerificationOffACertificateIsNeverTakenAsVerified) {
@@ -278,16 +280,16 @@ TEST_F(HttpsClientCertificateTest, WithVerificationOffACertificateIsNeverTakenAs
   });
   start(server);
   const auto client = testing::issueClientCertificate(clients_.ca, "alice");
-  EXPECT_EQ(curlOnce(withCertificate(client)).body, "anonymous");
+  EXPECT_EQ(requestOnce(withCertificate(client)).body, "anonymous");
 }
 
 TEST_F(HttpsClientCertificateTest, TheTrustedCaCanChangeAtRunTime) {
   const auto old_ca = testing::makeTestPki("old-front-proxy-ca");
   startWith(ClientCertificateMode::Require, bundleOf(old_ca.ca));
   const auto client = testing::issueClientCertificate(clients_.ca, "front-proxy-client");
-  EXPECT_NE(curlOnce(withCertificate(client)).code, CURLE_OK);
+  EXPECT_NE(requestOnce(withCertificate(client)).code, CURLE_OK);
   trust_->set(bundleOf(clients_.ca));
-  const auto reply = curlOnce(withCertificate(client));
+  const auto reply = requestOnce(withCertificate(client));
   ASSERT_EQ(reply.code, CURLE_OK) << reply.error;
   EXPECT_EQ(reply.body, "verified front-proxy-client 2");
 }
@@ -302,15 +304,15 @@ TEST_F(HttpsServerTest, OversizedHeadersAndBodiesGet431And413) {
   auto big_header = request("/");
   big_header.method = "POST";
   big_header.headers = {"X-Big: " + std::string(8000, 'h')};
-  EXPECT_EQ(curlOnce(big_header).status, 431);
+  EXPECT_EQ(requestOnce(big_header).status, 431);
   auto big_body = request("/");
   big_body.method = "POST";
   big_body.body = std::string(2048, 'b');
-  EXPECT_EQ(curlOnce(big_body).status, 413);
+  EXPECT_EQ(requestOnce(big_body).status, 413);
   auto fits = request("/");
   fits.method = "POST";
   fits.body = std::string(1000, 'b');
-  EXPECT_EQ(curlOnce(fits).status, 200);
+  EXPECT_EQ(requestOnce(fits).status, 200);
 }
 
 TEST_F(HttpsServerTest, AHandlerThatThrowsGives500) {
@@ -318,7 +320,7 @@ TEST_F(HttpsServerTest, AHandlerThatThrowsGives500) {
   server.handle("GET", "/boom",
                 [](const Request&) -> Response { throw std::runtime_error("kaboom"); });
   start(server);
-  const auto reply = curlOnce(request("/boom"));
+  const auto reply = requestOnce(request("/boom"));
   EXPECT_EQ(reply.status, 500);
   EXPECT_THAT(reply.body, HasSubstr("internal error"));
   EXPECT_TRUE(degradedEventually("https_handler_failed"));
@@ -345,8 +347,8 @@ TEST_F(HttpsServerTest, HandlersRunOnWorkersNotOnTheIoThread) {
     return Response::text(200, "ok");
   });
   start(server);
-  auto waiting = std::async(std::launch::async, [&] { return curlOnce(request("/wait")); });
-  EXPECT_EQ(curlOnce(request("/release")).body, "ok");
+  auto waiting = std::async(std::launch::async, [&] { return requestOnce(request("/wait")); });
+  EXPECT_EQ(requestOnce(request("/release")).body, "ok");
   EXPECT_EQ(waiting.get().body, "released");
 }
 
@@ -354,7 +356,7 @@ TEST_F(HttpsServerTest, StopIsQuickWhateverClientsDo) {
   HttpsServer server(options());
   server.handle("GET", "/", echo());
   start(server);
-  testing::CurlClient idle;  // a kept-alive connection after one request
+  test_kit::HttpClient idle;  // a kept-alive connection after one request
   ASSERT_EQ(idle.perform(request("/")).code, CURLE_OK);
   testing::RawTlsClient no_handshake(port_, pki_.ca.certificate().pem());
   ASSERT_TRUE(no_handshake.connect());
@@ -368,8 +370,8 @@ TEST_F(HttpsServerTest, StopIsQuickWhateverClientsDo) {
   EXPECT_LT(std::chrono::steady_clock::now() - started, seconds(1));
   EXPECT_TRUE(no_handshake.closedByServer());
   EXPECT_TRUE(partial.closedByServer());
-  EXPECT_NE(curlOnce(request("/")).code, CURLE_OK);  // nothing listens any more
-  server.stop();                                     // idempotent
+  EXPECT_NE(requestOnce(request("/")).code, CURLE_OK);  // nothing listens any more
+  server.stop();                                        // idempotent
 }
 
 TEST_F(HttpsServerTest, ASlowClientIsCutAtTheReadTimeout) {

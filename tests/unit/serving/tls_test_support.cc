@@ -1,7 +1,5 @@
 #include "tls_test_support.h"
 
-#include <openssl/ssl.h>
-
 #include <chrono>
 #include <stdexcept>
 
@@ -14,54 +12,6 @@
 #include "shardscaler/serving/x509.h"
 
 namespace shardscaler::serving::testing {
-namespace {
-
-struct Transfer {
-  CURL* curl;
-  CurlReply* reply;
-};
-
-std::string tlsVersion(CURL* curl);
-
-// The TLS session is only reachable during the transfer, so the version is read here.
-size_t appendBody(char* data, size_t size, size_t count, void* context) {
-  auto* transfer = static_cast<Transfer*>(context);
-  if (transfer->reply->tls_version.empty())
-    transfer->reply->tls_version = tlsVersion(transfer->curl);
-  transfer->reply->body.append(data, size * count);
-  return size * count;
-}
-
-curl_blob blobOf(const std::string& text) {
-  return curl_blob{const_cast<char*>(text.data()), text.size(), CURL_BLOB_COPY};
-}
-
-std::string serverFingerprint(CURL* curl) {
-  curl_certinfo* info = nullptr;
-  if (curl_easy_getinfo(curl, CURLINFO_CERTINFO, &info) != CURLE_OK || info == nullptr ||
-      info->num_of_certs < 1) {
-    return {};
-  }
-  for (curl_slist* item = info->certinfo[0]; item != nullptr; item = item->next) {
-    const std::string line = item->data;
-    if (line.starts_with("Cert:")) {
-      auto certificate = Certificate::fromPem(line.substr(5));
-      return certificate ? certificate->fingerprint() : std::string();
-    }
-  }
-  return {};
-}
-
-std::string tlsVersion(CURL* curl) {
-  curl_tlssessioninfo* session = nullptr;
-  if (curl_easy_getinfo(curl, CURLINFO_TLS_SSL_PTR, &session) != CURLE_OK || session == nullptr ||
-      session->backend != CURLSSLBACKEND_OPENSSL || session->internals == nullptr) {
-    return {};
-  }
-  return SSL_get_version(static_cast<SSL*>(session->internals));
-}
-
-}  // namespace
 
 TestPki makeTestPki(const std::string& ca_name) {
   const auto now = std::chrono::system_clock::now();
@@ -92,56 +42,10 @@ KeyedCertificate issueClientCertificate(const CertificateAuthority& ca,
   return std::move(*issued);
 }
 
-CurlClient::CurlClient() : curl_(curl_easy_init()) {
-  if (curl_ == nullptr) throw std::runtime_error("curl_easy_init failed");
-}
-
-CurlClient::~CurlClient() { curl_easy_cleanup(curl_); }
-
-CurlReply CurlClient::perform(const CurlRequest& request) {
-  CurlReply reply;
-  char error[CURL_ERROR_SIZE] = {};
-  curl_easy_reset(curl_);
-  curl_easy_setopt(curl_, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(curl_, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  if (!request.body.empty() || request.method == "POST") {
-    curl_easy_setopt(curl_, CURLOPT_POSTFIELDS, request.body.c_str());
-    curl_easy_setopt(curl_, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(request.body.size()));
-  }
-  curl_slist* headers = nullptr;
-  for (const auto& header : request.headers) headers = curl_slist_append(headers, header.c_str());
-  curl_easy_setopt(curl_, CURLOPT_HTTPHEADER, headers);
-  curl_blob ca = blobOf(request.ca_pem);
-  curl_easy_setopt(curl_, CURLOPT_CAINFO_BLOB, &ca);
-  curl_easy_setopt(curl_, CURLOPT_CAPATH, nullptr);
-  curl_blob client_cert = blobOf(request.client_certificate_pem);
-  curl_blob client_key = blobOf(request.client_key_pem);
-  if (!request.client_certificate_pem.empty()) {
-    curl_easy_setopt(curl_, CURLOPT_SSLCERT_BLOB, &client_cert);
-    curl_easy_setopt(curl_, CURLOPT_SSLCERTTYPE, "PEM");
-    curl_easy_setopt(curl_, CURLOPT_SSLKEY_BLOB, &client_key);
-    curl_easy_setopt(curl_, CURLOPT_SSLKEYTYPE, "PEM");
-  }
-  curl_easy_setopt(curl_, CURLOPT_SSLVERSION, request.ssl_version);
-  curl_easy_setopt(curl_, CURLOPT_CERTINFO, 1L);
-  curl_easy_setopt(curl_, CURLOPT_WRITEFUNCTION, appendBody);
-  Transfer transfer{curl_, &reply};
-  curl_easy_setopt(curl_, CURLOPT_WRITEDATA, &transfer);
-  curl_easy_setopt(curl_, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(curl_, CURLOPT_TIMEOUT_MS, 10000L);
-  curl_easy_setopt(curl_, CURLOPT_NOSIGNAL, 1L);
-  reply.code = curl_easy_perform(curl_);
-  curl_easy_getinfo(curl_, CURLINFO_RESPONSE_CODE, &reply.status);
-  reply.error = error;
-  if (reply.code == CURLE_OK) reply.server_fingerprint = serverFingerprint(curl_);
-  curl_slist_free_all(headers);
-  return reply;
-}
-
-CurlReply curlOnce(const CurlRequest& request) {
-  CurlClient client;
-  return client.perform(request);
+std::string serverFingerprint(const test_kit::ClientReply& reply) {
+  if (reply.server_certificate_pem.empty()) return {};
+  auto certificate = Certificate::fromPem(reply.server_certificate_pem);
+  return certificate ? certificate->fingerprint() : std::string();
 }
 
 namespace asio = boost::asio;

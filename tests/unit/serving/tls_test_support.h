@@ -1,8 +1,7 @@
-// Certificates made for a test at the real current time, and a libcurl HTTPS client that trusts
-// only what a test gives it. Unit tests only; the client talks to 127.0.0.1 and nothing else.
+// Certificates made for a test at the real current time, the fingerprint of the one a server
+// presented to test_kit's HTTP client, and a raw TLS client. Unit tests only; the client talks to
+// 127.0.0.1 and nothing else.
 #pragma once
-
-#include <curl/curl.h>
 
 #include <cstdint>
 #include <memory>
@@ -11,6 +10,7 @@
 
 #include "shardscaler/serving/certificate_authority.h"
 #include "shardscaler/serving/certificate_source.h"
+#include "shardscaler/test_kit/http_client.h"
 
 namespace shardscaler::serving::testing {
 
@@ -25,42 +25,8 @@ KeyedCertificate issueClientCertificate(const CertificateAuthority& ca,
                                         const std::string& common_name,
                                         const std::vector<std::string>& organizations = {});
 
-struct CurlRequest {
-  std::string url;
-  std::string method = "GET";
-  std::string body;
-  std::vector<std::string> headers;  // "Name: value"
-  std::string ca_pem;                // the only CA trusted
-  std::string client_certificate_pem;
-  std::string client_key_pem;
-  long ssl_version = CURL_SSLVERSION_DEFAULT;  // e.g. CURL_SSLVERSION_TLSv1_1 | ..._MAX_TLSv1_1
-};
-
-struct CurlReply {
-  CURLcode code = CURLE_OK;
-  long status = 0;
-  std::string body;
-  std::string error;               // curl's error buffer
-  std::string server_fingerprint;  // SHA-256 of the certificate the server presented
-  std::string tls_version;         // "TLSv1.3"
-};
-
-// One easy handle: consecutive perform() calls reuse the connection when the server keeps it.
-class CurlClient {
- public:
-  CurlClient();
-  ~CurlClient();
-  CurlClient(const CurlClient&) = delete;
-  CurlClient& operator=(const CurlClient&) = delete;
-
-  CurlReply perform(const CurlRequest& request);
-
- private:
-  CURL* curl_;
-};
-
-// A fresh connection per call.
-CurlReply curlOnce(const CurlRequest& request);
+// The SHA-256 fingerprint of the certificate the server presented, empty when there was none.
+std::string serverFingerprint(const test_kit::ClientReply& reply);
 
 // A TLS client that can stop halfway (no handshake, or half a request), for tests of what the
 // server does with slow or broken clients. Every operation ends within five seconds.

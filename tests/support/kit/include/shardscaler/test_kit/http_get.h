@@ -1,5 +1,5 @@
-// The one HTTP(S) GET of the test support code: readiness probes of the servers tests start and
-// queries a test waits on. For loopback test servers only: it never retries, never throws and
+// The tests' HTTP(S) GET, on http_client.h's client: readiness probes of the servers tests start
+// and queries a test waits on. For loopback test servers only: it never retries, never throws and
 // never goes through a proxy.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "shardscaler/test_kit/http_get.h"
+#include "shardscaler/test_kit/http_client.h"
 
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -8,6 +8,7 @@
 #include <chrono>
 #include <string>
 
+#include "shardscaler/test_kit/http_get.h"
 #include "shardscaler/test_kit/http_server.h"
 
 namespace shardscaler::test_kit {
@@ -63,6 +64,27 @@ TEST(HttpGet, GivesUpAtTheTimeout) {
   EXPECT_NE(result.error, "");
   EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
   server.releaseHeld();
+}
+
+TEST(HttpClient, SendsTheMethodHeadersAndBodyAndKeepsTheConnection) {
+  HttpServer server([](const HttpRequest& request) {
+    return HttpResponse{.status = 201, .body = request.method + " " + request.body};
+  });
+  HttpClient client;
+  const ClientReply first = client.perform({.url = server.url() + "/things",
+                                            .method = "PUT",
+                                            .body = R"({"a":1})",
+                                            .headers = {"Content-Type: application/json"}});
+  EXPECT_EQ(first.code, CURLE_OK) << first.error;
+  EXPECT_EQ(first.status, 201);
+  EXPECT_EQ(first.body, R"(PUT {"a":1})");
+  EXPECT_EQ(first.tls_version, "") << "plain HTTP";
+  EXPECT_EQ(server.lastRequest().header("content-type"), "application/json");
+  const ClientReply second = client.perform({.url = server.url() + "/things", .method = "POST"});
+  EXPECT_EQ(second.body, "POST ");
+  EXPECT_EQ(server.lastRequest().connection, 1) << "the second request reused the connection";
+  EXPECT_EQ(requestOnce({.url = server.url() + "/"}).body, "GET ");
+  EXPECT_EQ(server.lastRequest().connection, 2) << "requestOnce opens a connection of its own";
 }
 
 TEST(UrlEncode, PercentEncodesEverythingButUnreservedCharacters) {
