@@ -1,7 +1,5 @@
 #include "shardscaler/controller/shardset_controller.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <mutex>
 
@@ -12,6 +10,7 @@
 #include "shardscaler/ingestion/ingestion_source.h"
 #include "shardscaler/planner/stateful_set.h"
 #include "shardscaler/planner/target.h"
+#include "shardscaler/telemetry/logging.h"
 
 #include "object_fields.h"
 
@@ -185,7 +184,8 @@ k8s::ControllerOptions ShardSetController::runtimeOptions() {
           [this] {
             std::string why;
             hasSynced(&why);
-            spdlog::info("workers wait for the caches to sync ({})", why);
+            telemetry::logEvent(telemetry::LogLevel::Info, "workers wait for the caches to sync",
+                                {{"pending", why}});
           },
       .on_reconciled =
           [metrics = metrics_](const std::string&, const ReconcileOutcome& outcome,

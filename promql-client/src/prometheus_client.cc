@@ -6,8 +6,6 @@
 #include <sstream>
 #include <utility>
 
-#include <spdlog/spdlog.h>
-
 #include "curl_handle_pool.h"
 #include "shardscaler/promql_client/response_decoder.h"
 
@@ -94,7 +92,7 @@ struct PrometheusClient::State {
   Result<HttpResponse> perform(CURL* curl, const std::string& url, const std::string& form,
                                bool use_get, const std::string& context);
   Result<std::string> bearerToken() const;
-  Result<QueryResult> fail(Error error, const std::string& url, const ApiCall& api_call);
+  Result<QueryResult> fail(Error error);
 };
 
 Result<std::unique_ptr<PrometheusClient>> PrometheusClient::create(ClientOptions options) {
@@ -165,8 +163,7 @@ Result<QueryResult> PrometheusClient::State::call(const ApiCall& api_call) {
 
   CurlHandlePool::Handle curl = pool.acquire();
   if (!curl) {
-    return fail(makeError(ErrorKind::Transport, "libcurl could not allocate a handle"), url,
-                api_call);
+    return fail(makeError(ErrorKind::Transport, "libcurl could not allocate a handle"));
   }
   // Form-encode once; POST sends it as the body, GET as the query string.
   std::string form = "query=";
@@ -174,8 +171,7 @@ Result<QueryResult> PrometheusClient::State::call(const ApiCall& api_call) {
     char* escaped = curl_easy_escape(curl.get(), api_call.query.data(),
                                      static_cast<int>(api_call.query.size()));
     if (escaped == nullptr) {
-      return fail(makeError(ErrorKind::Transport, "libcurl could not escape the query"), url,
-                  api_call);
+      return fail(makeError(ErrorKind::Transport, "libcurl could not escape the query"));
     }
     form += escaped;
     curl_free(escaped);
@@ -197,7 +193,7 @@ Result<QueryResult> PrometheusClient::State::call(const ApiCall& api_call) {
     use_get = true;
     response = perform(curl.get(), url, form, use_get, context);
   }
-  if (!response) return fail(std::move(response.error()), url, api_call);
+  if (!response) return fail(std::move(response.error()));
 
   const std::string method = use_get ? "GET " : "POST ";
   auto decoded = decodeApiResponse(response->body);
@@ -213,7 +209,7 @@ Result<QueryResult> PrometheusClient::State::call(const ApiCall& api_call) {
           method + context + " answered HTTP " + std::to_string(response->status) +
           " without an API error body: " + quoteForMessage(response->body, kMaxBodyInMessage);
     }
-    return fail(std::move(error), url, api_call);
+    return fail(std::move(error));
   }
   if (!decoded->success) {
     Error error = makeError(errorKindFromApiType(decoded->error_type),
@@ -221,14 +217,13 @@ Result<QueryResult> PrometheusClient::State::call(const ApiCall& api_call) {
                             static_cast<int>(response->status));
     error.error_type = decoded->error_type;
     error.warnings = std::move(decoded->warnings);
-    return fail(std::move(error), url, api_call);
+    return fail(std::move(error));
   }
   if (!ok_status) {
     return fail(makeError(ErrorKind::Http,
                           method + context + " answered HTTP " + std::to_string(response->status) +
                               " with a success body",
-                          static_cast<int>(response->status)),
-                url, api_call);
+                          static_cast<int>(response->status)));
   }
   return std::move(*decoded->result);
 }
@@ -317,12 +312,10 @@ Result<HttpResponse> PrometheusClient::State::perform(CURL* curl, const std::str
   return response;
 }
 
-Result<QueryResult> PrometheusClient::State::fail(Error error, const std::string& url,
-                                                  const ApiCall& api_call) {
+Result<QueryResult> PrometheusClient::State::fail(Error error) {
+  // Counted, not logged: the error goes back to the caller, which logs it with its own context
+  // (ingestion's "ingestion query failed" has the ShardSet, the Prometheus and the query).
   failures.fetch_add(1, std::memory_order_relaxed);
-  spdlog::warn("promql query failed url={} kind={} http_status={} query={} error={}", url,
-               toString(error.kind), error.http_status,
-               quoteForMessage(api_call.query, kMaxQueryInMessage), error.message);
   return std::unexpected(std::move(error));
 }
 

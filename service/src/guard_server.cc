@@ -1,7 +1,5 @@
 #include "guard_server.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <mutex>
@@ -70,16 +68,16 @@ GuardServer::~GuardServer() { stop(); }
 std::expected<std::string, std::string> GuardServer::selfUser(
     const std::function<bool()>& stopping) {
   if (!options_.guard_self_user.empty()) {
-    spdlog::info("shard guard: shardscaler acts as user {} (--guard-self-user)",
-                 options_.guard_self_user);
+    telemetry::logEvent(telemetry::LogLevel::Info, "shard guard: shardscaler's own user",
+                        {{"user", options_.guard_self_user}, {"source", "--guard-self-user"}});
     return options_.guard_self_user;
   }
   std::chrono::nanoseconds backoff = std::chrono::seconds(1);
   while (true) {
     auto identity = guard::discoverSelfIdentity(client_, client_.config());
     if (identity) {
-      spdlog::info("shard guard: shardscaler acts as user {} (from its {})", identity->username,
-                   identity->source);
+      telemetry::logEvent(telemetry::LogLevel::Info, "shard guard: shardscaler's own user",
+                          {{"user", identity->username}, {"source", identity->source}});
       return identity->username;
     }
     if (!identity.error().retryable) {
@@ -188,14 +186,17 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
   if (metrics_api_) metrics_api_->registerRoutes(*server_);
   auto port = server_->start();
   if (!port) return std::unexpected("shard guard: cannot serve: " + port.error());
-  spdlog::info("shard guard serving POST {} on {} (port {})", guard::kGuardPath,
-               options_.webhook_bind_address->toString(), *port);
+  telemetry::logEvent(telemetry::LogLevel::Info, "shard guard serving",
+                      {{"path", guard::kGuardPath},
+                       {"address", options_.webhook_bind_address->toString()},
+                       {"port", *port}});
   // Every replica keeps the caBundle current: the patches are idempotent and carry a
   // resourceVersion precondition, and a standby keeps it right while the leader is gone.
   if (certificates_.injector) certificates_.injector->start();
   if (metrics_api_) {
     metrics_api_->start();
-    spdlog::info("external metrics API serving external.metrics.k8s.io/v1beta1 on the same port");
+    telemetry::logEvent(telemetry::LogLevel::Info, "external metrics API serving",
+                        {{"api", "external.metrics.k8s.io/v1beta1"}, {"port", *port}});
   }
   return {};
 }

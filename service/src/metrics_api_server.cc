@@ -1,7 +1,5 @@
 #include "metrics_api_server.h"
 
-#include <spdlog/spdlog.h>
-
 #include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::service {
@@ -100,10 +98,14 @@ void MetricsApiServer::noteApiService(const nlohmann::json& api_service) {
   metrics_.setExternalMetricsApiOwner(metrics_api::toString(state.ownership), state.available);
   const std::string message = metrics_api::describe(state, ours_);
   if (state.ownership == metrics_api::Ownership::Ours && state.available) {
-    spdlog::info("external metrics API: {}", message);
+    telemetry::logEvent(
+        telemetry::LogLevel::Info, "external metrics API: " + message,
+        {{"ownership", metrics_api::toString(state.ownership)}, {"available", true}});
     return;
   }
-  spdlog::warn("external metrics API: {}", message);
+  telemetry::logEvent(
+      telemetry::LogLevel::Warn, "external metrics API: " + message,
+      {{"ownership", metrics_api::toString(state.ownership)}, {"available", state.available}});
   metrics_.incDegraded(state.ownership == metrics_api::Ownership::Ours
                            ? "external_metrics_api_unavailable"
                            : "external_metrics_api_not_ours");

@@ -1,7 +1,5 @@
 #include "shardscaler/service/service.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -22,6 +20,7 @@
 #include "shardscaler/service/http_server.h"
 #include "shardscaler/service/signals.h"
 #include "shardscaler/telemetry/build_info.h"
+#include "shardscaler/telemetry/logging.h"
 #include "shardscaler/telemetry/metrics.h"
 
 #include "guard_server.h"
@@ -139,7 +138,7 @@ class Service {
     // must know its own identity before it writes anything the guard judges.
     if (guard_) {
       if (auto ok = guard_->start([this] { return stop_.stopRequested(); }); !ok) {
-        spdlog::error("{}", ok.error());
+        telemetry::logEvent(telemetry::LogLevel::Error, ok.error());
         guard_->stop();
         http_.stop();
         return 1;
@@ -167,13 +166,15 @@ class Service {
       if (!l.address) continue;
       auto port = http_.listen(*l.address, l.endpoints);
       if (!port) {
-        spdlog::error("cannot serve {}: {}", l.endpoints.metrics ? "metrics" : "probes",
-                      port.error());
+        telemetry::logEvent(telemetry::LogLevel::Error, "cannot serve",
+                            {{"endpoints", l.endpoints.metrics ? "/metrics" : "/healthz,/readyz"},
+                             {"error", port.error()}});
         return false;
       }
-      spdlog::info("serving {} on {} (port {})",
-                   l.endpoints.metrics ? "/metrics" : "/healthz,/readyz", l.address->toString(),
-                   *port);
+      telemetry::logEvent(telemetry::LogLevel::Info, "serving",
+                          {{"endpoints", l.endpoints.metrics ? "/metrics" : "/healthz,/readyz"},
+                           {"address", l.address->toString()},
+                           {"port", *port}});
     }
     return true;
   }
@@ -227,38 +228,48 @@ class Service {
                   if (!stop_.stopRequested()) {
                     // client-go's rule: a replica that lost its Lease exits rather than
                     // risk acting next to the new leader.
-                    spdlog::error("leader election lost (lease {}/{}): stopping",
-                                  options_.leader_election_namespace, options_.leader_election_id);
+                    telemetry::logEvent(telemetry::LogLevel::Error,
+                                        "leader election lost: stopping", {{"lease", leaseName()}});
                     lost_lease_ = true;
                     stop_.requestStop();
                   }
                 },
             .on_new_leader =
-                [](const std::string& identity) { spdlog::info("leader is {}", identity); },
+                [](const std::string& identity) {
+                  telemetry::logEvent(telemetry::LogLevel::Info, "new leader",
+                                      {{"leader", identity}});
+                },
         },
     };
     elector_ = std::make_unique<k8s::LeaderElector>(client_, std::move(config), *clock_);
     elector_->start();
     election_started_ = true;
-    spdlog::info("waiting for lease {}/{} as {}", options_.leader_election_namespace,
-                 options_.leader_election_id, options_.identity);
+    telemetry::logEvent(telemetry::LogLevel::Info, "waiting for the lease",
+                        {{"lease", leaseName()}, {"identity", options_.identity}});
+  }
+
+  std::string leaseName() const {
+    return options_.leader_election_namespace + "/" + options_.leader_election_id;
   }
 
   void startLeading() {
     metrics_.setLeader(true);
-    spdlog::info("starting {} worker(s)", options_.workers);
+    telemetry::logEvent(telemetry::LogLevel::Info, "starting workers",
+                        {{"workers", options_.workers}});
     controller_.startWorkers();
   }
 
   // SIGTERM: stop taking work, finish the reconcile in flight, release the Lease, exit.
   int shutDown() {
-    spdlog::info("shutting down (signal {})", stop_.signalNumber());
+    telemetry::logEvent(telemetry::LogLevel::Info, "shutting down",
+                        {{"signal", stop_.signalNumber()}});
     ingestion_.requestStop();  // a query in flight ends within its timeout, beside the drain
     const auto drain = std::max<std::chrono::nanoseconds>(
         options_.shutdown_timeout - kShutdownMargin, std::chrono::seconds(1));
     if (!controller_.stop(drain)) {
-      spdlog::warn("a reconcile was still running after {}s; leaving it",
-                   std::chrono::duration_cast<std::chrono::seconds>(drain).count());
+      telemetry::logEvent(
+          telemetry::LogLevel::Warn, "a reconcile was still running; leaving it",
+          {{"drain_seconds", std::chrono::duration_cast<std::chrono::seconds>(drain).count()}});
       metrics_.incDegraded("shutdown_drain_timeout");
     }
     ingestion_.stop();
@@ -266,7 +277,7 @@ class Service {
     // Last: the API server may route reviews here until the endpoints drop this pod.
     if (guard_) guard_->stop();
     http_.stop();
-    spdlog::info("stopped");
+    telemetry::logEvent(telemetry::LogLevel::Info, "stopped");
     return lost_lease_ ? 1 : 0;
   }
 
@@ -294,11 +305,14 @@ class Service {
 int runService(const RunOptions& options) {
   auto config = loadConfig(options.kubeconfig);
   if (!config) {
-    spdlog::error("{}", config.error());
+    telemetry::logEvent(telemetry::LogLevel::Error, config.error());
     return 1;
   }
-  spdlog::info("shardscaler {} ({}) talking to {} ({})", telemetry::buildInfo().version,
-               telemetry::buildInfo().commit, config->server, config->origin);
+  telemetry::logEvent(telemetry::LogLevel::Info, "shardscaler starting",
+                      {{"version", telemetry::buildInfo().version},
+                       {"commit", telemetry::buildInfo().commit},
+                       {"server", config->server},
+                       {"kubeconfig", config->origin}});
   Service service(options, std::move(*config));
   return service.run();
 }

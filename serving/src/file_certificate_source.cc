@@ -1,11 +1,10 @@
 #include "shardscaler/serving/file_certificate_source.h"
 
-#include <spdlog/spdlog.h>
-
 #include <fstream>
 #include <sstream>
 
 #include "periodic_task.h"
+#include "shardscaler/k8s_client/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
@@ -45,10 +44,10 @@ std::expected<void, std::string> FileCertificateSource::reload() {
   std::lock_guard lock(reload_mutex_);
   const auto fail = [&](const std::string& why) -> std::expected<void, std::string> {
     if (why != last_error_) {
-      spdlog::warn(
-          "event=certificate_files_degraded reason=certificate_files_unusable directory=\"{}\" "
-          "error=\"{}\" action=keep_last_certificate",
-          options_.directory.string(), why);
+      k8s::log(k8s::LogLevel::Warn, "certificate files unusable; keeping the last certificate",
+               {{"reason", "certificate_files_unusable"},
+                {"directory", options_.directory.string()},
+                {"error", why}});
       if (options_.degraded) options_.degraded("certificate_files_unusable");
       last_error_ = why;
     }
@@ -80,9 +79,10 @@ std::expected<void, std::string> FileCertificateSource::reload() {
   }
   last_error_.clear();
   if (store(*certificate)) {
-    spdlog::info("event=serving_certificate_loaded directory=\"{}\" subject=\"{}\" not_after={}",
-                 dir.string(), (*certificate)->leaf().subjectCommonName(),
-                 k8s::formatTime((*certificate)->leaf().notAfter()));
+    k8s::log(k8s::LogLevel::Info, "serving certificate loaded",
+             {{"directory", dir.string()},
+              {"subject", (*certificate)->leaf().subjectCommonName()},
+              {"not_after", k8s::formatTime((*certificate)->leaf().notAfter())}});
   }
   return {};
 }

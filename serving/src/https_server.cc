@@ -1,12 +1,11 @@
 #include "shardscaler/serving/https_server.h"
 
-#include <spdlog/spdlog.h>
-
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
 #include "https_server_impl.h"
 #include "https_session.h"
+#include "shardscaler/k8s_client/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
@@ -30,8 +29,8 @@ HttpsServer::Impl::Impl(Options options)
 HttpsServer::Impl::~Impl() { stop(); }
 
 void HttpsServer::Impl::degraded(std::string_view reason, std::string_view detail) const {
-  spdlog::warn("event=https_degraded reason={} address={} error=\"{}\"", reason,
-               options_.address.toString(), detail);
+  k8s::log(k8s::LogLevel::Warn, "HTTPS server degraded",
+           {{"reason", reason}, {"address", options_.address.toString()}, {"error", detail}});
   if (options_.degraded) options_.degraded(reason);
 }
 
@@ -53,12 +52,13 @@ std::expected<std::uint16_t, std::string> HttpsServer::Impl::start() {
     try {
       ioc_.run();
     } catch (const std::exception& e) {
-      spdlog::error("event=https_io_thread_failed address={} error=\"{}\"",
-                    options_.address.toString(), e.what());
+      k8s::log(k8s::LogLevel::Error, "HTTPS server's I/O thread failed",
+               {{"address", options_.address.toString()}, {"error", e.what()}});
     }
     finished_.set_value();
   });
-  spdlog::info("event=https_listening address={} port={}", options_.address.toString(), port_);
+  k8s::log(k8s::LogLevel::Info, "HTTPS server listening",
+           {{"address", options_.address.toString()}, {"port", port_}});
   return port_;
 }
 
@@ -98,9 +98,10 @@ void HttpsServer::Impl::onAccept(tcp::socket socket) {
   }
   if (rebuilt) {
     const auto certificate = options_.certificates->current();
-    spdlog::info("event=https_certificate_loaded address={} subject=\"{}\" not_after={}",
-                 options_.address.toString(), certificate->leaf().subjectCommonName(),
-                 k8s::formatTime(certificate->leaf().notAfter()));
+    k8s::log(k8s::LogLevel::Info, "HTTPS server certificate loaded",
+             {{"address", options_.address.toString()},
+              {"subject", certificate->leaf().subjectCommonName()},
+              {"not_after", k8s::formatTime(certificate->leaf().notAfter())}});
   }
   socket.set_option(tcp::no_delay(true), ignored);
   auto session = std::make_shared<detail::HttpsSession>(*this, std::move(socket), *context);

@@ -1,11 +1,10 @@
 #include "shardscaler/serving/secret_certificate_store.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 
 #include "certificate_secret.h"
 #include "periodic_task.h"
+#include "shardscaler/k8s_client/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
@@ -94,8 +93,8 @@ std::string SecretCertificateStore::describe() const {
 }
 
 void SecretCertificateStore::degraded(std::string_view reason, const std::string& detail) const {
-  spdlog::warn("event=certificate_secret_degraded reason={} secret={} error=\"{}\"", reason,
-               describe(), detail);
+  k8s::log(k8s::LogLevel::Warn, "certificate Secret degraded",
+           {{"reason", reason}, {"secret", describe()}, {"error", detail}});
   if (options_.degraded) options_.degraded(reason);
 }
 
@@ -133,7 +132,7 @@ std::expected<SystemTime, std::string> SecretCertificateStore::syncLocked() {
         degraded("certificate_secret_write_failed", "create: " + created.error().describe());
         return std::unexpected("create Secret " + describe() + ": " + created.error().describe());
       }
-      spdlog::info("event=certificate_secret_created secret={}", describe());
+      k8s::log(k8s::LogLevel::Info, "certificate Secret created", {{"secret", describe()}});
       secret = std::move(*created);
     } else {
       degraded("certificate_secret_read_failed", got.error().describe());
@@ -159,11 +158,12 @@ std::expected<SystemTime, std::string> SecretCertificateStore::syncLocked() {
       detail::encodeCertificateSecret(updated, *data);
       auto written = client_.update(secrets, options_.secret_namespace, updated);
       if (written) {
-        spdlog::info(
-            "event=certificate_secret_renewed secret={} new_ca={} new_serving_certificate={} "
-            "old_cas={} why=\"{}\"",
-            describe(), plan.new_ca, plan.issue_serving, plan.old_cas.size(),
-            joinReasons(plan.reasons));
+        k8s::log(k8s::LogLevel::Info, "certificate Secret renewed",
+                 {{"secret", describe()},
+                  {"new_ca", plan.new_ca},
+                  {"new_serving_certificate", plan.issue_serving},
+                  {"old_cas", plan.old_cas.size()},
+                  {"why", joinReasons(plan.reasons)}});
         secret = std::move(*written);
         continue;
       }
@@ -194,10 +194,11 @@ void SecretCertificateStore::load(const k8s::Json& secret) {
   }
   const Certificate& leaf = (*certificate)->leaf();
   if (store(*certificate)) {
-    spdlog::info(
-        "event=serving_certificate_loaded secret={} fingerprint={} not_after={} ca_bundle_size={}",
-        describe(), leaf.fingerprint().substr(0, 16), k8s::formatTime(leaf.notAfter()),
-        (*certificate)->caBundle().size());
+    k8s::log(k8s::LogLevel::Info, "serving certificate loaded",
+             {{"secret", describe()},
+              {"fingerprint", leaf.fingerprint().substr(0, 16)},
+              {"not_after", k8s::formatTime(leaf.notAfter())},
+              {"ca_bundle_size", (*certificate)->caBundle().size()}});
   }
 }
 

@@ -392,7 +392,7 @@ TEST_F(JsonLogTest, EveryLineIsOneJsonObject) {
       EXPECT_TRUE(j.contains("size") && j["size"].is_number_unsigned()) << line;
       EXPECT_TRUE(j.contains("resource_version") && j["resource_version"].is_string()) << line;
     }
-    three_workers |= msg == "starting 3 worker(s)";
+    three_workers |= msg == "starting workers" && j.value("workers", 0) == 3;
     bad_request |= msg == "bad HTTP request" && j.contains("error");
   }
   std::cout << "[ json log ] " << lines << " lines: " << ::testing::PrintToString(levels) << "\n";

@@ -331,8 +331,8 @@ TEST_F(GuardTest, DeletingAnActiveShardIsRefusedAndTheMessageSaysWhy) {
   EXPECT_THAT(log, HasSubstr("shard guard denied a request"));
   EXPECT_THAT(log, HasSubstr("rule=ActiveShard"));
   EXPECT_THAT(log, HasSubstr("user=user-1"));
-  EXPECT_THAT(log, HasSubstr("acts as user system:serviceaccount:" + ns_ +
-                             ":shardscaler (from its TokenReview)"));
+  EXPECT_THAT(log, HasSubstr("shard guard: shardscaler's own user user=system:serviceaccount:" +
+                             ns_ + ":shardscaler source=TokenReview"));
 }
 
 TEST_F(GuardTest, RetainedShardIsRefusedBeforeItsDeadlineAndAllowedAfter) {

@@ -118,7 +118,7 @@ TEST_F(LeaderElectionTest, OnlyTheHolderWritesAndTheOtherTakesOver) {
     return ready(a) && ready(b);
   }));
   ASSERT_TRUE(waitFor("b to see leader replica-a", [&](std::string*) {
-    return readFile(b.logFile()).find("leader is replica-a") != std::string::npos;
+    return readFile(b.logFile()).find("new leader leader=replica-a") != std::string::npos;
   }));
   EXPECT_EQ(holder(), "replica-a");
   EXPECT_EQ(gauge(a, "shardscaler_leader"), 1);
@@ -170,7 +170,8 @@ TEST_F(LeaderElectionTest, OnlyTheHolderWritesAndTheOtherTakesOver) {
     return ready(a);
   }));
   ASSERT_TRUE(waitFor("a to see leader replica-b", [&](std::string*) {
-    return readFile(a.logFile()).find("leader is replica-b", a_restart) != std::string::npos;
+    return readFile(a.logFile()).find("new leader leader=replica-b", a_restart) !=
+           std::string::npos;
   }));
   EXPECT_EQ(holder(), "replica-b");
   EXPECT_EQ(gauge(a, "shardscaler_leader"), 0);
@@ -251,8 +252,8 @@ TEST_F(LeaderElectionTest, AStandbyLeavesTheLeaseAloneAndALeaderThatLosesItStops
       "replica-a to exit", [&](std::string*) { return !a.running(); }, 15s));
   std::cout << "[ election ] the holder saw the Lease taken and exited after " << secondsSince(lost)
             << " s\n";
-  EXPECT_THAT(a.logTail(), ::testing::HasSubstr("leader election lost (lease " + ns_ +
-                                                "/shardscaler): stopping"));
+  EXPECT_THAT(a.logTail(),
+              ::testing::HasSubstr("leader election lost: stopping lease=" + ns_ + "/shardscaler"));
   EXPECT_EQ(holder(), "intruder") << "the old holder overwrote or released the new holder's Lease";
   auto exit_status = a.terminate(1s);
   ASSERT_TRUE(exit_status);

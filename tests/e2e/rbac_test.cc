@@ -157,7 +157,7 @@ TEST_F(RbacTest, TwoReplicasElectOneLeaderAndHandOver) {
   b_options.log_file = testLogDir() / "replica-b.log";
   ShardscalerProcess replica_b(b_options);
   ASSERT_TRUE(waitFor("replica-b to see replica-a lead", [&](std::string*) {
-    return replica_b.logTail(1 << 20).find("leader is replica-a") != std::string::npos;
+    return replica_b.logTail(1 << 20).find("new leader leader=replica-a") != std::string::npos;
   })) << replica_b.logTail();
   EXPECT_EQ(leaseHolder(), "replica-a");
 

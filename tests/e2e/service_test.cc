@@ -264,7 +264,7 @@ TEST_F(SigtermTest, FinishesTheReconcileInFlightAndExits0Within10s) {
   // The reconcile was in flight at SIGTERM and was finished: writes were applied after it,
   // the last one resuming the target.
   const std::string log = readFile(shardscaler_->logFile()).substr(log_start);
-  const auto shutting_down = log.find("shutting down (signal 15)");
+  const auto shutting_down = log.find("shutting down signal=15");
   ASSERT_NE(shutting_down, std::string::npos) << log;
   EXPECT_NE(log.find(applied, shutting_down), std::string::npos)
       << "no write after SIGTERM: the reconcile was not in flight\n"
