@@ -5,6 +5,9 @@
 #include <future>
 #include <memory>
 #include <set>
+#include <string>
+#include <tuple>
+#include <utility>
 
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/controller/api_resources.h"
@@ -61,6 +64,15 @@ k8s::Result<std::vector<planner::ObservedStatefulSet>> listShards(k8s::KubeClien
   return out;
 }
 
+// The ShardSet's spec changed since its status was last written (a scale through the scale
+// subresource, as kubectl scale and the HPA do, bumps the generation): most likely a transition
+// no reconcile has acted on yet.
+bool specUnobserved(const api::ShardSet& shard_set) {
+  const api::Condition* ready =
+      k8s::findStatusCondition(shard_set.conditions, api::kConditionReady);
+  return ready != nullptr && ready->observed_generation < shard_set.generation;
+}
+
 bool pausedBy(const planner::Target& t, const std::string& shard_set) {
   const std::string* by = t.annotation(planner::kPausedByAnnotation);
   return t.paused && by != nullptr && *by == shard_set;
@@ -69,7 +81,7 @@ bool pausedBy(const planner::Target& t, const std::string& shard_set) {
 }  // namespace
 
 k8s::Result<ShardSetController::Observed> ShardSetController::observe(
-    const api::ShardSet& shard_set) const {
+    const api::ShardSet& shard_set, bool first_round) const {
   Observed observed;
   auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
   if (!kind || shard_set.spec.target_ref.name.empty()) return observed;  // the planner says why
@@ -95,6 +107,18 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
       list(std::string(planner::kShardSetLabel) + "=" + shard_set.name + "," +
            std::string(planner::kOperatorNameLabel) + "!=" + shard_set.spec.target_ref.name);
 
+  // When the ShardSet itself says a transition is likely (its first round on a spec its status
+  // has not seen), the guard is read beside the target instead of after it: the transition
+  // starts one round trip sooner. Otherwise it is read below, only once the target shows that a
+  // transition may run; the steady state never reads it.
+  std::future<std::pair<bool, std::string>> guard_read;
+  if (options_.guard_enforced && first_round && specUnobserved(shard_set)) {
+    guard_read = std::async(std::launch::async, [this, ns = shard_set.ns] {
+      std::string why;
+      const bool enforced = options_.guard_enforced(ns, &why);
+      return std::make_pair(enforced, std::move(why));
+    });
+  }
   auto target = client_.get(targetResource(*kind), shard_set.ns, shard_set.spec.target_ref.name);
   if (!target) {
     if (!target.error().is(k8s::ErrorKind::NotFound)) return std::unexpected(target.error());
@@ -139,7 +163,11 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
                               t.annotation(planner::kPausedByAnnotation) != nullptr;
   if (may_transition && options_.guard_enforced) {
     std::string why;
-    observed.guard_enforced = options_.guard_enforced(shard_set.ns, &why);
+    if (guard_read.valid()) {
+      std::tie(observed.guard_enforced, why) = guard_read.get();
+    } else {
+      observed.guard_enforced = options_.guard_enforced(shard_set.ns, &why);
+    }
     if (!observed.guard_enforced) {
       telemetry::logEvent(telemetry::LogLevel::Debug,
                           "guard not enforced, transitions use the fallback",
@@ -192,7 +220,7 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
   PlanApplier applier(writes_as_this, events_, log);
   Rounds rounds;
   for (int round = 0;; ++round) {
-    auto observed = observe(shard_set);
+    auto observed = observe(shard_set, round == 0);
     if (!observed) {
       log.error("reading the target failed", {{"error", observed.error().describe()}});
       degraded("observe_failed");
@@ -272,7 +300,7 @@ k8s::Result<planner::Plan> ShardSetController::dryRun(const std::string& ns,
                           ns + "/" + name + ": " + shard_set.error().describe());
   }
   if (shards) shard_set->spec.shards = *shards;
-  auto observed = observe(*shard_set);
+  auto observed = observe(*shard_set, true);
   if (!observed) return std::unexpected(observed.error());
   return planner::planShardSet(
       planInput(*shard_set, std::move(*observed), planner::PlanPurpose::Converge));

@@ -1,6 +1,9 @@
 // The read-plan-apply rounds: bounded by max_rounds, and a write refused because the world moved
 // (409, 404, a uid that changed) is met by reading again and planning again, not by degrading.
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
 
 #include "controller_fixture.h"
 
@@ -37,6 +40,49 @@ TEST_F(ControllerTest, AReconcileStopsAfterMaxRoundsAndAsksToBeRequeued) {
   const ReconcileOutcome next = reconcile();
   EXPECT_EQ(next.result, k8s::ReconcileResult::Success) << describe(fake_.calls());
   EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).size(), 2U);
+}
+
+// The guard matters only to a transition. The steady state never reads it; a scale (a spec its
+// status has not seen) reads it beside the target rather than after it, once per reconcile.
+TEST_F(ControllerTest, AScaleReadsTheGuardBesideTheTargetAndTheSteadyStateNever) {
+  putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  std::mutex mutex;
+  std::condition_variable read_started;
+  int guard_reads = 0;
+  startController({.guard_enforced = [&](const std::string&, std::string*) {
+    std::lock_guard lock(mutex);
+    ++guard_reads;
+    read_started.notify_all();
+    return true;
+  }});
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
+  {
+    std::lock_guard lock(mutex);
+    EXPECT_EQ(guard_reads, 0) << "the steady state read the guard";
+  }
+
+  ASSERT_TRUE(fake_.patch(shardSets(), kNs, "main", k8s::PatchType::Merge,
+                          Json{{"spec", {{"shards", 1}}}}));
+  // The target's read is held until the guard's has started (at most 5 s): read after the
+  // target, as before, the guard would start only once this gave up.
+  std::atomic<bool> first_target_read{true};
+  std::atomic<bool> started_beside{false};
+  fake_.setBeforeCall([&](const k8s::testing::Call& call) {
+    if (call.verb != Verb::Get || call.resource.resource != "prometheuses") return;
+    if (!first_target_read.exchange(false)) return;  // a later round's
+    std::unique_lock lock(mutex);
+    started_beside =
+        read_started.wait_for(lock, std::chrono::seconds(5), [&] { return guard_reads > 0; });
+  });
+  const ReconcileOutcome outcome = reconcile();
+  fake_.setBeforeCall({});
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
+  EXPECT_TRUE(started_beside);
+  std::lock_guard lock(mutex);
+  EXPECT_EQ(guard_reads, 1) << describe(fake_.calls());
+  EXPECT_EQ((*target())["spec"].value("shards", 0), 1) << target()->dump();
 }
 
 TEST_F(ControllerTest, AConflictOnATargetWriteIsReadAgainAndPlannedAgain) {

@@ -125,7 +125,9 @@ class ShardSetController {
     std::optional<size_t> zones;  // of the target, when found
   };
 
-  k8s::Result<Observed> observe(const api::ShardSet& shard_set) const;
+  // The target and its shards, as of now; the guard when a transition may run. `first_round`:
+  // the first read of a reconcile (or of a dry run), which may read the guard early.
+  k8s::Result<Observed> observe(const api::ShardSet& shard_set, bool first_round) const;
   planner::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
                                planner::PlanPurpose purpose) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
