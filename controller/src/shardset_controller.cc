@@ -127,6 +127,18 @@ std::vector<std::string> shardSetTargets(const Json& shard_set) {
   return values;
 }
 
+// Shard StatefulSets by the target their operator name label attaches them to
+// ("<namespace>/<name>"); retained ones have none.
+constexpr const char* kAttachedIndex = "attached";
+
+std::vector<std::string> attachedTo(const Json& sts) {
+  const Json& labels = field(sts, "metadata", "labels");
+  if (!labels.is_object()) return {};
+  auto name = labels.find(planner::kOperatorNameLabel);
+  if (name == labels.end() || !name->is_string()) return {};
+  return {stringAt(sts, "metadata", "namespace") + "/" + name->get<std::string>()};
+}
+
 std::optional<planner::TargetKind> kindOfMode(std::string_view mode) {
   if (mode == "server") return planner::TargetKind::Prometheus;
   if (mode == "agent") return planner::TargetKind::PrometheusAgent;
@@ -227,8 +239,10 @@ void ShardSetController::startInformers() {
     addInformer(k8s::resources::statefulSets(), ns,
                 {.label_selector = std::string(planner::kOperatorShardLabel),
                  .metadata_only = true,
-                 .fields = stateful_set_fields},
+                 .fields = stateful_set_fields,
+                 .indexers = {{kAttachedIndex, attachedTo}}},
                 statefulSetHandlers(), other_informers_);
+    stateful_set_informers_.push_back(other_informers_.back().informer.get());
   }
   for (auto* list : {&shard_set_informers_, &other_informers_}) {
     for (auto& i : *list) i.informer->start();
@@ -351,6 +365,20 @@ k8s::EventHandlers ShardSetController::statefulSetHandlers() {
             enqueueForStatefulSet(*o);
           },
   };
+}
+
+bool ShardSetController::cacheShowsUnlabelledShards(const api::ShardSet& shard_set) const {
+  if (stateful_set_informers_.empty()) return true;  // a dry run: no caches
+  const std::string value = shard_set.ns + "/" + shard_set.spec.target_ref.name;
+  for (const k8s::Informer* informer : stateful_set_informers_) {
+    if (!informer->hasSynced()) return true;
+    for (const ObjectPtr& sts : informer->store().byIndex(kAttachedIndex, value)) {
+      const Json& labels = field(*sts, "metadata", "labels");
+      auto guard = labels.find(planner::kShardSetLabel);
+      if (guard == labels.end() || *guard != shard_set.name) return true;
+    }
+  }
+  return false;
 }
 
 void ShardSetController::enqueueUnlessEcho(const std::string& key, const std::string& echo_of) {

@@ -5,6 +5,7 @@
 #include <future>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "shardscaler/controller/api_resources.h"
 #include "shardscaler/controller/shardset_controller.h"
 #include "shardscaler/planner/naming.h"
+#include "shardscaler/planner/shard_inventory.h"
 
 #include "object_fields.h"
 
@@ -73,6 +75,21 @@ bool specUnobserved(const api::ShardSet& shard_set) {
   return ready != nullptr && ready->observed_generation < shard_set.generation;
 }
 
+// Every shard the operator runs for the target (each index below its spec.shards) is among the
+// observed StatefulSets, attached. Topology targets and a missing target count as not.
+bool everyActiveShardListed(const api::ShardSet& shard_set,
+                            const std::optional<planner::Target>& target,
+                            std::span<const planner::ObservedStatefulSet> stateful_sets) {
+  if (!target || target->topologyZones()) return false;
+  const int32_t active = target->effectiveShards();
+  std::set<int32_t> listed;
+  for (const planner::ShardStatefulSet& shard :
+       planner::takeInventory(shard_set, *target, stateful_sets).attached) {
+    if (shard.index < active) listed.insert(shard.index);
+  }
+  return std::cmp_equal(listed.size(), active);
+}
+
 bool pausedBy(const planner::Target& t, const std::string& shard_set) {
   const std::string* by = t.annotation(planner::kPausedByAnnotation);
   return t.paused && by != nullptr && *by == shard_set;
@@ -87,13 +104,16 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   if (!kind || shard_set.spec.target_ref.name.empty()) return observed;  // the planner says why
 
   // The target's shards by their own labels, so a read costs this ShardSet's shards, not the
-  // namespace's: the active ones carry the operator's name label, the retained ones ours. Both
-  // lists are at least as new as our newest StatefulSet write, so they show every write of the
-  // earlier plans (docs/design.md §12). They are independent of the target read and of each
-  // other: sent at once, on threads of their own, a round costs the slowest read, not the sum.
-  // The second asks only for what the first does not return (`name!=` also matches a missing
-  // label): the union is the same, but an active shard, which carries both labels once guarded,
-  // is not sent and decoded twice.
+  // namespace's (docs/design.md §12): our guard label marks every shard of the ShardSet once it
+  // claimed the target, retained or attached; the operator's name label also finds the attached
+  // ones it has not labelled yet (a first claim, shards the operator just created). The lists are
+  // at least as new as our newest StatefulSet write, so they show every write of the earlier
+  // plans, and are sent at once with the target's read, on threads of their own: a round costs
+  // the slowest read, not the sum. Each list costs the API server a pass over the namespace's
+  // StatefulSets in its watch cache, so the name list is sent only when it can add a shard: when
+  // our caches hold an attached shard without our label, or the lists without it turn out to lack
+  // an active shard (below). Sent together, the guard list asks only for what the name list does
+  // not return (`name!=` also matches a missing label), so no shard is sent and decoded twice.
   const std::uint64_t floor = own_writes_.newestStatefulSetWrite();
   auto list = [&](std::string selector) {
     return std::async(std::launch::async,
@@ -101,11 +121,16 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
                         return listShards(client_, shard_set.ns, selector, floor);
                       });
   };
-  auto by_name =
-      list(std::string(planner::kOperatorNameLabel) + "=" + shard_set.spec.target_ref.name);
-  auto by_shard_set =
-      list(std::string(planner::kShardSetLabel) + "=" + shard_set.name + "," +
-           std::string(planner::kOperatorNameLabel) + "!=" + shard_set.spec.target_ref.name);
+  const std::string name_selector =
+      std::string(planner::kOperatorNameLabel) + "=" + shard_set.spec.target_ref.name;
+  std::string guard_selector = std::string(planner::kShardSetLabel) + "=" + shard_set.name;
+  std::future<k8s::Result<std::vector<planner::ObservedStatefulSet>>> by_name;
+  if (cacheShowsUnlabelledShards(shard_set)) {
+    by_name = list(name_selector);
+    guard_selector +=
+        "," + std::string(planner::kOperatorNameLabel) + "!=" + shard_set.spec.target_ref.name;
+  }
+  auto by_shard_set = list(guard_selector);
 
   // When the ShardSet itself says a transition is likely (its first round on a spec its status
   // has not seen), the guard is read beside the target instead of after it: the transition
@@ -134,12 +159,29 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   // The claim and the guard are read while the lists are still on their way.
   auto with_shards = [&]() -> k8s::Result<Observed> {
     std::set<std::string> seen;  // a shard can match both selectors
-    for (auto* shards : {&by_name, &by_shard_set}) {
-      auto listed = shards->get();
+    auto take = [&](auto& shards) -> k8s::Result<void> {
+      auto listed = shards.get();
       if (!listed) return std::unexpected(listed.error());
       for (auto& sts : *listed) {
         if (seen.insert(sts.uid).second) observed.stateful_sets.push_back(std::move(sts));
       }
+      return {};
+    };
+    const bool read_by_name = by_name.valid();
+    for (auto* shards : {&by_name, &by_shard_set}) {
+      if (!shards->valid()) continue;
+      if (auto taken = take(*shards); !taken) return std::unexpected(taken.error());
+    }
+    // Without the name list, a shard it would add is an attached one without our label. One
+    // the operator counts (an index below the target's spec.shards) is then missing here, and
+    // the name list is read after all. What it would still add is an attached shard above the
+    // operator's count, unlabelled, that our caches have not seen yet: one the operator created
+    // for a higher count that has since dropped, which the planner's waits before lowering
+    // spec.shards keep from happening (§11), and which the next reconcile reads once cached.
+    if (!read_by_name &&
+        !everyActiveShardListed(shard_set, observed.target, observed.stateful_sets)) {
+      by_name = list(name_selector);
+      if (auto taken = take(by_name); !taken) return std::unexpected(taken.error());
     }
     return std::move(observed);
   };

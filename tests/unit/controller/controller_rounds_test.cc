@@ -4,6 +4,8 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "controller_fixture.h"
 
@@ -40,6 +42,67 @@ TEST_F(ControllerTest, AReconcileStopsAfterMaxRoundsAndAsksToBeRequeued) {
   const ReconcileOutcome next = reconcile();
   EXPECT_EQ(next.result, k8s::ReconcileResult::Success) << describe(fake_.calls());
   EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).size(), 2U);
+}
+
+std::vector<std::string> statefulSetListSelectors(const std::vector<k8s::testing::Call>& calls) {
+  std::vector<std::string> selectors;
+  for (const auto& call : calls) {
+    if (call.verb == Verb::List && call.resource.resource == "statefulsets") {
+      selectors.push_back(call.label_selector);
+    }
+  }
+  return selectors;
+}
+
+// Each list of StatefulSets costs the API server a pass over the namespace's: once every shard
+// carries the guard label, a reconcile reads them by that label alone. A first claim, whose
+// shards carry none yet, reads them by the operator's name label too.
+TEST_F(ControllerTest, OnceEveryShardIsLabelledAReconcileListsTheShardsByTheGuardLabelAlone) {
+  putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  startController();
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
+  const auto first = statefulSetListSelectors(fake_.calls());
+  EXPECT_NE(std::ranges::find(first, "operator.prometheus.io/name=main"), first.end())
+      << describe(fake_.calls());
+
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
+  EXPECT_EQ(statefulSetListSelectors(fake_.calls()),
+            std::vector<std::string>{"shardscaler.io/shardset=main"})
+      << describe(fake_.calls());
+}
+
+// Our caches can trail the API server: a shard the operator creates just as we read is not in
+// them, and it carries no guard label yet. The target's spec.shards counts it, so the lists
+// without it lack an active shard, and the name list is read after all.
+TEST_F(ControllerTest, AShardOurCachesHaveNotSeenIsStillReadWhenTheTargetCountsIt) {
+  const Json t = fake_.put(prometheuses(), prometheusJson(3));
+  for (int i = 0; i < 2; ++i) {
+    fake_.put(k8s::resources::statefulSets(), statefulSetJson(i, t["metadata"]["uid"]));
+  }
+  fake_.put(shardSets(), shardSetJson(3));
+  startController();
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
+
+  // The operator creates shard 2 as the next reconcile's first list is served.
+  std::atomic<bool> created{false};
+  fake_.setBeforeCall([&](const k8s::testing::Call& call) {
+    if (call.verb != Verb::List || call.resource.resource != "statefulsets") return;
+    if (created.exchange(true)) return;
+    fake_.put(k8s::resources::statefulSets(), statefulSetJson(2, t["metadata"]["uid"]));
+  });
+  const ReconcileOutcome outcome = reconcile();
+  fake_.setBeforeCall({});
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
+  const auto selectors = statefulSetListSelectors(fake_.calls());
+  ASSERT_GE(selectors.size(), 2U) << describe(fake_.calls());
+  EXPECT_EQ(selectors[0], "shardscaler.io/shardset=main") << describe(fake_.calls());
+  EXPECT_EQ(selectors[1], "operator.prometheus.io/name=main") << describe(fake_.calls());
+  const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, stsName(2));
+  ASSERT_TRUE(sts);
+  EXPECT_EQ((*sts)["metadata"]["labels"].value("shardscaler.io/shardset", ""), "main")
+      << sts->dump();
+  EXPECT_EQ((*shardSet())["status"].value("shards", 0), 3) << shardSet()->dump();
 }
 
 // The guard matters only to a transition. The steady state never reads it; a scale (a spec its

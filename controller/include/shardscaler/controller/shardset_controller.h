@@ -128,6 +128,10 @@ class ShardSetController {
   // The target and its shards, as of now; the guard when a transition may run. `first_round`:
   // the first read of a reconcile (or of a dry run), which may read the guard early.
   k8s::Result<Observed> observe(const api::ShardSet& shard_set, bool first_round) const;
+  // Whether the StatefulSet caches hold a shard attached to the ShardSet's target that does not
+  // carry its guard label (or cannot tell: no cache, or one not synced yet), so that observe()
+  // must read the target's shards by the operator's name label too.
+  bool cacheShowsUnlabelledShards(const api::ShardSet& shard_set) const;
   planner::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
                                planner::PlanPurpose purpose) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
@@ -175,6 +179,7 @@ class ShardSetController {
   // One informer per namespace (or one for all); the ShardSet ones are indexed by namespace.
   std::vector<NamedInformer> shard_set_informers_;
   std::vector<NamedInformer> other_informers_;
+  std::vector<const k8s::Informer*> stateful_set_informers_;  // among other_informers_
   std::atomic<uint64_t> next_reconcile_id_{1};
   // ShardSets whose writes were refused for good, until when no transition starts.
   mutable std::mutex holds_mutex_;
