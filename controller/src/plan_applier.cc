@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <future>
@@ -76,13 +77,22 @@ ApplyOutcome PlanApplier::apply(const planner::Plan& plan, const k8s::Resource& 
     if (end - first == 1) {
       results.push_back(applyOne(actions[first], target_resource, ns));
     } else {
-      std::vector<std::future<k8s::Result<void>>> sent;
-      sent.reserve(end - first);
-      for (std::size_t i = first; i < end; ++i) {
-        sent.push_back(std::async(std::launch::async,
-                                  [&, i] { return applyOne(actions[i], target_resource, ns); }));
-      }
-      for (auto& f : sent) results.push_back(f.get());
+      // At most kMaxWritesInFlight at once, each sender taking the next write: a first claim
+      // labels every shard, and a connection per write beyond what the client keeps would cost
+      // both sides a TLS handshake (most of shardscaler's CPU on issue 10's first start).
+      results.resize(end - first, k8s::Result<void>{});
+      std::atomic<std::size_t> next{first};
+      auto send = [&] {
+        for (std::size_t i = next++; i < end; i = next++) {
+          results[i - first] = applyOne(actions[i], target_resource, ns);
+        }
+      };
+      std::vector<std::future<void>> senders;
+      const std::size_t n = std::min(end - first, kMaxWritesInFlight);
+      senders.reserve(n - 1);
+      for (std::size_t s = 1; s < n; ++s) senders.push_back(std::async(std::launch::async, send));
+      send();
+      for (auto& f : senders) f.get();
     }
     // Every write that succeeded is reported; the first failure (in plan order) ends the plan.
     for (std::size_t i = first; i < end; ++i) {

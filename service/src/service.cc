@@ -99,9 +99,14 @@ class Service {
                               std::chrono::duration<double>(r.latency).count());
                           noteCacheRequest(r);
                         },
-                    // Every worker's request finds a kept connection (the informers' watches
-                    // hold theirs), rather than a new TLS handshake beyond 8 in parallel.
-                    .max_idle_connections = static_cast<std::size_t>(options.workers) + 8,
+                    // Every request a worker has in flight finds a kept connection (the
+                    // informers' watches hold theirs) rather than paying a TLS handshake on
+                    // both sides: a reconcile sends up to four at once (the reads of a round,
+                    // or a plan's StatefulSet writes), plus 8 for Events, the lease and the
+                    // guard's reads.
+                    .max_idle_connections = static_cast<std::size_t>(options.workers) *
+                                                controller::PlanApplier::kMaxWritesInFlight +
+                                            8,
                 }),
         events_(client_, *clock_, k8s::KubeEventRecorder::Options{.instance = options.identity},
                 [this](const std::string& reason) { metrics_.incDegraded(reason); }),

@@ -1,6 +1,12 @@
 // The PlanApplier's preconditions: what it sends carries the plan's uid and resourceVersion, and a
-// precondition that failed is reported for a re-plan, not retried.
+// precondition that failed is reported for a re-plan, not retried; adjacent StatefulSet writes go
+// at once, within a cap.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
 
 #include "shardscaler/controller/plan_applier.h"
 #include "shardscaler/k8s_testing/fake_kube_client.h"
@@ -80,6 +86,45 @@ TEST_F(PlanApplierTest, AShardAlreadyGoneCountsAsDeleted) {
   const ApplyOutcome outcome = apply(deletePlan(planned, ""));
   EXPECT_FALSE(outcome.error);
   EXPECT_EQ(outcome.applied, 1U);
+}
+
+TEST_F(PlanApplierTest, AdjacentStatefulSetWritesGoAtOnceButNoMoreThanTheCap) {
+  // A first claim labels every shard: ten writes, sent side by side but never more at once than
+  // the client keeps connections for.
+  planner::Plan plan;
+  for (int i = 0; i < 10; ++i) {
+    fake_.put(k8s::resources::statefulSets(), statefulSetJson(i, "owner"));
+    planner::Action action;
+    action.type = planner::ActionType::LabelStatefulSet;
+    action.object_name = stsName(i);
+    action.merge_patch = {{"metadata", {{"labels", {{"shardscaler.io/shardset", "main"}}}}}};
+    action.summary = "label " + action.object_name;
+    plan.actions.push_back(std::move(action));
+  }
+  std::mutex mutex;
+  int in_flight = 0;
+  int most = 0;
+  fake_.setBeforeCall([&](const k8s::testing::Call& call) {
+    if (call.verb != Verb::Patch) return;
+    {
+      std::lock_guard lock(mutex);
+      most = std::max(most, ++in_flight);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    std::lock_guard lock(mutex);
+    --in_flight;
+  });
+  const ApplyOutcome outcome = apply(plan);
+  fake_.setBeforeCall(nullptr);
+  EXPECT_FALSE(outcome.error) << outcome.error->describe();
+  EXPECT_EQ(outcome.applied, 10U);
+  for (int i = 0; i < 10; ++i) {
+    auto sts = fake_.find(k8s::resources::statefulSets(), kNs, stsName(i));
+    ASSERT_TRUE(sts);
+    EXPECT_EQ((*sts)["metadata"]["labels"].value("shardscaler.io/shardset", ""), "main");
+  }
+  EXPECT_GE(most, 2);
+  EXPECT_LE(most, static_cast<int>(PlanApplier::kMaxWritesInFlight));
 }
 
 }  // namespace

@@ -33,6 +33,10 @@ struct ApplyOutcome {
 
 class PlanApplier {
  public:
+  // Adjacent StatefulSet writes sent at once, at most: the client keeps a connection for each
+  // (service sizes its pool by it), and the API server gains nothing from more of one plan.
+  static constexpr std::size_t kMaxWritesInFlight = 4;
+
   // `log`: the reconcile's fields (key, reconcile_id), on every "applied" line.
   PlanApplier(k8s::KubeClient& client, k8s::EventRecorder& events, telemetry::LogContext log)
       : client_(client), events_(events), log_(std::move(log)) {}
