@@ -44,15 +44,6 @@ std::expected<ObservedStatefulSet, api::FieldError> parseStatefulSet(const nlohm
       }
     }
   }
-  if (const auto* spec = r.object(object, "spec", "spec")) {
-    if (auto replicas = r.integer(*spec, "replicas", "spec.replicas")) {
-      if (*replicas < 0 || *replicas > INT32_MAX) {
-        r.fail("spec.replicas", "out of range");
-      } else {
-        s.replicas = static_cast<int32_t>(*replicas);
-      }
-    }
-  }
   // Every field here decides whose StatefulSet this is; a half-read one must not be acted on.
   if (!errors.empty()) return std::unexpected(errors.front());
   if (s.name.empty()) return std::unexpected(api::FieldError{"metadata.name", "required"});

@@ -78,6 +78,10 @@ TEST_F(ControllerTest, OnceEveryShardIsLabelledAReconcileListsTheShardsByTheGuar
   EXPECT_EQ(statefulSetListSelectors(fake_.calls()),
             std::vector<std::string>{"shardscaler.io/shardset=main"})
       << describe(fake_.calls());
+  // A plan reads only the shards' metadata (PartialObjectMetadata), never their pod templates.
+  for (const auto& call : fake_.calls({.verb = Verb::List, .resource = "statefulsets"})) {
+    EXPECT_TRUE(call.list_options.metadata_only) << call.label_selector;
+  }
 }
 
 // Our caches can trail the API server: a shard the operator creates just as we read is not in

@@ -73,7 +73,7 @@ TEST(ParseTarget, WrongTypesInSpecBecomeSpecErrors) {
             "spec.shardingStrategy.topology.values: entries must be strings");
 }
 
-TEST(ParseStatefulSet, ReadsMetadataAndReplicas) {
+TEST(ParseStatefulSet, ReadsMetadata) {
   Json j = testing::retainedSts(3, "2026-11-25T10:00:00Z");
   j["metadata"]["deletionTimestamp"] = "2026-11-22T10:00:00Z";
   auto s = parseStatefulSet(j);
@@ -82,7 +82,6 @@ TEST(ParseStatefulSet, ReadsMetadataAndReplicas) {
   EXPECT_EQ(s->uid, "sts-uid-3");
   EXPECT_EQ(s->resource_version, "503");
   EXPECT_TRUE(s->being_deleted);
-  EXPECT_EQ(s->replicas, 2);
   ASSERT_NE(s->label("shardscaler.io/retained"), nullptr);
   EXPECT_EQ(*s->annotation("operator.prometheus.io/deletion-timestamp"), "2026-11-25T10:00:00Z");
   ASSERT_EQ(s->owner_references.size(), 1u);

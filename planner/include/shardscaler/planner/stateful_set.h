@@ -31,8 +31,7 @@ struct ObservedStatefulSet {
   StringMap labels;
   StringMap annotations;
   std::vector<OwnerReference> owner_references;
-  bool being_deleted = false;       // metadata.deletionTimestamp set
-  std::optional<int32_t> replicas;  // spec.replicas
+  bool being_deleted = false;  // metadata.deletionTimestamp set
 
   const std::string* label(std::string_view key) const;
   const std::string* annotation(std::string_view key) const;
