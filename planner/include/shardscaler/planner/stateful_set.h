@@ -2,9 +2,7 @@
 // that fills them from the API object. It never decides whose StatefulSet it is.
 #pragma once
 
-#include <cstdint>
 #include <expected>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
