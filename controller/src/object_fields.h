@@ -28,4 +28,10 @@ inline constexpr const char* kReleaseFinalizer = "shardscaler.io/release-target"
 // spec.targetRef still lets it release the target it managed.
 inline constexpr std::string_view kBoundTargetAnnotation = "shardscaler.io/target";
 
+// Indexes of the StatefulSet caches: by the target the operator's name label attaches a shard
+// to ("<namespace>/<name>"), and, for shards without that label (retained ones), by the
+// ShardSet whose guard label they carry ("<namespace>/<name>").
+inline constexpr const char* kAttachedIndex = "attached";
+inline constexpr const char* kDetachedIndex = "detached";
+
 }  // namespace shardscaler::controller

@@ -47,21 +47,25 @@ bool onlyBoundTargetMoved(const Json& old_object, const Json& new_object) {
   return others(old_object) == others(new_object);
 }
 
-// The caches only decide *when* a ShardSet is reconciled (reconciles read live, see
-// shardset_rounds.cc), so each keeps what maps an event to its ShardSets and what tells a change
-// worth a reconcile from one that is not (worthReconciling), and nothing else.
+// The caches decide *when* a ShardSet is reconciled, and what a reconcile that has nothing but
+// its status to write plans from (observeCached, shardset_rounds.cc); any other plan reads live.
+// So each keeps what maps an event to its ShardSets, what tells a change worth a reconcile from
+// one that is not (worthReconciling), and what that steady-state plan reads, and nothing else.
 
 // StatefulSets (as PartialObjectMetadata): namespace and the operator's name and mode labels
 // (-> the target's ShardSets), the guard label (-> its ShardSet), and what a plan reads that can
-// change: generation (spec.replicas), deletion, the retained label, the deadline annotations.
+// change: generation (spec.replicas), deletion, the shard index and retained labels, the
+// deadline annotations. Not the uid and owner references (0.5 KB a StatefulSet in the DOM):
+// a plan from the caches takes a shard as the target's by our guard label (observeCached).
 std::shared_ptr<const k8s::FieldMask> statefulSetFields() {
   auto mask = k8s::FieldMask::keepNone();
   for (std::string_view f :
        {"namespace", "name", "resourceVersion", "generation", "deletionTimestamp"}) {
     mask.keep({"metadata", f});
   }
-  for (std::string_view label : {planner::kOperatorNameLabel, planner::kOperatorModeLabel,
-                                 planner::kShardSetLabel, planner::kRetainedLabel}) {
+  for (std::string_view label :
+       {planner::kOperatorNameLabel, planner::kOperatorModeLabel, planner::kOperatorShardLabel,
+        planner::kShardSetLabel, planner::kRetainedLabel}) {
     mask.keep({"metadata", "labels", label});
   }
   for (std::string_view annotation :
@@ -72,13 +76,18 @@ std::shared_ptr<const k8s::FieldMask> statefulSetFields() {
 }
 
 // Targets: the key, what marks a spec or ownership change (generation, deletion, our claim and
-// pause annotations), and whether the operator acknowledged a pause (status.paused and the
-// conditions' observedGeneration), so that a transition waiting for it wakes when it comes.
+// pause annotations), whether the operator acknowledged a pause (status.paused and the
+// conditions' observedGeneration), so that a transition waiting for it wakes when it comes, and
+// the uid and spec fields the planner reads (planner::parseTarget).
 std::shared_ptr<const k8s::FieldMask> targetFields() {
   auto mask = k8s::FieldMask::keepNone();
   for (std::string_view f :
-       {"namespace", "name", "resourceVersion", "generation", "deletionTimestamp"}) {
+       {"namespace", "name", "uid", "resourceVersion", "generation", "deletionTimestamp"}) {
     mask.keep({"metadata", f});
+  }
+  for (std::string_view f : {"shards", "replicas", "paused", "retention", "retentionSize",
+                             "shardRetentionPolicy", "shardingStrategy"}) {
+    mask.keep({"spec", f});
   }
   for (std::string_view annotation :
        {planner::kClaimedByAnnotation, planner::kPausedByAnnotation, planner::kPausedAtAnnotation,
@@ -127,16 +136,20 @@ std::vector<std::string> shardSetTargets(const Json& shard_set) {
   return values;
 }
 
-// Shard StatefulSets by the target their operator name label attaches them to
-// ("<namespace>/<name>"); retained ones have none.
-constexpr const char* kAttachedIndex = "attached";
-
 std::vector<std::string> attachedTo(const Json& sts) {
   const Json& labels = field(sts, "metadata", "labels");
   if (!labels.is_object()) return {};
   auto name = labels.find(planner::kOperatorNameLabel);
   if (name == labels.end() || !name->is_string()) return {};
   return {stringAt(sts, "metadata", "namespace") + "/" + name->get<std::string>()};
+}
+
+std::vector<std::string> detachedFor(const Json& sts) {
+  const Json& labels = field(sts, "metadata", "labels");
+  if (!labels.is_object() || labels.contains(planner::kOperatorNameLabel)) return {};
+  auto shard_set = labels.find(planner::kShardSetLabel);
+  if (shard_set == labels.end() || !shard_set->is_string()) return {};
+  return {stringAt(sts, "metadata", "namespace") + "/" + shard_set->get<std::string>()};
 }
 
 std::optional<planner::TargetKind> kindOfMode(std::string_view mode) {
@@ -231,18 +244,23 @@ void ShardSetController::startInformers() {
     addInformer(shardSets(), ns,
                 {.fields = shard_set_fields, .indexers = {{kTargetIndex, shardSetTargets}}},
                 shardSetHandlers(), shard_set_informers_);
+    NamespaceCaches caches{.ns = ns};
     addInformer(prometheuses(), ns, {.fields = target_fields},
                 targetHandlers(planner::TargetKind::Prometheus), other_informers_);
+    caches.prometheuses = other_informers_.back().informer.get();
     addInformer(prometheusAgents(), ns, {.fields = target_fields},
                 targetHandlers(planner::TargetKind::PrometheusAgent), other_informers_);
+    caches.prometheus_agents = other_informers_.back().informer.get();
     // Attached and retained shards both keep the shard label; only the name label moves.
     addInformer(k8s::resources::statefulSets(), ns,
                 {.label_selector = std::string(planner::kOperatorShardLabel),
                  .metadata_only = true,
                  .fields = stateful_set_fields,
-                 .indexers = {{kAttachedIndex, attachedTo}}},
+                 .indexers = {{kAttachedIndex, attachedTo}, {kDetachedIndex, detachedFor}}},
                 statefulSetHandlers(), other_informers_);
-    stateful_set_informers_.push_back(other_informers_.back().informer.get());
+    caches.stateful_sets = other_informers_.back().informer.get();
+    stateful_set_informers_.push_back(caches.stateful_sets);
+    namespace_caches_.push_back(std::move(caches));
   }
   for (auto* list : {&shard_set_informers_, &other_informers_}) {
     for (auto& i : *list) i.informer->start();

@@ -66,6 +66,10 @@ ReconcileOutcome ShardSetController::reconcile(const std::string& key) {
       metrics_->removeShardSet(key.substr(0, slash), key.substr(slash + 1));
     }
     if (ingestion_ != nullptr) ingestion_->untrack(key);
+    {
+      std::lock_guard lock(live_reads_mutex_);
+      live_reads_.erase(key);
+    }
     log.debug("reconcile: ShardSet gone");
     return {};
   }

@@ -1,6 +1,7 @@
 // The controller's read-plan-apply rounds: what a reconcile reads from the API server (never
 // from our caches: a plan must see the previous plan's writes), and how write failures are met.
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -96,7 +97,116 @@ bool pausedBy(const planner::Target& t, const std::string& shard_set) {
   return t.paused && by != nullptr && *by == shard_set;
 }
 
+// A transition may run (so the guard is to be read): the target is paused by this ShardSet or
+// another, or its shard count is not the one the ShardSet asks for.
+bool mayTransition(const api::ShardSet& shard_set, const planner::Target& t) {
+  return pausedBy(t, shard_set.name) || shard_set.spec.shards.value_or(1) != t.effectiveShards() ||
+         t.annotation(planner::kPausedByAnnotation) != nullptr;
+}
+
+// etcd's revisions, as the API server writes resourceVersions (0: not one).
+std::uint64_t versionOf(std::string_view resource_version) {
+  std::uint64_t value = 0;
+  const char* end = resource_version.data() + resource_version.size();
+  const auto [at, ec] = std::from_chars(resource_version.data(), end, value);
+  return ec == std::errc() && at == end ? value : 0;
+}
+
+// A plan from the caches is kept only when it says the ShardSet is at rest on a target it holds:
+// nothing to write but the status, nothing to wait for, nothing to report.
+bool atRest(const planner::Plan& plan, const api::ShardSet& shard_set) {
+  const planner::Decision& d = plan.decision;
+  return plan.actions.empty() && plan.events.empty() && d.mode == planner::PlanMode::Converge &&
+         d.waiting_for.empty() && d.abandoned_because.empty() && !d.target_paused_by_us &&
+         !d.target_paused_by_others && d.claimed_by == shard_set.name;
+}
+
 }  // namespace
+
+std::optional<ShardSetController::Observed> ShardSetController::observeCached(
+    const api::ShardSet& shard_set) const {
+  auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
+  if (!kind || shard_set.spec.target_ref.name.empty()) return std::nullopt;
+  auto caches = std::ranges::find_if(namespace_caches_, [&](const NamespaceCaches& c) {
+    return c.ns.empty() || c.ns == shard_set.ns;
+  });
+  if (caches == namespace_caches_.end()) return std::nullopt;
+  const k8s::Informer* targets =
+      *kind == planner::TargetKind::Prometheus ? caches->prometheuses : caches->prometheus_agents;
+  const k8s::Informer* shards = caches->stateful_sets;
+  if (!targets->hasSynced() || !shards->hasSynced()) return std::nullopt;
+
+  LiveRead last;
+  {
+    std::lock_guard lock(live_reads_mutex_);
+    if (auto it = live_reads_.find(k8s::objectKey(shard_set.ns, shard_set.name));
+        it != live_reads_.end()) {
+      last = it->second;
+    }
+  }
+  if (last.read_live_next) return std::nullopt;
+  // The shard cache has applied every StatefulSet event up to its resourceVersion, so at least
+  // the newest shard the last live read saw (and every deletion before it).
+  if (versionOf(shards->lastSyncResourceVersion()) < last.shards_version) return std::nullopt;
+  const k8s::ObjectPtr cached_target =
+      targets->store().get(shard_set.ns, shard_set.spec.target_ref.name);
+  if (!cached_target) return std::nullopt;
+  auto target = planner::parseTarget(*cached_target, *kind);
+  if (!target || versionOf(target->resource_version) < last.target_version) return std::nullopt;
+  if (mayTransition(shard_set, *target)) return std::nullopt;
+  if (const std::string* holder = target->annotation(planner::kClaimedByAnnotation);
+      holder == nullptr || *holder != shard_set.name) {
+    return std::nullopt;  // unclaimed, or another's claim: its holder is read live
+  }
+
+  // The shards attached to the target (whatever their labels) and the detached ones under our
+  // guard label: what the live lists return that the planner does not ignore. Each must carry
+  // our label. The label is written only on shards a live plan found owned by the target
+  // (planner::takeInventory checks the owner reference first), so the cache, which keeps no
+  // owner references, takes a labelled shard as the target's. One without it (a shard the
+  // operator just created) is read live, and labelled there.
+  Observed observed;
+  const std::string attached_value = shard_set.ns + "/" + shard_set.spec.target_ref.name;
+  const std::string detached_value = k8s::objectKey(shard_set.ns, shard_set.name);
+  for (const auto& [index, value] :
+       {std::pair{kAttachedIndex, attached_value}, std::pair{kDetachedIndex, detached_value}}) {
+    for (const k8s::ObjectPtr& object : shards->store().byIndex(index, value)) {
+      planner::ObservedStatefulSet sts;
+      sts.name = stringAt(*object, "metadata", "name");
+      sts.resource_version = stringAt(*object, "metadata", "resourceVersion");
+      sts.being_deleted = !field(*object, "metadata", "deletionTimestamp").is_null();
+      for (const auto& [into, from] :
+           {std::pair{&sts.labels, "labels"}, std::pair{&sts.annotations, "annotations"}}) {
+        const Json& map = field(*object, "metadata", from);
+        if (!map.is_object()) continue;
+        for (const auto& [k, v] : map.items()) {
+          if (v.is_string()) into->emplace(k, v.get<std::string>());
+        }
+      }
+      const std::string* guard = sts.label(planner::kShardSetLabel);
+      if (guard == nullptr || *guard != shard_set.name) return std::nullopt;
+      sts.owner_references.push_back({.api_version = "",
+                                      .kind = std::string(planner::toString(*kind)),
+                                      .name = target->name,
+                                      .uid = target->uid,
+                                      .controller = true});
+      observed.stateful_sets.push_back(std::move(sts));
+    }
+  }
+  observed.target = std::move(*target);
+  return observed;
+}
+
+void ShardSetController::noteLiveRead(const std::string& key, const Rounds& rounds, bool wrote) {
+  LiveRead read{.read_live_next =
+                    wrote || rounds.early.has_value() || rounds.failure.error.has_value()};
+  if (!read.read_live_next) {
+    read.target_version = rounds.live_target_version;
+    read.shards_version = rounds.live_shards_version;
+  }
+  std::lock_guard lock(live_reads_mutex_);
+  live_reads_[key] = read;
+}
 
 k8s::Result<ShardSetController::Observed> ShardSetController::observe(
     const api::ShardSet& shard_set, bool first_round) const {
@@ -201,10 +311,7 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
     }
   }
   // The guard matters only while a transition may run; read it live then, and only then.
-  const bool may_transition = pausedBy(t, shard_set.name) ||
-                              shard_set.spec.shards.value_or(1) != t.effectiveShards() ||
-                              t.annotation(planner::kPausedByAnnotation) != nullptr;
-  if (may_transition && options_.guard_enforced) {
+  if (mayTransition(shard_set, t) && options_.guard_enforced) {
     std::string why;
     if (guard_read.valid()) {
       std::tie(observed.guard_enforced, why) = guard_read.get();
@@ -257,6 +364,29 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
                                                             const telemetry::LogContext& log,
                                                             planner::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
+  if (purpose == planner::PlanPurpose::Converge) {
+    if (auto cached = observeCached(shard_set)) {
+      Rounds rounds{.zones = cached->target->topologyZones(), .from_caches = true};
+      rounds.plan = planner::planShardSet(planInput(shard_set, std::move(*cached), purpose));
+      if (atRest(rounds.plan, shard_set)) {
+        log.debug("planned from the caches: at rest");
+        return rounds;
+      }
+    }
+  }
+  bool wrote = false;
+  Rounds rounds = liveRounds(shard_set, subject, log, purpose, &wrote);
+  // A release is followed by nothing planned from the caches until a live read finds it at rest.
+  noteLiveRead(key, rounds, wrote || purpose == planner::PlanPurpose::Release);
+  return rounds;
+}
+
+ShardSetController::Rounds ShardSetController::liveRounds(const api::ShardSet& shard_set,
+                                                          const k8s::InvolvedObject& subject,
+                                                          const telemetry::LogContext& log,
+                                                          planner::PlanPurpose purpose,
+                                                          bool* wrote) {
+  const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
   // This reconcile's writes, recorded as its own (own_writes.h), also those the applier sends
   // from threads of its own.
   OwnWritesClient writes_as_this(client_, own_writes_, key);
@@ -271,6 +401,13 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
       return rounds;
     }
     rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
+    rounds.live_target_version =
+        observed->target ? versionOf(observed->target->resource_version) : 0;
+    rounds.live_shards_version = 0;
+    for (const auto& sts : observed->stateful_sets) {
+      rounds.live_shards_version =
+          std::max(rounds.live_shards_version, versionOf(sts.resource_version));
+    }
     const bool paused_by_us = observed->target && pausedBy(*observed->target, shard_set.name);
     rounds.plan = planner::planShardSet(planInput(shard_set, std::move(*observed), purpose));
     const planner::Plan& plan = rounds.plan;
@@ -288,6 +425,7 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
       return rounds;
     }
     auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
+    *wrote = true;
     ApplyOutcome outcome = applier.apply(plan, targetResource(*kind), shard_set.ns, subject);
     if (!outcome.error) continue;
     if (outcome.needsReplan()) {

@@ -123,6 +123,11 @@ class ShardSetController {
     ApplyOutcome failure;
     std::optional<ReconcileOutcome> early;
     std::optional<size_t> zones;  // of the target, when found
+    // Planned from the informer caches alone (observeCached), nothing read or written.
+    bool from_caches = false;
+    // Of the last live read: the target's resourceVersion and the newest of its shards'.
+    std::uint64_t live_target_version = 0;
+    std::uint64_t live_shards_version = 0;
   };
 
   // The target and its shards, as of now; the guard when a transition may run. `first_round`:
@@ -132,12 +137,25 @@ class ShardSetController {
   // carry its guard label (or cannot tell: no cache, or one not synced yet), so that observe()
   // must read the target's shards by the operator's name label too.
   bool cacheShowsUnlabelledShards(const api::ShardSet& shard_set) const;
+  // The target and its shards as the caches hold them, when a plan from them can be trusted to
+  // say that nothing but the status is to be written (docs/design.md §12): the caches have
+  // synced and are at least as new as this ShardSet's last live read, its last reconcile wrote
+  // nothing, every shard they hold for the target carries this ShardSet's guard label, and the
+  // target shows no transition. nullopt: read live.
+  std::optional<Observed> observeCached(const api::ShardSet& shard_set) const;
+  // Records what a live reconcile of `key` read, or that it wrote (or stopped early), so that
+  // the next one reads live too.
+  void noteLiveRead(const std::string& key, const Rounds& rounds, bool wrote);
   planner::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
                                planner::PlanPurpose purpose) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
   // `log` carries the reconcile's key and reconcile_id into every line it and the applier write.
+  // A ShardSet at rest is planned from the caches instead (observeCached), when they allow it.
   Rounds planAndApply(const api::ShardSet& shard_set, const k8s::InvolvedObject& subject,
                       const telemetry::LogContext& log, planner::PlanPurpose purpose);
+  // The rounds from live reads; *wrote: whether any round sent writes.
+  Rounds liveRounds(const api::ShardSet& shard_set, const k8s::InvolvedObject& subject,
+                    const telemetry::LogContext& log, planner::PlanPurpose purpose, bool* wrote);
   // While stop() drains: when `plan` only waits a short while for the operator or a settle time
   // (called only while the target is paused by this ShardSet: a transition under way), waits
   // that long and returns true, so the reconcile in flight finishes the transition instead of
@@ -180,6 +198,24 @@ class ShardSetController {
   std::vector<NamedInformer> shard_set_informers_;
   std::vector<NamedInformer> other_informers_;
   std::vector<const k8s::Informer*> stateful_set_informers_;  // among other_informers_
+  // The caches of one namespace ("" = all), among other_informers_.
+  struct NamespaceCaches {
+    std::string ns;
+    const k8s::Informer* prometheuses = nullptr;
+    const k8s::Informer* prometheus_agents = nullptr;
+    const k8s::Informer* stateful_sets = nullptr;
+  };
+  std::vector<NamespaceCaches> namespace_caches_;
+  // What the last live read of each ShardSet saw: the target's resourceVersion and the newest
+  // of its shards'; observeCached() plans from caches only at least as new. `read_live_next`:
+  // its last reconcile wrote or stopped early, so the next one reads live whatever the caches.
+  struct LiveRead {
+    std::uint64_t target_version = 0;
+    std::uint64_t shards_version = 0;
+    bool read_live_next = false;
+  };
+  mutable std::mutex live_reads_mutex_;
+  std::map<std::string, LiveRead> live_reads_;
   std::atomic<uint64_t> next_reconcile_id_{1};
   // ShardSets whose writes were refused for good, until when no transition starts.
   mutable std::mutex holds_mutex_;

@@ -1,0 +1,133 @@
+// A ShardSet at rest is planned from the informer caches: its reconcile reads nothing and writes
+// at most its status. Anything else (a reconcile after one that wrote, caches older than the
+// last live read, a shard without our guard label) reads live, as every transition does.
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "controller_fixture.h"
+
+namespace shardscaler::controller::testing {
+namespace {
+
+// The reads a reconcile sent to the API server (gets and lists; watches are the informers').
+std::vector<k8s::testing::Call> reads(const FakeKubeClient& fake) {
+  auto calls = fake.calls();
+  std::erase_if(calls, [](const auto& c) { return c.verb != Verb::Get && c.verb != Verb::List; });
+  return calls;
+}
+
+// The status as a restart finds it after someone cleared it (the scale bench does, so that
+// convergence can be seen): the next reconcile has a status to write.
+void clearStatus(FakeKubeClient& fake) {
+  ASSERT_TRUE(fake.patch(shardSets(), kNs, "main", k8s::PatchType::Json,
+                         Json::array({{{"op", "remove"}, {"path", "/status"}}}), "status"));
+}
+
+bool guardEnforced(const std::string&, std::string*) { return true; }
+
+TEST_F(ControllerTest, AShardSetAtRestIsPlannedFromTheCachesAndWritesOnlyItsStatus) {
+  putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  startController();
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);  // claims and labels
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);  // after writes: live
+  EXPECT_FALSE(reads(fake_).empty()) << "the reconcile after one that wrote read nothing";
+
+  clearStatus(fake_);
+  const ReconcileOutcome outcome = reconcile();
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
+  EXPECT_TRUE(reads(fake_).empty()) << describe(fake_.calls());
+  ASSERT_EQ(statusWrites().size(), 1U) << describe(fake_.calls());
+  EXPECT_EQ(fake_.writes().size(), 1U) << describe(fake_.calls());
+  const Json status = (*shardSet())["status"];
+  EXPECT_EQ(status.value("shards", 0), 2) << status.dump();
+  EXPECT_EQ(status.value("targetShards", 0), 2) << status.dump();
+}
+
+// The caches keep no owner references: a retained shard is found by our guard label, and the
+// status a plan from the caches writes names it with its deadline, as a live plan does.
+TEST_F(ControllerTest, ARetainedShardIsInThePlanFromTheCaches) {
+  Json t = prometheusJson(2);
+  t["spec"]["shardRetentionPolicy"] = {{"whenScaled", "Retain"},
+                                       {"retain", {{"retentionPeriod", "1h"}}}};
+  t = fake_.put(prometheuses(), t);
+  for (int i = 0; i < 2; ++i) {
+    fake_.put(k8s::resources::statefulSets(),
+              statefulSetJson(i, t["metadata"]["uid"].get<std::string>()));
+  }
+  fake_.put(shardSets(), shardSetJson(2));
+  startController({.guard_enforced = guardEnforced});
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  ASSERT_TRUE(fake_.patch(shardSets(), kNs, "main", k8s::PatchType::Merge,
+                          Json{{"spec", {{"shards", 1}}}}));
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);  // the scale-down
+  ASSERT_EQ((*target())["spec"].value("shards", 0), 1) << target()->dump();
+  // Ready once the settle time after the detach (10 s) has passed; read live after the writes.
+  clock_.advance(std::chrono::seconds(11));
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  ASSERT_FALSE(reads(fake_).empty()) << describe(fake_.calls());
+  const Json live_status = (*shardSet())["status"];
+  ASSERT_EQ(live_status.value("retainedShards", Json::array()).size(), 1U) << live_status.dump();
+
+  clearStatus(fake_);
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  EXPECT_TRUE(reads(fake_).empty()) << describe(fake_.calls());
+  const Json status = (*shardSet())["status"];
+  EXPECT_EQ(status["retainedShards"], live_status["retainedShards"]) << status.dump();
+  EXPECT_EQ(status.value("shards", 0), 1) << status.dump();
+}
+
+// Caches that have not caught up with what the last live read saw are not planned from: the
+// status would report an older world than the one already reported.
+TEST_F(ControllerTest, CachesOlderThanTheLastLiveReadAreNotPlannedFrom) {
+  putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  startController();
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  // As the next (live) reconcile reads the target, the caches stop hearing (their watches end
+  // and the informers back off on the manual clock) and the target changes.
+  std::atomic<bool> changed{false};
+  fake_.setBeforeCall([&](const k8s::testing::Call& call) {
+    if (call.verb != Verb::Get || call.resource.resource != "prometheuses") return;
+    if (changed.exchange(true)) return;
+    fake_.stopWatches();
+    fake_.patch(prometheuses(), kNs, "main", k8s::PatchType::Merge,
+                Json{{"metadata", {{"labels", {{"team", "observability"}}}}}});
+  });
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  fake_.setBeforeCall({});
+  ASSERT_TRUE(changed);
+
+  fake_.clearCalls();  // not reconcile(): the watches are over
+  const ReconcileOutcome outcome = controller_->reconcile(kKey);
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
+  EXPECT_FALSE(fake_.calls({.verb = Verb::Get, .resource = "prometheuses"}).empty())
+      << describe(fake_.calls());
+}
+
+// A shard the operator created, which carries no guard label yet, is read live (and labelled).
+TEST_F(ControllerTest, AShardWithoutOurLabelInTheCachesSendsTheReconcileLive) {
+  // The operator has not created shard 2 of 3 yet.
+  const Json t = fake_.put(prometheuses(), prometheusJson(3));
+  for (int i = 0; i < 2; ++i) {
+    fake_.put(k8s::resources::statefulSets(), statefulSetJson(i, t["metadata"]["uid"]));
+  }
+  fake_.put(shardSets(), shardSetJson(3));
+  startController();
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  ASSERT_TRUE(reads(fake_).empty()) << describe(fake_.calls());
+
+  fake_.put(k8s::resources::statefulSets(), statefulSetJson(2, t["metadata"]["uid"]));
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  EXPECT_FALSE(fake_.calls({.verb = Verb::List, .resource = "statefulsets"}).empty())
+      << describe(fake_.calls());
+  const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, stsName(2));
+  ASSERT_TRUE(sts);
+  EXPECT_EQ((*sts)["metadata"]["labels"].value("shardscaler.io/shardset", ""), "main");
+}
+
+}  // namespace
+}  // namespace shardscaler::controller::testing
