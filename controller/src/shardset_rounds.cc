@@ -1,5 +1,6 @@
-// The controller's read-plan-apply rounds: what a reconcile reads from the API server (never
-// from our caches: a plan must see the previous plan's writes), and how write failures are met.
+// The controller's read-plan-apply rounds: what a reconcile reads from the API server (a plan
+// that writes must see the previous plan's writes, which our caches may not have yet), how write
+// failures are met, and when a ShardSet at rest is planned from the caches instead.
 #include <algorithm>
 #include <charconv>
 #include <cstdint>

@@ -9,6 +9,8 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -122,6 +124,21 @@ std::string unsettled(const Snapshot& s, int i, int active) {
   return "";
 }
 
+// The LIST requests a shardscaler process has sent, from its request counter.
+int listRequests(const ShardscalerProcess& p) {
+  auto [code, body] = p.httpGet(p.metricsPort(), "/metrics");
+  if (code != 200) throw std::runtime_error("GET /metrics: " + std::to_string(code));
+  double total = 0;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("shardscaler_kube_requests_total{") &&
+        line.find("verb=\"list\"") != std::string::npos) {
+      total += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return static_cast<int>(total);
+}
+
 class ScaleManyTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -220,6 +237,25 @@ TEST_F(ScaleManyTest, HundredShardSetsConvergeAndTransitionsStayTheirOwn) {
     EXPECT_FALSE(a.kind == "StatefulSet" && a.verb == "delete" && a.ok())
         << "the emulator deleted " << a.name;
   }
+
+  // A new shardscaler over the settled namespace, every status cleared: each ShardSet, at rest,
+  // is planned from the informer caches (docs/design.md §12) and gets back the same status,
+  // retained shards and all, without a list of its own.
+  shardscaler_->terminate(15s);
+  for (int i = 0; i < kTargets; ++i) {
+    auto cleared =
+        adminClient().patch(kShardSets, ns_, targetName(i), k8s::PatchType::Json,
+                            Json::array({{{"op", "remove"}, {"path", "/status"}}}), "status");
+    ASSERT_TRUE(cleared) << cleared.error().describe();
+  }
+  shardscaler_ = std::make_unique<ShardscalerProcess>(
+      ShardscalerOptions{.kubeconfig = cluster().kubeconfigPath(),
+                         .namespaces = {ns_},
+                         .log_file = testLogDir() / "shardscaler-restarted.log"});
+  ASSERT_TRUE(waitSettled(want, 300s));
+  // The informers' lists (a page of 500 StatefulSets each) are all it lists: a reconcile that
+  // read live would list its shards once at least, 100 lists for 100 ShardSets.
+  EXPECT_LT(listRequests(*shardscaler_), kTargets / 4) << shardscaler_->logTail();
 
   // And back up: the retained shards are re-attached.
   for (const auto& [i, shards] : scaled) {
