@@ -1,6 +1,8 @@
 // Reads of API object fields shared by the controller's halves. Private to controller.
 #pragma once
 
+#include <charconv>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -20,6 +22,15 @@ inline const k8s::Json& field(const k8s::Json& object, std::string_view a, std::
 inline std::string stringAt(const k8s::Json& object, std::string_view a, std::string_view b) {
   const k8s::Json& v = field(object, a, b);
   return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+// A resourceVersion as the etcd revision etcd-backed API servers write it (0: not one). Clients
+// may rely on no more than that, and comparing two of one resource is all it is used for.
+inline std::uint64_t revisionOf(std::string_view resource_version) {
+  std::uint64_t value = 0;
+  const char* end = resource_version.data() + resource_version.size();
+  const auto [at, ec] = std::from_chars(resource_version.data(), end, value);
+  return ec == std::errc() && at == end ? value : 0;
 }
 
 // Held on every ShardSet so that its deletion cannot leave a target paused by shardscaler.

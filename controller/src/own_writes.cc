@@ -1,9 +1,10 @@
 #include "shardscaler/controller/own_writes.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "shardscaler/k8s_client/store.h"
+
+#include "object_fields.h"
 
 namespace shardscaler::controller {
 namespace {
@@ -60,12 +61,9 @@ std::size_t OwnWrites::size() const {
 }
 
 void OwnWrites::noteStatefulSetWrite(const std::string& resource_version) {
-  // etcd-backed API servers write resourceVersions as decimal revisions; clients may not rely on
-  // more than that, and NotOlderThan (which the server compares) is all they are used for.
-  std::uint64_t value = 0;
-  const char* end = resource_version.data() + resource_version.size();
-  const auto [at, ec] = std::from_chars(resource_version.data(), end, value);
-  if (ec != std::errc() || at != end || value == 0) return;
+  // NotOlderThan (which the server compares) is all the value is used for.
+  const std::uint64_t value = revisionOf(resource_version);
+  if (value == 0) return;
   std::uint64_t seen = newest_stateful_set_write_.load();
   while (value > seen && !newest_stateful_set_write_.compare_exchange_weak(seen, value)) {
   }

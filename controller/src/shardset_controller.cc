@@ -259,7 +259,6 @@ void ShardSetController::startInformers() {
                  .indexers = {{kAttachedIndex, attachedTo}, {kDetachedIndex, detachedFor}}},
                 statefulSetHandlers(), other_informers_);
     caches.stateful_sets = other_informers_.back().informer.get();
-    stateful_set_informers_.push_back(caches.stateful_sets);
     namespace_caches_.push_back(std::move(caches));
   }
   for (auto* list : {&shard_set_informers_, &other_informers_}) {
@@ -386,9 +385,10 @@ k8s::EventHandlers ShardSetController::statefulSetHandlers() {
 }
 
 bool ShardSetController::cacheShowsUnlabelledShards(const api::ShardSet& shard_set) const {
-  if (stateful_set_informers_.empty()) return true;  // a dry run: no caches
+  if (namespace_caches_.empty()) return true;  // a dry run: no caches
   const std::string value = shard_set.ns + "/" + shard_set.spec.target_ref.name;
-  for (const k8s::Informer* informer : stateful_set_informers_) {
+  for (const NamespaceCaches& caches : namespace_caches_) {
+    const k8s::Informer* informer = caches.stateful_sets;
     if (!informer->hasSynced()) return true;
     for (const ObjectPtr& sts : informer->store().byIndex(kAttachedIndex, value)) {
       const Json& labels = field(*sts, "metadata", "labels");

@@ -2,7 +2,6 @@
 // that writes must see the previous plan's writes, which our caches may not have yet), how write
 // failures are met, and when a ShardSet at rest is planned from the caches instead.
 #include <algorithm>
-#include <charconv>
 #include <cstdint>
 #include <future>
 #include <memory>
@@ -105,14 +104,6 @@ bool mayTransition(const api::ShardSet& shard_set, const planner::Target& t) {
          t.annotation(planner::kPausedByAnnotation) != nullptr;
 }
 
-// etcd's revisions, as the API server writes resourceVersions (0: not one).
-std::uint64_t versionOf(std::string_view resource_version) {
-  std::uint64_t value = 0;
-  const char* end = resource_version.data() + resource_version.size();
-  const auto [at, ec] = std::from_chars(resource_version.data(), end, value);
-  return ec == std::errc() && at == end ? value : 0;
-}
-
 // A plan from the caches is kept only when it says the ShardSet is at rest on a target it holds:
 // nothing to write but the status, nothing to wait for, nothing to report.
 bool atRest(const planner::Plan& plan, const api::ShardSet& shard_set) {
@@ -148,12 +139,12 @@ std::optional<ShardSetController::Observed> ShardSetController::observeCached(
   if (last.read_live_next) return std::nullopt;
   // The shard cache has applied every StatefulSet event up to its resourceVersion, so at least
   // the newest shard the last live read saw (and every deletion before it).
-  if (versionOf(shards->lastSyncResourceVersion()) < last.shards_version) return std::nullopt;
+  if (revisionOf(shards->lastSyncResourceVersion()) < last.shards_version) return std::nullopt;
   const k8s::ObjectPtr cached_target =
       targets->store().get(shard_set.ns, shard_set.spec.target_ref.name);
   if (!cached_target) return std::nullopt;
   auto target = planner::parseTarget(*cached_target, *kind);
-  if (!target || versionOf(target->resource_version) < last.target_version) return std::nullopt;
+  if (!target || revisionOf(target->resource_version) < last.target_version) return std::nullopt;
   if (mayTransition(shard_set, *target)) return std::nullopt;
   if (const std::string* holder = target->annotation(planner::kClaimedByAnnotation);
       holder == nullptr || *holder != shard_set.name) {
@@ -367,7 +358,7 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
   if (purpose == planner::PlanPurpose::Converge) {
     if (auto cached = observeCached(shard_set)) {
-      Rounds rounds{.zones = cached->target->topologyZones(), .from_caches = true};
+      Rounds rounds{.zones = cached->target->topologyZones()};
       rounds.plan = planner::planShardSet(planInput(shard_set, std::move(*cached), purpose));
       if (atRest(rounds.plan, shard_set)) {
         log.debug("planned from the caches: at rest");
@@ -403,11 +394,11 @@ ShardSetController::Rounds ShardSetController::liveRounds(const api::ShardSet& s
     }
     rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
     rounds.live_target_version =
-        observed->target ? versionOf(observed->target->resource_version) : 0;
+        observed->target ? revisionOf(observed->target->resource_version) : 0;
     rounds.live_shards_version = 0;
     for (const auto& sts : observed->stateful_sets) {
       rounds.live_shards_version =
-          std::max(rounds.live_shards_version, versionOf(sts.resource_version));
+          std::max(rounds.live_shards_version, revisionOf(sts.resource_version));
     }
     const bool paused_by_us = observed->target && pausedBy(*observed->target, shard_set.name);
     rounds.plan = planner::planShardSet(planInput(shard_set, std::move(*observed), purpose));

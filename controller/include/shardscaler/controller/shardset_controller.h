@@ -123,8 +123,6 @@ class ShardSetController {
     ApplyOutcome failure;
     std::optional<ReconcileOutcome> early;
     std::optional<size_t> zones;  // of the target, when found
-    // Planned from the informer caches alone (observeCached), nothing read or written.
-    bool from_caches = false;
     // Of the last live read: the target's resourceVersion and the newest of its shards'.
     std::uint64_t live_target_version = 0;
     std::uint64_t live_shards_version = 0;
@@ -197,7 +195,6 @@ class ShardSetController {
   // One informer per namespace (or one for all); the ShardSet ones are indexed by namespace.
   std::vector<NamedInformer> shard_set_informers_;
   std::vector<NamedInformer> other_informers_;
-  std::vector<const k8s::Informer*> stateful_set_informers_;  // among other_informers_
   // The caches of one namespace ("" = all), among other_informers_.
   struct NamespaceCaches {
     std::string ns;
