@@ -38,6 +38,9 @@ Result<Json> listAll(KubeClient& client, const Resource& r, const std::string& n
                                               "twice; stopping instead of looping");
     }
     opts.continue_token = std::move(next);
+    // The token holds the version the first page was read at; the server refuses another.
+    opts.resource_version.clear();
+    opts.resource_version_match.clear();
   }
   all["items"] = std::move(items);
   if (all.contains("metadata") && all["metadata"].is_object()) all["metadata"].erase("continue");

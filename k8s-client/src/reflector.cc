@@ -13,6 +13,9 @@ namespace {
 // A watch that ends this soon with nothing delivered did not really run.
 constexpr auto kShortWatch = std::chrono::seconds(1);
 
+// A list's resourceVersion for "whatever the API server has in memory".
+constexpr std::string_view kAnyVersion = "0";
+
 bool resumable(const Error& error) {
   switch (error.kind) {
     case ErrorKind::Transport:
@@ -90,6 +93,10 @@ bool Reflector::listAndReplace() {
   opts.metadata_only = options_.metadata_only;
   opts.fields = options_.fields;
   if (options_.page_size > 0) opts.limit = options_.page_size;
+  // The first list takes any version the API server's watch cache holds, as client-go's
+  // reflector does: one walk over memory instead of pages read from etcd. A relist (the watch
+  // broke or its history is gone) reads the newest state, so it never goes back in time.
+  if (stats().lists == 0) opts.resource_version = std::string(kAnyVersion);
   auto listed = listAll(client_, resource_, options_.ns, opts);
   if (!listed) {
     {

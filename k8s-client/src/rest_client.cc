@@ -5,6 +5,7 @@
 
 #include "rest_client_impl.h"
 #include "shardscaler/k8s_client/api_status.h"
+#include "shardscaler/k8s_client/list_stream.h"
 #include "url_encoding.h"
 
 namespace shardscaler::k8s {
@@ -12,6 +13,23 @@ namespace {
 
 size_t appendToString(char* data, size_t size, size_t count, void* user) {
   static_cast<std::string*>(user)->append(data, size * count);
+  return size * count;
+}
+
+// A list's bytes go to its decoder as they come; a decode error ends the transfer.
+struct ListBody {
+  explicit ListBody(const FieldMask* item_fields) : decoder(item_fields) {}
+  ListStreamDecoder decoder;
+  std::optional<Error> error;
+};
+
+size_t feedList(char* data, size_t size, size_t count, void* user) {
+  auto* body = static_cast<ListBody*>(user);
+  auto fed = body->decoder.feed(std::string_view(data, size * count));
+  if (!fed) {
+    body->error = std::move(fed.error());
+    return 0;  // CURLE_WRITE_ERROR
+  }
   return size * count;
 }
 
@@ -97,8 +115,15 @@ Result<Json> RestClient::Impl::execute(const Call& call) {
     }
   }
   std::string body;
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &appendToString);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  std::optional<ListBody> list_body;
+  if (call.list) {
+    list_body.emplace(call.item_fields);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &feedList);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &*list_body);
+  } else {
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &appendToString);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
+  }
 
   CURLcode code = curl_easy_perform(curl);
   long http_status = 0;
@@ -107,14 +132,26 @@ Result<Json> RestClient::Impl::execute(const Call& call) {
   pool.release(std::move(handle));
   observe(call.verb, call.resource, code == CURLE_OK ? http_status : 0, started);
 
+  auto not_a_list = [&](Error error) {
+    error.http_status = static_cast<int>(http_status);
+    error.message = request + ": the response is not a list: " + error.message;
+    return std::unexpected(std::move(error));
+  };
+  if (list_body && list_body->error) return not_a_list(std::move(*list_body->error));
   if (code != CURLE_OK) return std::unexpected(transportError(code, state, request, config));
+  const std::string& text = list_body ? list_body->decoder.rest() : body;
   if (http_status < 200 || http_status > 299) {
     // A rejected token may have been rotated on disk since it was read.
     if (http_status == 401) token.invalidate();
     return std::unexpected(
-        errorFromResponse(static_cast<int>(http_status), body, retry_after, request));
+        errorFromResponse(static_cast<int>(http_status), text, retry_after, request));
   }
-  if (body.empty()) return Json::object();
+  if (text.empty()) return Json::object();
+  if (list_body) {
+    auto list = list_body->decoder.finish();
+    if (!list) return not_a_list(std::move(list.error()));
+    return list;
+  }
   if (call.fields != nullptr) {
     auto projected = parseProjected(body, *call.fields);
     if (projected) return projected;
@@ -178,11 +215,8 @@ Result<Json> RestClient::list(const Resource& r, const std::string& ns, const Li
   detail::appendQuery(path, "resourceVersionMatch", opts.resource_version_match);
   auto call = Impl::makeCall("list", r.describe(), "GET", std::move(path));
   if (opts.metadata_only) call.accept = Impl::metadataAccept(/*list=*/true);
-  std::optional<FieldMask> list_fields;
-  if (opts.fields) {
-    list_fields = FieldMask::keepAll().put({"items"}, *opts.fields);
-    call.fields = &*list_fields;
-  }
+  call.list = true;
+  call.item_fields = opts.fields.get();
   return impl_->execute(call);
 }
 

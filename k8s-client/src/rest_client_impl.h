@@ -25,6 +25,10 @@ struct RestClient::Impl {
     bool text_body_ok = false;          // a 2xx body that is not JSON comes back as a JSON string
     std::string accept;                 // "" = application/json
     const FieldMask* fields = nullptr;  // decode only these fields of a 2xx body
+    // A list: the body is decoded item by item as it arrives (ListStreamDecoder), never held
+    // whole; each item keeps only item_fields (nullptr: whole items).
+    bool list = false;
+    const FieldMask* item_fields = nullptr;
   };
   static Call makeCall(std::string_view verb, std::string resource, const char* method,
                        std::string path, std::string body = {}, std::string content_type = {});

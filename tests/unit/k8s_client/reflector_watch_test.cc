@@ -170,7 +170,10 @@ TEST_F(ReflectorTest, GoneRelistsAtOnceAndWatchesFromTheNewList) {
   ASSERT_TRUE(awaitOpenWatch(3));
   EXPECT_EQ(watchCalls()[1].resource_version, rv(2));
   EXPECT_EQ(watchCalls()[2].resource_version, rv(5));
-  EXPECT_EQ(listCalls().size(), 2u);
+  ASSERT_EQ(listCalls().size(), 2u);
+  // The first list takes what the watch cache holds; the relist after 410 reads the newest.
+  EXPECT_EQ(listCalls()[0].resource_version, "0");
+  EXPECT_EQ(listCalls()[1].resource_version, "");
   ASSERT_TRUE(sink_.log.awaitSize(2));
   EXPECT_EQ(sink_.log.entries()[1], "replace@" + rv(5) + ":ns/a,ns/c,");
   EXPECT_EQ(reflector_->stats().watch_gone, 1u);
@@ -285,7 +288,9 @@ TEST_F(ReflectorTest, ListsPageByPage) {
   ASSERT_EQ(lists.size(), 3u);
   EXPECT_EQ(lists[0].limit, 2);
   EXPECT_EQ(lists[0].continue_token, "");
+  EXPECT_EQ(lists[0].resource_version, "0");
   EXPECT_EQ(lists[1].continue_token, "2");
+  EXPECT_EQ(lists[1].resource_version, "") << "a continue token carries its own version";
   EXPECT_EQ(lists[2].continue_token, "4");
   EXPECT_EQ(sink_.log.entries()[0], "replace@" + rv(5) + ":ns/o0,ns/o1,ns/o2,ns/o3,ns/o4,");
 }
