@@ -109,10 +109,7 @@ TEST_F(ControllerTest, CachesOlderThanTheLastLiveReadAreNotPlannedFrom) {
 // A shard the operator created, which carries no guard label yet, is read live (and labelled).
 TEST_F(ControllerTest, AShardWithoutOurLabelInTheCachesSendsTheReconcileLive) {
   // The operator has not created shard 2 of 3 yet.
-  const Json t = fake_.put(prometheuses(), prometheusJson(3));
-  for (int i = 0; i < 2; ++i) {
-    fake_.put(k8s::resources::statefulSets(), statefulSetJson(i, t["metadata"]["uid"]));
-  }
+  const Json t = putTarget(3, 2);
   fake_.put(shardSets(), shardSetJson(3));
   startController();
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);

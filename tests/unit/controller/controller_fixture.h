@@ -105,10 +105,12 @@ inline Json statefulSetJson(int index, const std::string& target_uid) {
 
 class ControllerTest : public ::testing::Test {
  protected:
-  // The Prometheus `main` with `shards` StatefulSets, as the operator leaves it.
-  Json putTarget(int shards) {
+  // The Prometheus `main` with `shards` shards, as the operator leaves it; only the first
+  // `created` StatefulSets exist when fewer (the operator has not created the rest yet).
+  Json putTarget(int shards) { return putTarget(shards, shards); }
+  Json putTarget(int shards, int created) {
     Json target = fake_.put(prometheuses(), prometheusJson(shards));
-    for (int i = 0; i < shards; ++i) {
+    for (int i = 0; i < created; ++i) {
       fake_.put(k8s::resources::statefulSets(),
                 statefulSetJson(i, target["metadata"]["uid"].get<std::string>()));
     }

@@ -88,10 +88,7 @@ TEST_F(ControllerTest, OnceEveryShardIsLabelledAReconcileListsTheShardsByTheGuar
 // them, and it carries no guard label yet. The target's spec.shards counts it, so the lists
 // without it lack an active shard, and the name list is read after all.
 TEST_F(ControllerTest, AShardOurCachesHaveNotSeenIsStillReadWhenTheTargetCountsIt) {
-  const Json t = fake_.put(prometheuses(), prometheusJson(3));
-  for (int i = 0; i < 2; ++i) {
-    fake_.put(k8s::resources::statefulSets(), statefulSetJson(i, t["metadata"]["uid"]));
-  }
+  const Json t = putTarget(3, 2);
   fake_.put(shardSets(), shardSetJson(3));
   startController();
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
