@@ -26,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -33,6 +34,7 @@
 #include "scale_progress.h"
 #include "scale_workload.h"
 #include "shardscaler/e2e/cluster.h"
+#include "shardscaler/e2e/shardscaler_metrics.h"
 #include "shardscaler/e2e/shardscaler_process.h"
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/rest_client.h"
@@ -181,8 +183,8 @@ RestartResult restartOnce(const testenv::ControlPlane& cp, k8s::KubeClient& clie
   auto drained = waitQueueDrained(shardscaler, 1800s);
   if (!drained) throw std::runtime_error("the work queue did not drain after the restart");
   result.drain_s = drained->count();
-  result.reconciles = metricTotal(shardscaler, "shardscaler_reconciles_total");
-  result.requests = metricTotal(shardscaler, "shardscaler_kube_requests_total");
+  result.reconciles = e2e::metricSum(shardscaler, "shardscaler_reconciles_total").value_or(0);
+  result.requests = e2e::metricSum(shardscaler, "shardscaler_kube_requests_total").value_or(0);
   std::this_thread::sleep_for(10s);
   result.steady = readProcessUsage(shardscaler.pid());
   shardscaler.terminate(15s);
@@ -232,8 +234,10 @@ RunResult runOnce(const Options& o) {
     if (!drained) throw std::runtime_error("the work queue did not drain in 1800 s");
     result.first_drain_s = drained->count();
     result.first_drain_cpu_s = readProcessUsage(shardscaler->pid()).cpu_seconds;
-    result.first_reconciles = metricTotal(*shardscaler, "shardscaler_reconciles_total");
-    result.first_requests = metricTotal(*shardscaler, "shardscaler_kube_requests_total");
+    result.first_reconciles =
+        e2e::metricSum(*shardscaler, "shardscaler_reconciles_total").value_or(0);
+    result.first_requests =
+        e2e::metricSum(*shardscaler, "shardscaler_kube_requests_total").value_or(0);
   }
   std::this_thread::sleep_for(10s);
   result.first_steady = readProcessUsage(shardscaler->pid());

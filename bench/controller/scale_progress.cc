@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "process_usage.h"
+#include "shardscaler/e2e/shardscaler_metrics.h"
 
 namespace shardscaler::bench {
 namespace {
@@ -147,15 +148,7 @@ std::optional<std::chrono::duration<double>> waitQueueDrained(e2e::ShardscalerPr
   const auto started = std::chrono::steady_clock::now();
   int empty_looks = 0;
   while (std::chrono::steady_clock::now() - started < limit) {
-    auto [code, body] = shardscaler.httpGet(shardscaler.metricsPort(), "/metrics");
-    if (code != 200) throw std::runtime_error("GET /metrics: " + std::to_string(code));
-    double depth = -1;
-    std::istringstream lines(body);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.starts_with("shardscaler_workqueue_depth")) {
-        depth = std::stod(line.substr(line.rfind(' ') + 1));
-      }
-    }
+    const auto depth = e2e::metricSum(shardscaler, "shardscaler_workqueue_depth");
     empty_looks = depth == 0 ? empty_looks + 1 : 0;
     if (empty_looks == 2) return std::chrono::steady_clock::now() - started;
     std::this_thread::sleep_for(1s);
@@ -163,21 +156,8 @@ std::optional<std::chrono::duration<double>> waitQueueDrained(e2e::ShardscalerPr
   return std::nullopt;
 }
 
-double metricTotal(e2e::ShardscalerProcess& shardscaler, std::string_view name) {
-  auto [code, body] = shardscaler.httpGet(shardscaler.metricsPort(), "/metrics");
-  if (code != 200) throw std::runtime_error("GET /metrics: " + std::to_string(code));
-  double total = 0;
-  std::istringstream lines(body);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.starts_with(name) || line.size() <= name.size()) continue;
-    if (line[name.size()] != '{' && line[name.size()] != ' ') continue;
-    total += std::stod(line.substr(line.rfind(' ') + 1));
-  }
-  return total;
-}
-
 double TransitionProbe::requestCount() const {
-  return metricTotal(shardscaler_, "shardscaler_kube_requests_total");
+  return e2e::metricSum(shardscaler_, "shardscaler_kube_requests_total").value_or(0);
 }
 
 bool TransitionProbe::done(int shards, std::string* seen) {

@@ -10,7 +10,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <thread>
 
 #include "shardscaler/e2e/shardscaler_process.h"
@@ -52,9 +51,6 @@ class ConvergenceWatch {
 // How long it took; nullopt after `limit`.
 std::optional<std::chrono::duration<double>> waitQueueDrained(e2e::ShardscalerProcess& shardscaler,
                                                               std::chrono::seconds limit);
-
-// The sum of every series of the counter or gauge `name` on shardscaler's /metrics.
-double metricTotal(e2e::ShardscalerProcess& shardscaler, std::string_view name);
 
 struct TransitionCost {
   double wall_s = 0;

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "shardscaler/e2e/scenario.h"
+#include "shardscaler/e2e/shardscaler_metrics.h"
 #include "shardscaler/testenv/child_process.h"
 
 namespace shardscaler::e2e {
@@ -72,17 +73,6 @@ class LeaderElectionTest : public ShardSetScenario {
     return l["spec"].value("holderIdentity", "");
   }
 
-  // The value of an unlabelled gauge on /metrics, or -1.
-  static double gauge(ShardscalerProcess& p, const std::string& name) {
-    auto [status, body] = p.httpGet(p.metricsPort(), "/metrics");
-    if (status != 200) return -1;
-    std::istringstream in(body);
-    for (std::string line; std::getline(in, line);) {
-      if (line.starts_with(name + " ")) return std::stod(line.substr(name.size() + 1));
-    }
-    return -1;
-  }
-
   static bool ready(ShardscalerProcess& p) {
     return p.httpGet(p.probePort(), "/readyz").first == 200;
   }
@@ -121,8 +111,8 @@ TEST_F(LeaderElectionTest, OnlyTheHolderWritesAndTheOtherTakesOver) {
     return readFile(b.logFile()).find("new leader leader=replica-a") != std::string::npos;
   }));
   EXPECT_EQ(holder(), "replica-a");
-  EXPECT_EQ(gauge(a, "shardscaler_leader"), 1);
-  EXPECT_EQ(gauge(b, "shardscaler_leader"), 0);
+  EXPECT_EQ(metricSum(a, "shardscaler_leader"), 1);
+  EXPECT_EQ(metricSum(b, "shardscaler_leader"), 0);
   const Json first_lease = lease();
   EXPECT_EQ(first_lease["spec"].value("leaseDurationSeconds", 0), 15);
 
@@ -139,7 +129,7 @@ TEST_F(LeaderElectionTest, OnlyTheHolderWritesAndTheOtherTakesOver) {
                 events, [](const std::string& e) { return e.starts_with("ShardRetained: "); }),
             2)
       << ::testing::PrintToString(events);
-  EXPECT_EQ(gauge(b, "shardscaler_leader"), 0);
+  EXPECT_EQ(metricSum(b, "shardscaler_leader"), 0);
   EXPECT_EQ(holder(), "replica-a");
 
   // kill -9 a: b takes over once the Lease expires (15 s without renewal), at its next try (every
@@ -153,7 +143,7 @@ TEST_F(LeaderElectionTest, OnlyTheHolderWritesAndTheOtherTakesOver) {
   EXPECT_LT(takeover, 25.0);
   EXPECT_GT(takeover, 5.0) << "took over a Lease that had not expired";
   ASSERT_TRUE(
-      waitFor("b leading", [&](std::string*) { return gauge(b, "shardscaler_leader") == 1; }));
+      waitFor("b leading", [&](std::string*) { return metricSum(b, "shardscaler_leader") == 1; }));
   EXPECT_GT(lease()["spec"].value("leaseTransitions", 0),
             first_lease["spec"].value("leaseTransitions", 0));
 
@@ -174,7 +164,7 @@ TEST_F(LeaderElectionTest, OnlyTheHolderWritesAndTheOtherTakesOver) {
            std::string::npos;
   }));
   EXPECT_EQ(holder(), "replica-b");
-  EXPECT_EQ(gauge(a, "shardscaler_leader"), 0);
+  EXPECT_EQ(metricSum(a, "shardscaler_leader"), 0);
 
   // SIGTERM b: it releases the Lease on the way out and a acquires it at its next retry.
   const auto sigterm = Clock::now();
@@ -197,7 +187,7 @@ TEST_F(LeaderElectionTest, OnlyTheHolderWritesAndTheOtherTakesOver) {
   // of up to 1.2 x 2 s (client-go's), so up to 4.4 s, plus this test's polling.
   EXPECT_LT(handover, exited + 5.0);
   ASSERT_TRUE(
-      waitFor("a leading", [&](std::string*) { return gauge(a, "shardscaler_leader") == 1; }));
+      waitFor("a leading", [&](std::string*) { return metricSum(a, "shardscaler_leader") == 1; }));
 
   // a carries out the next change.
   scaleWithKubectl(2);

@@ -9,7 +9,6 @@
 #include <map>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -17,6 +16,7 @@
 #include "shardscaler/e2e/cluster.h"
 #include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
+#include "shardscaler/e2e/shardscaler_metrics.h"
 #include "shardscaler/e2e/shardscaler_process.h"
 #include "shardscaler/planner/condition.h"
 #include "shardscaler/planner/naming.h"
@@ -126,17 +126,8 @@ std::string unsettled(const Snapshot& s, int i, int active) {
 
 // The LIST requests a shardscaler process has sent, from its request counter.
 int listRequests(const ShardscalerProcess& p) {
-  auto [code, body] = p.httpGet(p.metricsPort(), "/metrics");
-  if (code != 200) throw std::runtime_error("GET /metrics: " + std::to_string(code));
-  double total = 0;
-  std::istringstream lines(body);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.starts_with("shardscaler_kube_requests_total{") &&
-        line.find("verb=\"list\"") != std::string::npos) {
-      total += std::stod(line.substr(line.rfind(' ') + 1));
-    }
-  }
-  return static_cast<int>(total);
+  return static_cast<int>(
+      metricSum(p, "shardscaler_kube_requests_total", R"(verb="list")").value_or(0));
 }
 
 class ScaleManyTest : public ::testing::Test {

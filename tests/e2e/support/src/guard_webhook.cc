@@ -2,9 +2,11 @@
 
 #include <mutex>
 #include <stdexcept>
+#include <string_view>
 
 #include "../../../unit/deploy/yaml_json.h"
 #include "shardscaler/e2e/cluster.h"
+#include "shardscaler/e2e/shardscaler_metrics.h"
 #include "shardscaler/guard/shard_guard.h"
 
 namespace shardscaler::e2e {
@@ -27,17 +29,6 @@ const Json& renderedConfiguration() {
   });
   if (!configuration.is_object()) throw std::runtime_error("deploy/webhook renders no webhook");
   return configuration;
-}
-
-std::string metricsBody(const ShardscalerProcess& p) {
-  const auto [status, body] = p.httpGet(p.metricsPort(), "/metrics");
-  if (status != 200) throw std::runtime_error("GET /metrics: " + std::to_string(status));
-  return body;
-}
-
-double sample(const std::string& body, const std::string& series) {
-  const auto at = body.find("\n" + series + " ");
-  return at == std::string::npos ? 0 : std::stod(body.substr(at + series.size() + 2));
 }
 
 }  // namespace
@@ -76,9 +67,9 @@ std::vector<std::string> guardServingArgs(const GuardWebhook& webhook, const std
 }
 
 double guardDeleteReviews(const ShardscalerProcess& shardscaler) {
-  const std::string body = metricsBody(shardscaler);
-  return sample(body, R"(shardscaler_guard_reviews_total{operation="DELETE",result="allowed"})") +
-         sample(body, R"(shardscaler_guard_reviews_total{operation="DELETE",result="denied"})");
+  constexpr std::string_view kReviews = "shardscaler_guard_reviews_total";
+  return metricSum(shardscaler, kReviews, R"(operation="DELETE",result="allowed")").value_or(0) +
+         metricSum(shardscaler, kReviews, R"(operation="DELETE",result="denied")").value_or(0);
 }
 
 ::testing::AssertionResult waitUntilGuardCalled(const ShardscalerProcess& shardscaler,
