@@ -16,12 +16,14 @@
 
 #include <chrono>
 #include <cstdio>
+#include <string_view>
 #include <thread>
 
 #include "shardscaler/e2e/deploy_rbac.h"
 #include "shardscaler/e2e/guard_webhook.h"
 #include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
+#include "shardscaler/e2e/shardscaler_metrics.h"
 #include "shardscaler/guard/guard_status.h"
 #include "shardscaler/guard/shard_guard.h"
 #include "shardscaler/k8s_meta/time.h"
@@ -165,25 +167,6 @@ void installWebhookConfiguration(int port, const std::string& guarded_by,
   if (!created) throw std::runtime_error("create webhook: " + created.error().describe());
 }
 
-// A counter of shardscaler's /metrics, 0 when the series is absent.
-double metricOf(const ShardscalerProcess& p, const std::string& series) {
-  const auto [status, body] = p.httpGet(p.metricsPort(), "/metrics");
-  if (status != 200) throw std::runtime_error("GET /metrics: " + std::to_string(status));
-  const auto at = body.find("\n" + series + " ");
-  if (at == std::string::npos) return 0;
-  return std::stod(body.substr(at + series.size() + 2));
-}
-
-double reviews(const ShardscalerProcess& p) {
-  double sum = 0;
-  for (const char* result : {"allowed", "denied"}) {
-    sum +=
-        metricOf(p, std::string(R"(shardscaler_guard_reviews_total{operation="DELETE",result=")") +
-                        result + "\"}");
-  }
-  return sum;
-}
-
 // Until the API server calls the guard: its webhook informer has the configuration, with a
 // caBundle that verifies. A server-side dry run of deleting a probe StatefulSet (labelled for a
 // ShardSet that does not exist: always allowed) must reach shardscaler.
@@ -200,10 +183,10 @@ double reviews(const ShardscalerProcess& p) {
   const bool called = test_kit::eventually(
       60s, kPoll,
       [&](std::string* seen) {
-        const double before = reviews(p);
+        const double before = guardDeleteReviews(p);
         auto r = kubectl("delete statefulset guard-probe -n " + ns + " --dry-run=server");
         *seen = "kubectl: " + std::to_string(r.exit_code) + " " + r.err;
-        return reviews(p) > before;
+        return guardDeleteReviews(p) > before;
       },
       &last);
   if (called) return ::testing::AssertionSuccess();
@@ -255,7 +238,7 @@ class GuardScenario : public ShardSetScenario {
           return status.enforced && ready.first == 200;
         }));
     for (const auto& ns : {ns_, other_ns_}) ASSERT_TRUE(waitUntilCalled(*shardscaler_, ns));
-    allowed_deletes_ = metric(kAllowedDeletes);
+    allowed_deletes_ = metric(kReviews, kAllowedDeletes);
   }
 
   void TearDown() override {
@@ -269,10 +252,15 @@ class GuardScenario : public ShardSetScenario {
     return kubectl("--kubeconfig=" + user_kubeconfig_.string() + " " + args);
   }
 
-  double metric(const std::string& series) const { return metricOf(*shardscaler_, series); }
+  // A counter of shardscaler's /metrics, 0 when the series is absent.
+  double metric(std::string_view name, std::string_view labels) const {
+    return metricSum(*shardscaler_, name, labels).value_or(0);
+  }
 
-  static constexpr const char* kAllowedDeletes =
-      R"(shardscaler_guard_reviews_total{operation="DELETE",result="allowed"})";
+  static constexpr std::string_view kReviews = "shardscaler_guard_reviews_total";
+  static constexpr std::string_view kDenials = "shardscaler_guard_denials_total";
+  static constexpr std::string_view kAllowedDeletes = R"(operation="DELETE",result="allowed")";
+  static constexpr std::string_view kAllowedUpdates = R"(operation="UPDATE",result="allowed")";
   double allowed_deletes_ = 0;  // after the probes of SetUp
   int port_ = 0;
   std::string other_ns_;
@@ -324,9 +312,9 @@ TEST_F(GuardTest, DeletingAnActiveShardIsRefusedAndTheMessageSaysWhy) {
   auto excess = asUser("delete statefulset " + shardName(2) + " -n " + other_ns_);
   EXPECT_EQ(excess.exit_code, 0) << excess.err;
 
-  EXPECT_EQ(metric(R"(shardscaler_guard_denials_total{rule="ActiveShard"})"), 2);
-  EXPECT_EQ(metric(R"(shardscaler_guard_denials_total{rule="RetainOnScaleDown"})"), 1);
-  EXPECT_EQ(metric(kAllowedDeletes) - allowed_deletes_, 1);
+  EXPECT_EQ(metric(kDenials, R"(rule="ActiveShard")"), 2);
+  EXPECT_EQ(metric(kDenials, R"(rule="RetainOnScaleDown")"), 1);
+  EXPECT_EQ(metric(kReviews, kAllowedDeletes) - allowed_deletes_, 1);
   const std::string log = shardscaler_->logTail(std::size_t{64} * 1024);
   EXPECT_THAT(log, HasSubstr("shard guard denied a request"));
   EXPECT_THAT(log, HasSubstr("rule=ActiveShard"));
@@ -381,17 +369,14 @@ TEST_F(GuardTest, UnmanagedStatefulSetsAndActiveShardUpdatesNeverReachTheGuard) 
   plain["metadata"].erase("ownerReferences");
   ASSERT_TRUE(adminClient().create(k8s::resources::statefulSets(), other_ns_, plain));
   const double reviews_before =
-      metric(R"(shardscaler_guard_reviews_total{operation="DELETE",result="allowed"})") +
-      metric(R"(shardscaler_guard_reviews_total{operation="UPDATE",result="allowed"})");
+      metric(kReviews, kAllowedDeletes) + metric(kReviews, kAllowedUpdates);
 
   auto relabel = asUser("label statefulset " + shardName(1) + " -n " + other_ns_ + " team=a");
   EXPECT_EQ(relabel.exit_code, 0) << relabel.err;
   auto removed = asUser("delete statefulset web -n " + other_ns_);
   EXPECT_EQ(removed.exit_code, 0) << removed.err;
   EXPECT_TRUE(waitGone(other_ns_, "web"));
-  EXPECT_EQ(metric(R"(shardscaler_guard_reviews_total{operation="DELETE",result="allowed"})") +
-                metric(R"(shardscaler_guard_reviews_total{operation="UPDATE",result="allowed"})"),
-            reviews_before)
+  EXPECT_EQ(metric(kReviews, kAllowedDeletes) + metric(kReviews, kAllowedUpdates), reviews_before)
       << "the objectSelectors should keep these requests away from the webhook";
 }
 
@@ -459,7 +444,7 @@ TEST_F(GuardTest, TheOperatorCannotRelabelARetainedShard) {
   EXPECT_FALSE(shard["metadata"]["labels"].contains("operator.prometheus.io/name"))
       << "the retained shard was re-attached: " << shard["metadata"].dump();
   emulator.stop();
-  EXPECT_GE(metric(R"(shardscaler_guard_denials_total{rule="Reattach"})"), 1);
+  EXPECT_GE(metric(kDenials, R"(rule="Reattach")"), 1);
 }
 
 // The controller's own shards (shardscaler.io labels written by shardscaler), active and retained,
