@@ -217,7 +217,12 @@ void planConverge(PlanContext& c) {
   const bool settled_in_observation =
       !gated ? (!s.need_pause || target.paused || pausing_now)
              : s.detach.empty() && s.reattach.empty() && (!s.need_pause || target.paused);
-  if (!guarded && s.last_detach && now < *s.last_detach + safety.settle_time) {
+  // The wait holds back the spec.shards write and the resume, nothing else: with neither left (the
+  // count already lowered, the target not paused by us) it would only report Ready late. That is
+  // the guarded scale-down's next round, which does not read the guard once the target is at
+  // the ShardSet's count, so `guarded` is false in it.
+  const bool lowering_left = cur != want || ours || pausing_now;
+  if (!guarded && lowering_left && s.last_detach && now < *s.last_detach + safety.settle_time) {
     may_lower = false;
     wait("the settle time after the last detach", *s.last_detach + safety.settle_time - now);
   }

@@ -99,6 +99,18 @@ TEST(Fallback, SpecShardsDropsOnlyAfterTheSettleTimeSinceTheLastDetach) {
   EXPECT_EQ(only(settled, ActionType::UpdateTarget).resource_version, "1001");
 }
 
+TEST(Fallback, ARecentDetachHoldsNothingOnceTheCountIsLoweredAndTheTargetResumed) {
+  const Plan plan = planShardSet(
+      fallback({shardSetJson(3, retain3d()), targetJson(3),
+                attachedRange(0, 3) +
+                    std::vector{detachedAt(retainedSts(3, kFuture), "2026-11-22T09:59:57Z"),
+                                detachedAt(retainedSts(4, kFuture), "2026-11-22T09:59:57Z")}})
+          .input());
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_EQ(plan.decision.waiting_for, "");
+  EXPECT_EQ(condition(plan, kConditionReady).status, "True");
+}
+
 TEST(Fallback, ADetachTheOperatorUndidIsDoneAgainAndTheSettleTimeStartsOver) {
   Json relabelled = detachedAt(retainedSts(4, kFuture), "2026-11-22T09:59:00Z");
   relabelled["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
