@@ -3,6 +3,8 @@
 #include <array>
 #include <optional>
 
+#include "shardscaler/k8s_client/json_strings.h"
+
 namespace shardscaler::guard {
 namespace {
 
@@ -21,22 +23,10 @@ std::unexpected<std::string> bad(std::string_view what) {
 int nestingDepth(std::string_view text) {
   int depth = 0;
   int deepest = 0;
-  bool in_string = false;
-  bool escaped = false;
+  k8s::JsonStringTracker strings;
   for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
+    if (strings.consume(c)) continue;
+    if (c == '[' || c == '{') {
       deepest = std::max(deepest, ++depth);
     } else if (c == ']' || c == '}') {
       --depth;

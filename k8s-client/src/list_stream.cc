@@ -43,27 +43,22 @@ void ListStreamDecoder::scanRest(std::string_view bytes, std::size_t& i) {
   const std::size_t start = i;
   for (; i < bytes.size(); ++i) {
     const char c = bytes[i];
-    if (in_string_) {
-      if (escaped_) {
-        escaped_ = false;
-      } else if (c == '\\') {
-        escaped_ = true;
-      } else if (c == '"') {
-        in_string_ = false;
+    const bool was_in_string = strings_.inString();
+    if (strings_.consume(c)) {
+      if (!was_in_string) {  // the opening quote
+        in_key_ = depth_ == 1 && key_next_;
+        if (in_key_) {
+          key_.clear();
+          key_next_ = false;
+        }
+      } else if (!strings_.inString()) {  // the closing quote
         in_key_ = false;
-        continue;
+      } else if (in_key_) {
+        key_ += c;
       }
-      if (in_key_) key_ += c;
       continue;
     }
-    if (c == '"') {
-      in_string_ = true;
-      in_key_ = depth_ == 1 && key_next_;
-      if (in_key_) {
-        key_.clear();
-        key_next_ = false;
-      }
-    } else if (c == '{') {
+    if (c == '{') {
       if (depth_ == 0) top_is_object_ = true;
       key_next_ = ++depth_ == 1;
     } else if (c == '[') {
@@ -118,17 +113,8 @@ Result<void> ListStreamDecoder::scanItem(std::string_view bytes, std::size_t& i)
   const std::size_t start = i;
   for (; i < bytes.size(); ++i) {
     const char c = bytes[i];
-    if (in_string_) {
-      if (escaped_) {
-        escaped_ = false;
-      } else if (c == '\\') {
-        escaped_ = true;
-      } else if (c == '"') {
-        in_string_ = false;
-      }
-    } else if (c == '"') {
-      in_string_ = true;
-    } else if (c == '{' || c == '[') {
+    if (strings_.consume(c)) continue;
+    if (c == '{' || c == '[') {
       ++depth_;
     } else if ((c == '}' || c == ']') && --depth_ == 2) {
       item_.append(bytes.substr(start, ++i - start));

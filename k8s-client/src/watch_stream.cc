@@ -89,19 +89,8 @@ Result<bool> WatchStreamDecoder::feed(std::string_view bytes, const Sink& sink) 
       depth_ = 1;
       continue;
     }
-    if (in_string_) {
-      if (escaped_) {
-        escaped_ = false;
-      } else if (c == '\\') {
-        escaped_ = true;
-      } else if (c == '"') {
-        in_string_ = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string_ = true;
-    } else if (c == '{' || c == '[') {
+    if (strings_.consume(c)) continue;
+    if (c == '{' || c == '[') {
       ++depth_;
     } else if (c == '}' || c == ']') {
       if (--depth_ == 0) {
@@ -120,7 +109,7 @@ Result<bool> WatchStreamDecoder::feed(std::string_view bytes, const Sink& sink) 
     pending_.clear();
     scanned_ = 0;
     depth_ = 0;
-    in_string_ = escaped_ = false;
+    strings_.reset();
   }
   return keep_going;
 }

@@ -12,6 +12,7 @@
 
 #include "shardscaler/k8s_client/error.h"
 #include "shardscaler/k8s_client/field_mask.h"
+#include "shardscaler/k8s_client/json_strings.h"
 #include "shardscaler/k8s_client/kube_client.h"
 
 namespace shardscaler::k8s {
@@ -47,8 +48,7 @@ class ListStreamDecoder {
   Json items_ = Json::array();
   std::string error_;  // set once feed failed
   int depth_ = 0;      // nesting of {} and [] outside strings; 2 between items, > 2 in one
-  bool in_string_ = false;
-  bool escaped_ = false;
+  JsonStringTracker strings_;
   bool in_items_ = false;       // inside the top-level "items" array
   bool comma_ = false;          // a comma came after the last item: the next must be an item
   bool items_seen_ = false;     // the array was found (only the first one is streamed)

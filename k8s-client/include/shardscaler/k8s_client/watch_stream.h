@@ -10,6 +10,7 @@
 
 #include "shardscaler/k8s_client/error.h"
 #include "shardscaler/k8s_client/field_mask.h"
+#include "shardscaler/k8s_client/json_strings.h"
 #include "shardscaler/k8s_client/kube_client.h"
 
 namespace shardscaler::k8s {
@@ -43,8 +44,7 @@ class WatchStreamDecoder {
   std::string pending_;  // bytes of the event being assembled
   size_t scanned_ = 0;   // bytes of pending_ already scanned
   int depth_ = 0;        // nesting of {} and [] outside strings
-  bool in_string_ = false;
-  bool escaped_ = false;
+  JsonStringTracker strings_;
 };
 
 }  // namespace shardscaler::k8s
