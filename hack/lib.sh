@@ -12,7 +12,7 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 SHARDSCALER_BUILD_PACKAGES=(
   cmake ninja-build g++ pkg-config git ca-certificates
   libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev
-  libboost-dev libboost-system-dev prometheus-cpp-dev libcli11-dev
+  libboost-dev libboost-system-dev prometheus-cpp-dev libcli11-dev libsimdjson-dev
 )
 SHARDSCALER_TEST_PACKAGES=(
   curl openssl ccache clang-format clang-tidy-16 clang-16 libclang-rt-16-dev

@@ -112,6 +112,8 @@ Result<void> ListStreamDecoder::scanBetweenItems(std::string_view bytes, std::si
 Result<void> ListStreamDecoder::scanItem(std::string_view bytes, std::size_t& i) {
   const std::size_t start = i;
   for (; i < bytes.size(); ++i) {
+    i = strings_.nextSignificant(bytes, i);
+    if (i == bytes.size()) break;
     const char c = bytes[i];
     if (strings_.consume(c)) continue;
     if (c == '{' || c == '[') {

@@ -5,6 +5,7 @@
 
 #include "rest_client_impl.h"
 #include "shardscaler/k8s_client/api_status.h"
+#include "shardscaler/k8s_client/field_mask.h"
 #include "shardscaler/k8s_client/list_stream.h"
 #include "url_encoding.h"
 
@@ -160,8 +161,9 @@ Result<Json> RestClient::Impl::execute(const Call& call) {
     error.message = request + ": the response is not JSON: " + error.message;
     return std::unexpected(std::move(error));
   }
-  auto parsed = Json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
+  static const FieldMask kWhole = FieldMask::keepAll();
+  auto parsed = parseProjected(body, kWhole);  // simdjson's tokenizer, nlohmann's DOM
+  if (!parsed) {
     if (call.text_body_ok) return Json(std::move(body));
     Error error;
     error.kind = ErrorKind::Decode;
@@ -169,7 +171,7 @@ Result<Json> RestClient::Impl::execute(const Call& call) {
     error.message = request + ": the response is not JSON: " + body.substr(0, 200);
     return std::unexpected(std::move(error));
   }
-  return parsed;
+  return std::move(*parsed);
 }
 
 std::string RestClient::Impl::metadataAccept(bool list) {

@@ -74,6 +74,8 @@ Result<bool> WatchStreamDecoder::feed(std::string_view bytes, const Sink& sink) 
   size_t consumed = 0;  // bytes of pending_ that belong to events already emitted
   bool keep_going = true;
   for (size_t i = scanned_; i < pending_.size() && keep_going; ++i) {
+    i = strings_.nextSignificant(pending_, i);
+    if (i == pending_.size()) break;
     char c = pending_[i];
     if (depth_ == 0) {
       // Between events only whitespace may appear (the server ends each with a newline).

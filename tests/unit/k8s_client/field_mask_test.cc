@@ -134,5 +134,53 @@ TEST(FieldMask, StringsWithEscapesAndUnicodeSurvive) {
   EXPECT_FALSE((*projected)["metadata"].contains("x"));
 }
 
+// The numbers come out as nlohmann's own parser makes them: a non-negative integer unsigned, a
+// negative one signed, anything with a fraction or an exponent a double.
+TEST(FieldMask, NumbersKeepNlohmannsKinds) {
+  const std::string text =
+      R"({"u": 7, "zero": 0, "i": -3, "big": 18446744073709551615, "f": 2.5, "e": 1e3})";
+  auto projected = parseProjected(text, FieldMask::keepAll());
+  ASSERT_TRUE(projected.has_value());
+  const Json expected = Json::parse(text);
+  EXPECT_EQ(*projected, expected);
+  for (const char* key : {"u", "zero", "i", "big", "f", "e"}) {
+    EXPECT_EQ((*projected)[key].type(), expected[key].type()) << key;
+  }
+}
+
+// What the fast tokenizer refuses but JSON allows is still decoded, by nlohmann: nesting deeper
+// than simdjson's 1024 levels, an integer beyond 64 bits (nlohmann reads it as a double).
+TEST(FieldMask, WhatTheFastPathRefusesIsStillDecoded) {
+  const std::string deep = std::string(1500, '[') + std::string(1500, ']');
+  const std::string nested = R"({"metadata": {"name": "n"}, "spec": )" + deep + "}";
+  auto mask = FieldMask::keepNone();
+  mask.keep({"metadata", "name"});
+  auto projected = parseProjected(nested, mask);
+  ASSERT_TRUE(projected.has_value()) << projected.error().describe();
+  EXPECT_EQ(*projected, Json::parse(R"({"metadata": {"name": "n"}})"));
+
+  const std::string huge = R"({"n": 123456789012345678901234567890})";
+  auto whole = parseProjected(huge, FieldMask::keepAll());
+  ASSERT_TRUE(whole.has_value()) << whole.error().describe();
+  EXPECT_EQ(*whole, Json::parse(huge));
+}
+
+// A text parsed once leaves nothing behind in the reused parser: the next, shorter one is read
+// alone, and a text larger than what a parser is reused for decodes the same.
+TEST(FieldMask, ParsesInARowAreIndependent) {
+  auto mask = FieldMask::keepNone();
+  mask.keep({"metadata", "name"});
+  std::string large = R"({"metadata": {"name": "large"}, "data": ")";
+  large += std::string(std::size_t{3} << 20, 'x');
+  large += "\"}";
+  auto first = parseProjected(large, mask);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(*first, Json::parse(R"({"metadata": {"name": "large"}})"));
+  auto second = parseProjected(R"({"metadata": {"name": "s"}})", mask);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_EQ(*second, Json::parse(R"({"metadata": {"name": "s"}})"));
+  EXPECT_FALSE(parseProjected(R"({"metadata": {"name": "s"}}})", mask).has_value());
+}
+
 }  // namespace
 }  // namespace shardscaler::k8s

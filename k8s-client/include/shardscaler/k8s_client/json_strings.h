@@ -2,6 +2,10 @@
 // outside strings: the watch stream's and the list's splitters, the guard's nesting depth.
 #pragma once
 
+#include <cstddef>
+#include <cstring>
+#include <string_view>
+
 namespace shardscaler::k8s {
 
 class JsonStringTracker {
@@ -23,6 +27,20 @@ class JsonStringTracker {
   }
 
   bool inString() const { return in_string_; }
+
+  // Where, from `at`, the next byte that consume() must see lies: inside a string only a quote
+  // or a backslash changes anything, and most of an API object's bytes are inside strings, so
+  // a scanner jumps over the rest (memchr) instead of looking at each byte. Outside a string,
+  // or right after a backslash, that is `at` itself.
+  std::size_t nextSignificant(std::string_view bytes, std::size_t at) const {
+    if (!in_string_ || escaped_ || at >= bytes.size()) return at;
+    const char* from = bytes.data() + at;
+    const std::size_t left = bytes.size() - at;
+    const void* quote = std::memchr(from, '"', left);
+    const std::size_t span = quote != nullptr ? static_cast<const char*>(quote) - from : left;
+    const void* backslash = std::memchr(from, '\\', span);
+    return at + (backslash != nullptr ? static_cast<const char*>(backslash) - from : span);
+  }
   void reset() { in_string_ = escaped_ = false; }
 
  private:
