@@ -131,10 +131,17 @@ Plan planShardSet(const PlanInput& input) {
   } else if (c.target->being_deleted) {
     d.mode = PlanMode::TargetDeleting;
   } else if (d.claimed_by != ss.name) {
-    // Claimed first, alone: every later write of the transition carries the claim's
-    // resourceVersion, and a second ShardSet racing for the target loses with 409.
+    // Claimed first, as the only target write of its plan: it carries the read's resourceVersion,
+    // so a second ShardSet racing for the target loses with 409, and the applier stops there.
+    // Behind it in the same plan, the guard label on each shard the read found attached to the
+    // target (by owner reference): what the next round would label, one read round sooner. Any
+    // transition waits for that round, which reads again after both.
     d.mode = PlanMode::Converge;
-    ActionBuilder(c).claim();
+    ActionBuilder b(c);
+    b.claim();
+    for (const auto& shard : c.inventory->attached) {
+      if (!shard.object->being_deleted && !shard.guard_labelled) b.label(shard, false);
+    }
   } else {
     d.mode = PlanMode::Converge;
     planConverge(c);

@@ -82,10 +82,16 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
   const auto settle = in.safety.settle_time;
   const std::string claim = annotation(target, "shardscaler.io/claimed-by");
   const bool converging = mode == PlanMode::Converge;
-  if (converging) {
-    // Nothing but the claim is written to a target this ShardSet has not claimed.
-    EXPECT_TRUE(claim == "main" ||
-                (plan.actions.size() == 1 && plan.actions[0].type == ActionType::ClaimTarget));
+  if (converging && claim != "main") {
+    // A target this ShardSet has not claimed gets the claim first, and nothing after it but the
+    // guard label on its attached shards.
+    EXPECT_EQ(plan.actions[0].type, ActionType::ClaimTarget);
+    for (std::size_t i = 1; i < plan.actions.size(); ++i) {
+      const Action& a = plan.actions[i];
+      EXPECT_EQ(a.type, ActionType::LabelStatefulSet) << a.summary;
+      EXPECT_EQ(a.merge_patch["metadata"]["labels"]["shardscaler.io/shardset"], "main")
+          << a.summary;
+    }
   }
   std::optional<int32_t> want;
   if (auto d = desiredShards(in.shard_set.spec.shards, in.shard_set.spec.min_shards,

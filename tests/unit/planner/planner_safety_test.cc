@@ -318,6 +318,26 @@ TEST(Claim, AnUnclaimedTargetIsClaimedFirstAndAlone) {
                             "annotations": {"shardscaler.io/claimed-by": "main"}}})"));
 }
 
+// The shards the read found attached to the target get the guard label in the claim's plan,
+// behind the claim (which the applier sends first, alone): a first claim needs no read round
+// between the two. A shard that is not the target's (another owner) is not labelled.
+TEST(Claim, TheTargetsShardsAreGuardedBehindTheClaim) {
+  std::vector<Json> shards = attachedRange(0, 3);
+  for (Json& s : shards) s["metadata"]["labels"].erase("shardscaler.io/shardset");
+  Json foreign = attachedSts(3);
+  foreign["metadata"]["labels"].erase("shardscaler.io/shardset");
+  foreign["metadata"]["ownerReferences"][0]["uid"] = "another-target";
+  shards.push_back(foreign);
+  const Plan plan =
+      planShardSet(World{shardSetJson(3, retain3d()), unclaimed(targetJson(3)), shards}.input());
+  EXPECT_THAT(steps(plan), ElementsAre("claim", "label 0", "label 1", "label 2"));
+  // No transition rides along: the ShardSet asks for 2, and the next round, which reads again,
+  // starts it.
+  const Plan scaled = planShardSet(
+      World{shardSetJson(2, retain3d()), unclaimed(targetJson(3)), attachedRange(0, 3)}.input());
+  EXPECT_THAT(steps(scaled), ElementsAre("claim"));
+}
+
 TEST(Claim, ASecondShardSetOnTheTargetTouchesNothingAndSaysWhy) {
   World w{shardSetJson(3, retain3d()),
           withAnnotation(targetJson(5), "shardscaler.io/claimed-by", "first"), attachedRange(0, 5)};
