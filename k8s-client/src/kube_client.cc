@@ -4,6 +4,14 @@
 
 namespace shardscaler::k8s {
 
+Result<Json> KubeClient::patchReading(const Resource& r, const std::string& ns,
+                                      const std::string& name, PatchType type, const Json& patch,
+                                      const std::string& subresource, const AnswerFields& read) {
+  auto answer = this->patch(r, ns, name, type, patch, subresource);
+  if (answer && read.fields) read.fields->apply(*answer);
+  return answer;
+}
+
 Result<Json> listAll(KubeClient& client, const Resource& r, const std::string& ns,
                      ListOptions opts) {
   Json all;

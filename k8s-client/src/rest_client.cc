@@ -242,12 +242,20 @@ Result<Json> RestClient::update(const Resource& r, const std::string& ns, const 
 
 Result<Json> RestClient::patch(const Resource& r, const std::string& ns, const std::string& name,
                                PatchType type, const Json& patch, const std::string& subresource) {
+  return patchReading(r, ns, name, type, patch, subresource, {});
+}
+
+Result<Json> RestClient::patchReading(const Resource& r, const std::string& ns,
+                                      const std::string& name, PatchType type, const Json& patch,
+                                      const std::string& subresource, const AnswerFields& read) {
   const char* content_type = "application/merge-patch+json";
   if (type == PatchType::Json) content_type = "application/json-patch+json";
   if (type == PatchType::StrategicMerge) content_type = "application/strategic-merge-patch+json";
-  return impl_->execute(Impl::makeCall("patch", r.describe(), "PATCH",
-                                       r.objectPath(ns, name, subresource), patch.dump(),
-                                       content_type));
+  auto call = Impl::makeCall("patch", r.describe(), "PATCH", r.objectPath(ns, name, subresource),
+                             patch.dump(), content_type);
+  if (read.metadata_only) call.accept = Impl::metadataAccept(/*list=*/false);
+  call.fields = read.fields.get();
+  return impl_->execute(call);
 }
 
 Result<Json> RestClient::remove(const Resource& r, const std::string& ns, const std::string& name,

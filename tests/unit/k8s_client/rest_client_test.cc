@@ -482,6 +482,34 @@ TEST(RestClient, MetadataOnlyWatchAsksForPartialObjectMetadata) {
             "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
 }
 
+// A patch whose answer is read in part asks for PartialObjectMetadata and decodes only the
+// fields asked for; the plain patch() keeps asking for, and decoding, the whole object.
+TEST(RestClient, PatchReadingAsksForMetadataAndTrimsTheAnswer) {
+  test_kit::HttpServer server([](const test_kit::HttpRequest&, test_kit::HttpExchange& ex) {
+    ex.respond(200, R"({"kind":"PartialObjectMetadata","apiVersion":"meta.k8s.io/v1",
+      "metadata":{"name":"s","namespace":"mon","resourceVersion":"9",
+                  "labels":{"a":"b"},"managedFields":[{"manager":"x"}]}})");
+  });
+  RestClient client(testing::configFor(server));
+  auto fields = std::make_shared<FieldMask>(FieldMask::keepNone());
+  fields->keep({"metadata", "name"}).keep({"metadata", "resourceVersion"});
+  const Json patch{{"metadata", {{"labels", {{"a", "b"}}}}}};
+  auto answer = client.patchReading(resources::statefulSets(), "mon", "s", PatchType::Merge, patch,
+                                    "", {.metadata_only = true, .fields = fields});
+  ASSERT_TRUE(answer.has_value()) << answer.error().describe();
+  EXPECT_EQ(*answer, Json::parse(R"({"metadata":{"name":"s","resourceVersion":"9"}})"));
+  const auto sent = server.requests().at(0);
+  EXPECT_EQ(sent.method, "PATCH");
+  EXPECT_EQ(sent.header("Accept"),
+            "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json");
+  EXPECT_EQ(Json::parse(sent.body), patch);
+
+  auto whole = client.patch(resources::statefulSets(), "mon", "s", PatchType::Merge, patch);
+  ASSERT_TRUE(whole.has_value());
+  EXPECT_TRUE((*whole)["metadata"].contains("managedFields"));
+  EXPECT_EQ(server.requests().at(1).header("Accept"), "application/json");
+}
+
 TEST(RestClient, MaskedListOfBrokenJsonIsADecodeError) {
   test_kit::HttpServer server([](const test_kit::HttpRequest&, test_kit::HttpExchange& ex) {
     ex.respond(200, R"({"items":[{"metadata":)");

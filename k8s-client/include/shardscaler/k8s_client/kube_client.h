@@ -56,6 +56,15 @@ struct DeleteOptions {
   std::optional<int64_t> grace_period_seconds;
 };
 
+// What the caller of a write reads of the object the server answers with, as ListOptions'
+// metadata_only and fields do for a list: a controller that only records the new
+// resourceVersion asks for PartialObjectMetadata (client-go's metadata client does) and decodes
+// a few fields of it, not a whole StatefulSet with its pod template.
+struct AnswerFields {
+  bool metadata_only = false;
+  std::shared_ptr<const FieldMask> fields;  // nullptr: all of what the server sent
+};
+
 enum class PatchType {
   Merge,           // application/merge-patch+json
   Json,            // application/json-patch+json
@@ -91,6 +100,11 @@ class KubeClient {
   virtual Result<Json> patch(const Resource& r, const std::string& ns, const std::string& name,
                              PatchType type, const Json& patch,
                              const std::string& subresource = {}) = 0;
+  // patch(), its answer read only as far as `read` says. A client may return more than asked
+  // (this default returns patch()'s answer trimmed by read.fields); never less.
+  virtual Result<Json> patchReading(const Resource& r, const std::string& ns,
+                                    const std::string& name, PatchType type, const Json& patch,
+                                    const std::string& subresource, const AnswerFields& read);
   // Returns the deleted object, or the Status the server sent for an accepted delete.
   virtual Result<Json> remove(const Resource& r, const std::string& ns, const std::string& name,
                               const DeleteOptions& opts = {}) = 0;

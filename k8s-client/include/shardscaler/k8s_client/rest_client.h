@@ -52,6 +52,10 @@ class RestClient final : public KubeClient {
   Result<Json> patch(const Resource& r, const std::string& ns, const std::string& name,
                      PatchType type, const Json& patch,
                      const std::string& subresource = {}) override;
+  // Asks for PartialObjectMetadata when read.metadata_only, and decodes only read.fields.
+  Result<Json> patchReading(const Resource& r, const std::string& ns, const std::string& name,
+                            PatchType type, const Json& patch, const std::string& subresource,
+                            const AnswerFields& read) override;
   Result<Json> remove(const Resource& r, const std::string& ns, const std::string& name,
                       const DeleteOptions& opts = {}) override;
   Result<void> watch(const Resource& r, const std::string& ns, const WatchOptions& opts,
