@@ -104,6 +104,14 @@ k8s::Result<k8s::Json> OwnWritesClient::patch(const k8s::Resource& r, const std:
   return recorded(r, inner_.patch(r, ns, name, type, patch, subresource));
 }
 
+k8s::Result<k8s::Json> OwnWritesClient::patchReading(const k8s::Resource& r, const std::string& ns,
+                                                     const std::string& name, k8s::PatchType type,
+                                                     const k8s::Json& patch,
+                                                     const std::string& subresource,
+                                                     const k8s::AnswerFields& read) {
+  return recorded(r, inner_.patchReading(r, ns, name, type, patch, subresource, read));
+}
+
 k8s::Result<k8s::Json> OwnWritesClient::remove(const k8s::Resource& r, const std::string& ns,
                                                const std::string& name,
                                                const k8s::DeleteOptions& opts) {

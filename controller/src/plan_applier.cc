@@ -12,6 +12,7 @@
 #include "shardscaler/k8s_client/store.h"
 
 #include "event_type.h"
+#include "object_fields.h"
 
 namespace shardscaler::controller {
 namespace {
@@ -90,7 +91,7 @@ ApplyOutcome PlanApplier::apply(const planner::Plan& plan, const k8s::Resource& 
       std::vector<std::future<void>> senders;
       const std::size_t n = std::min(end - first, kMaxWritesInFlight);
       senders.reserve(n - 1);
-      for (std::size_t s = 1; s < n; ++s) senders.push_back(std::async(std::launch::async, send));
+      for (std::size_t s = 1; s < n; ++s) senders.push_back(beside_.submit(send));
       send();
       for (auto& f : senders) f.get();
     }
@@ -125,16 +126,16 @@ k8s::Result<void> PlanApplier::applyOne(const planner::Action& action,
     case ActionType::ClaimTarget:
     case ActionType::PauseTarget:
     case ActionType::UpdateTarget: {
-      auto r = client_.patch(target_resource, ns, action.object_name, k8s::PatchType::Merge,
-                             action.merge_patch);
+      auto r = client_.patchReading(target_resource, ns, action.object_name, k8s::PatchType::Merge,
+                                    action.merge_patch, "", writeAnswer());
       if (!r) return std::unexpected(r.error());
       return {};
     }
     case ActionType::LabelStatefulSet:
     case ActionType::DetachStatefulSet:
     case ActionType::ReattachStatefulSet: {
-      auto r = client_.patch(k8s::resources::statefulSets(), ns, action.object_name,
-                             k8s::PatchType::Merge, action.merge_patch);
+      auto r = client_.patchReading(k8s::resources::statefulSets(), ns, action.object_name,
+                                    k8s::PatchType::Merge, action.merge_patch, "", writeAnswer());
       if (!r) return std::unexpected(r.error());
       return {};
     }

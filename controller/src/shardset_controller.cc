@@ -188,6 +188,8 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
       options_(std::move(options)),
       ingestion_(ingestion),
       queue_metrics_(std::make_unique<QueueMetrics>(metrics)),
+      beside_((PlanApplier::kMaxWritesInFlight - 1) *
+              static_cast<std::size_t>(std::max(options_.workers, 1))),
       runtime_(
           clock, [this](const std::string& key) { return reconcile(key); }, runtimeOptions()) {
   if (options_.namespaces.empty()) options_.namespaces.emplace_back();

@@ -76,9 +76,11 @@ ReconcileOutcome ShardSetController::reconcile(const std::string& key) {
   return reconcileShardSet(*object, log);
 }
 
-k8s::Result<void> ShardSetController::ensureFinalizer(const Json& object) {
+k8s::Result<std::string> ShardSetController::ensureFinalizer(const Json& object,
+                                                             const std::string& bound,
+                                                             const api::ShardSet& wanted) {
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
-  if (std::ranges::find(finalizers, Json(kReleaseFinalizer)) != finalizers.end()) return {};
+  if (std::ranges::find(finalizers, Json(kReleaseFinalizer)) != finalizers.end()) return bound;
   // The resourceVersion test keeps a concurrent change of the list from being overwritten.
   Json patch = Json::array({{{"op", "test"},
                              {"path", "/metadata/resourceVersion"},
@@ -89,18 +91,39 @@ k8s::Result<void> ShardSetController::ensureFinalizer(const Json& object) {
                                                : Json{{"op", "add"},
                                                       {"path", "/metadata/finalizers/-"},
                                                       {"value", kReleaseFinalizer}}});
-  auto r = client_.patch(shardSets(), stringAt(object, "metadata", "namespace"),
-                         stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch);
+  // The target it is about to claim, recorded before the claim: a crash between the claim and a
+  // later write then cannot leave a claim that a move or a deletion of the ShardSet would not
+  // release. A target it never gets to claim is released without a write.
+  std::string after = bound;
+  if (bound.empty() && planner::parseTargetKind(wanted.spec.target_ref.kind) &&
+      !wanted.spec.target_ref.name.empty()) {
+    after = targetRefText(wanted);
+    const Json& annotations = field(object, "metadata", "annotations");
+    // The key as a JSON Pointer token: '/' is written "~1" (RFC 6901).
+    std::string token(kBoundTargetAnnotation);
+    token.replace(token.find('/'), 1, "~1");
+    patch.push_back(
+        annotations.is_object()
+            ? Json{{"op", "add"}, {"path", "/metadata/annotations/" + token}, {"value", after}}
+            : Json{{"op", "add"},
+                   {"path", "/metadata/annotations"},
+                   {"value", {{std::string(kBoundTargetAnnotation), after}}}});
+  }
+  auto r = client_.patchReading(shardSets(), stringAt(object, "metadata", "namespace"),
+                                stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch,
+                                "", writeAnswer());
   if (!r) return std::unexpected(r.error());
-  return {};
+  if (after != bound) own_writes_.record(shardSets(), *r, k8s::objectKey(object));
+  return after;
 }
 
 k8s::Result<void> ShardSetController::setBoundTarget(const Json& object, const std::string& value) {
   Json patch{{"metadata",
               {{"annotations",
                 {{std::string(kBoundTargetAnnotation), value.empty() ? Json() : Json(value)}}}}}};
-  auto r = client_.patch(shardSets(), stringAt(object, "metadata", "namespace"),
-                         stringAt(object, "metadata", "name"), k8s::PatchType::Merge, patch);
+  auto r = client_.patchReading(shardSets(), stringAt(object, "metadata", "namespace"),
+                                stringAt(object, "metadata", "name"), k8s::PatchType::Merge, patch,
+                                "", writeAnswer());
   if (!r) return std::unexpected(r.error());
   own_writes_.record(shardSets(), *r, k8s::objectKey(object));  // its echo: shardSetHandlers
   return {};
@@ -184,21 +207,23 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
   if (object["metadata"].contains("deletionTimestamp")) {
     return releaseTarget(object, *shard_set, subject, log);
   }
-  if (auto added = ensureFinalizer(object); !added) {
+  auto bound = ensureFinalizer(object,
+                               object["metadata"]
+                                   .value("annotations", Json::object())
+                                   .value(std::string(kBoundTargetAnnotation), ""),
+                               *shard_set);
+  if (!bound) {
     log.error("adding finalizer failed",
-              {{"finalizer", kReleaseFinalizer}, {"error", added.error().describe()}});
+              {{"finalizer", kReleaseFinalizer}, {"error", bound.error().describe()}});
     degraded("finalizer_failed");
-    return {.result = k8s::ReconcileResult::Error, .error = added.error().describe()};
+    return {.result = k8s::ReconcileResult::Error, .error = bound.error().describe()};
   }
 
   // spec.targetRef moved (or became invalid): the target it was bound to is released first, so
   // that it is never left paused or with shards detached.
-  const std::string bound = object["metadata"]
-                                .value("annotations", Json::object())
-                                .value(std::string(kBoundTargetAnnotation), "");
   const std::string wanted = targetRefText(*shard_set);
-  if (!bound.empty() && bound != wanted) {
-    if (auto old = boundTo(*shard_set, bound)) {
+  if (!bound->empty() && *bound != wanted) {
+    if (auto old = boundTo(*shard_set, *bound)) {
       if (auto outcome = release(*old, subject, log)) return *outcome;
     }
     if (auto r = setBoundTarget(object, ""); !r) {
@@ -211,7 +236,7 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
   const planner::Plan& plan = rounds.plan;
   const ApplyOutcome& failure = rounds.failure;
   const std::optional<size_t>& zones = rounds.zones;
-  if (plan.decision.claimed_by == shard_set->name && bound != wanted) {
+  if (plan.decision.claimed_by == shard_set->name && *bound != wanted) {
     if (auto r = setBoundTarget(object, wanted); !r) {
       return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
     }
@@ -261,9 +286,9 @@ k8s::Result<void> ShardSetController::writeStatus(const Json& object, const Json
   if (current != object.end() && *current == status) return {};
   // Replace the whole status: a merge patch could not remove fields that no longer apply.
   Json patch = Json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
-  auto r =
-      client_.patch(shardSets(), stringAt(object, "metadata", "namespace"),
-                    stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch, "status");
+  auto r = client_.patchReading(shardSets(), stringAt(object, "metadata", "namespace"),
+                                stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch,
+                                "status", writeAnswer());
   if (!r) return std::unexpected(r.error());
   return {};
 }

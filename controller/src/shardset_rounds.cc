@@ -189,9 +189,10 @@ std::optional<ShardSetController::Observed> ShardSetController::observeCached(
   return observed;
 }
 
-void ShardSetController::noteLiveRead(const std::string& key, const Rounds& rounds, bool wrote) {
+void ShardSetController::noteLiveRead(const std::string& key, const Rounds& rounds,
+                                      bool read_live_next) {
   LiveRead read{.read_live_next =
-                    wrote || rounds.early.has_value() || rounds.failure.error.has_value()};
+                    read_live_next || rounds.early.has_value() || rounds.failure.error.has_value()};
   if (!read.read_live_next) {
     read.target_version = rounds.live_target_version;
     read.shards_version = rounds.live_shards_version;
@@ -219,10 +220,9 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   // not return (`name!=` also matches a missing label), so no shard is sent and decoded twice.
   const std::uint64_t floor = own_writes_.newestStatefulSetWrite();
   auto list = [&](std::string selector) {
-    return std::async(std::launch::async,
-                      [this, &shard_set, floor, selector = std::move(selector)] {
-                        return listShards(client_, shard_set.ns, selector, floor);
-                      });
+    return beside_.submit([this, &shard_set, floor, selector = std::move(selector)] {
+      return listShards(client_, shard_set.ns, selector, floor);
+    });
   };
   const std::string name_selector =
       std::string(planner::kOperatorNameLabel) + "=" + shard_set.spec.target_ref.name;
@@ -241,7 +241,7 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
   // transition may run; the steady state never reads it.
   std::future<std::pair<bool, std::string>> guard_read;
   if (options_.guard_enforced && first_round && specUnobserved(shard_set)) {
-    guard_read = std::async(std::launch::async, [this, ns = shard_set.ns] {
+    guard_read = beside_.submit([this, ns = shard_set.ns] {
       std::string why;
       const bool enforced = options_.guard_enforced(ns, &why);
       return std::make_pair(enforced, std::move(why));
@@ -366,23 +366,24 @@ ShardSetController::Rounds ShardSetController::planAndApply(const api::ShardSet&
       }
     }
   }
-  bool wrote = false;
-  Rounds rounds = liveRounds(shard_set, subject, log, purpose, &wrote);
-  // A release is followed by nothing planned from the caches until a live read finds it at rest.
-  noteLiveRead(key, rounds, wrote || purpose == planner::PlanPurpose::Release);
+  Rounds rounds = liveRounds(shard_set, subject, log, purpose);
+  // Rounds that wrote end with a live read after their last write, which found nothing more to
+  // do: what it saw is what the caches must have caught up with before the next reconcile may
+  // plan from them. A release is followed by nothing planned from the caches until a live read
+  // finds the ShardSet at rest.
+  noteLiveRead(key, rounds, purpose == planner::PlanPurpose::Release);
   return rounds;
 }
 
 ShardSetController::Rounds ShardSetController::liveRounds(const api::ShardSet& shard_set,
                                                           const k8s::InvolvedObject& subject,
                                                           const telemetry::LogContext& log,
-                                                          planner::PlanPurpose purpose,
-                                                          bool* wrote) {
+                                                          planner::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
   // This reconcile's writes, recorded as its own (own_writes.h), also those the applier sends
   // from threads of its own.
   OwnWritesClient writes_as_this(client_, own_writes_, key);
-  PlanApplier applier(writes_as_this, events_, log);
+  PlanApplier applier(writes_as_this, events_, log, beside_);
   Rounds rounds;
   for (int round = 0;; ++round) {
     auto observed = observe(shard_set, round == 0);
@@ -417,7 +418,6 @@ ShardSetController::Rounds ShardSetController::liveRounds(const api::ShardSet& s
       return rounds;
     }
     auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
-    *wrote = true;
     ApplyOutcome outcome = applier.apply(plan, targetResource(*kind), shard_set.ns, subject);
     if (!outcome.error) continue;
     if (outcome.needsReplan()) {

@@ -29,6 +29,31 @@ TEST_F(ControllerTest, TheFirstReconcileAddsTheFinalizerGuardedByTheResourceVers
   EXPECT_EQ(first.body[0]["value"], created["metadata"]["resourceVersion"]);
 }
 
+// The target the ShardSet binds to goes in the finalizer's write, before the claim: a crash right
+// after the claim cannot leave a claim that a later deletion or move would not release, and a
+// first claim writes the ShardSet's metadata once.
+TEST_F(ControllerTest, TheFinalizerWriteRecordsTheTargetBeforeTheClaim) {
+  putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  startController();
+  fake_.failNext({.verb = Verb::Patch, .resource = "prometheuses"}, 1,
+                 k8s::testing::statusError(500, "etcd is away"));
+  EXPECT_EQ(reconcile().result, k8s::ReconcileResult::Error);
+  EXPECT_EQ((*shardSet())["metadata"]["annotations"].value("shardscaler.io/target", ""),
+            "Prometheus/main");
+  EXPECT_TRUE(hasFinalizer(*shardSet()));
+  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "shardsets", .subresource = ""}).size(),
+            1U)
+      << describe(fake_.calls());
+
+  // It goes on to claim, and writes no second metadata patch for the binding.
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
+  EXPECT_EQ((*target())["metadata"]["annotations"].value("shardscaler.io/claimed-by", ""), "main");
+  EXPECT_TRUE(
+      fake_.calls({.verb = Verb::Patch, .resource = "shardsets", .subresource = ""}).empty())
+      << describe(fake_.calls());
+}
+
 TEST_F(ControllerTest, AFinalizerWriteThatFailsFailsTheReconcileAndWritesNothingElse) {
   putTarget(2);
   fake_.put(shardSets(), shardSetJson(2));

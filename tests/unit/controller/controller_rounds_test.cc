@@ -30,20 +30,24 @@ bool hasConditionReason(const Json& shard_set, const std::string& reason) {
 
 TEST_F(ControllerTest, AReconcileStopsAfterMaxRoundsAndAsksToBeRequeued) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
-  // Claiming the target and labelling its shards take two rounds of writes.
+  fake_.put(shardSets(), shardSetJson(1));
+  // Claiming the target and labelling its shards take one round of writes, the scale-down that
+  // follows (spec.shards lowered, under whenScaled=Delete) another.
   startController({.max_rounds = 1});
   const ReconcileOutcome outcome = reconcile();
   EXPECT_EQ(outcome.result, k8s::ReconcileResult::Requeue) << describe(fake_.calls());
   EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "prometheuses"}).size(), 1U);
-  EXPECT_TRUE(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).empty())
+  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).size(), 2U)
       << describe(fake_.calls());
   EXPECT_TRUE(statusWrites().empty());
 
-  // The next reconcile goes on where this one stopped.
-  const ReconcileOutcome next = reconcile();
-  EXPECT_EQ(next.result, k8s::ReconcileResult::Success) << describe(fake_.calls());
-  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).size(), 2U);
+  // The next reconcile goes on where this one stopped: it lowers spec.shards.
+  reconcile();
+  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "prometheuses"}).size(), 1U)
+      << describe(fake_.calls());
+  EXPECT_EQ(target()->at("spec").value("shards", 0), 1) << describe(fake_.calls());
+  EXPECT_TRUE(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).empty());
+  EXPECT_FALSE(statusWrites().empty());
 }
 
 std::vector<std::string> statefulSetListSelectors(const std::vector<k8s::testing::Call>& calls) {
@@ -74,7 +78,9 @@ TEST_F(ControllerTest, OnceEveryShardIsLabelledAReconcileListsTheShardsByTheGuar
                             "shardscaler.io/shardset=main,operator.prometheus.io/name!=main"))
       << describe(fake_.calls());
 
-  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
+  // A live read now (the plan at rest comes from the caches; `shardscaler plan` reads live).
+  fake_.clearCalls();
+  ASSERT_TRUE(controller_->dryRun(kNs, "main", std::nullopt)) << describe(fake_.calls());
   EXPECT_EQ(statefulSetListSelectors(fake_.calls()),
             std::vector<std::string>{"shardscaler.io/shardset=main"})
       << describe(fake_.calls());
@@ -93,20 +99,27 @@ TEST_F(ControllerTest, AShardOurCachesHaveNotSeenIsStillReadWhenTheTargetCountsI
   startController();
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
 
-  // The operator creates shard 2 as the next reconcile's first list is served.
+  // The operator creates shard 2 as the next live read's first list is served (a live read
+  // as `shardscaler plan` makes it; the reconciles at rest plan from the caches).
   std::atomic<bool> created{false};
   fake_.setBeforeCall([&](const k8s::testing::Call& call) {
     if (call.verb != Verb::List || call.resource.resource != "statefulsets") return;
     if (created.exchange(true)) return;
     fake_.put(k8s::resources::statefulSets(), statefulSetJson(2, t["metadata"]["uid"]));
   });
-  const ReconcileOutcome outcome = reconcile();
+  fake_.clearCalls();
+  auto plan = controller_->dryRun(kNs, "main", std::nullopt);
   fake_.setBeforeCall({});
-  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
+  ASSERT_TRUE(plan) << plan.error().describe();
   const auto selectors = statefulSetListSelectors(fake_.calls());
   ASSERT_GE(selectors.size(), 2U) << describe(fake_.calls());
   EXPECT_EQ(selectors[0], "shardscaler.io/shardset=main") << describe(fake_.calls());
   EXPECT_EQ(selectors[1], "operator.prometheus.io/name=main") << describe(fake_.calls());
+  EXPECT_THAT(planner::describe(*plan), ::testing::HasSubstr("guard shard 2"));
+
+  // Once our caches hold it without our label, the reconcile reads live and labels it.
+  const ReconcileOutcome outcome = reconcile();
+  EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
   const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, stsName(2));
   ASSERT_TRUE(sts);
   EXPECT_EQ((*sts)["metadata"]["labels"].value("shardscaler.io/shardset", ""), "main")

@@ -32,11 +32,12 @@ planner::Plan deletePlan(const Json& sts, const std::string& resource_version) {
 class PlanApplierTest : public ::testing::Test {
  protected:
   ApplyOutcome apply(const planner::Plan& plan) {
-    PlanApplier applier(fake_, events_, telemetry::LogContext({{"key", kKey}}));
+    PlanApplier applier(fake_, events_, telemetry::LogContext({{"key", kKey}}), beside_);
     return applier.apply(plan, prometheuses(), kNs, InvolvedObject{.name = "main"});
   }
   FakeKubeClient fake_;
   RecordingEvents events_;
+  k8s::TaskPool beside_{PlanApplier::kMaxWritesInFlight - 1};
 };
 
 TEST_F(PlanApplierTest, ADeleteCarriesTheUidAndResourceVersionPreconditions) {

@@ -80,6 +80,10 @@ class OwnWritesClient final : public k8s::KubeClient {
   k8s::Result<k8s::Json> patch(const k8s::Resource& r, const std::string& ns,
                                const std::string& name, k8s::PatchType type, const k8s::Json& patch,
                                const std::string& subresource) override;
+  k8s::Result<k8s::Json> patchReading(const k8s::Resource& r, const std::string& ns,
+                                      const std::string& name, k8s::PatchType type,
+                                      const k8s::Json& patch, const std::string& subresource,
+                                      const k8s::AnswerFields& read) override;
   k8s::Result<k8s::Json> remove(const k8s::Resource& r, const std::string& ns,
                                 const std::string& name, const k8s::DeleteOptions& opts) override;
   k8s::Result<void> watch(const k8s::Resource& r, const std::string& ns,

@@ -10,6 +10,7 @@
 
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/k8s_client/task_pool.h"
 #include "shardscaler/planner/planner.h"
 #include "shardscaler/telemetry/logging.h"
 
@@ -37,9 +38,11 @@ class PlanApplier {
   // (service sizes its pool by it), and the API server gains nothing from more of one plan.
   static constexpr std::size_t kMaxWritesInFlight = 4;
 
-  // `log`: the reconcile's fields (key, reconcile_id), on every "applied" line.
-  PlanApplier(k8s::KubeClient& client, k8s::EventRecorder& events, telemetry::LogContext log)
-      : client_(client), events_(events), log_(std::move(log)) {}
+  // `log`: the reconcile's fields (key, reconcile_id), on every "applied" line. `beside`: where
+  // the writes sent beside the caller's own run (up to kMaxWritesInFlight - 1 at once).
+  PlanApplier(k8s::KubeClient& client, k8s::EventRecorder& events, telemetry::LogContext log,
+              k8s::TaskPool& beside)
+      : client_(client), events_(events), log_(std::move(log)), beside_(beside) {}
 
   // target_resource: where the plan's target actions go. shard_set: the Events' subject.
   ApplyOutcome apply(const planner::Plan& plan, const k8s::Resource& target_resource,
@@ -52,6 +55,7 @@ class PlanApplier {
   k8s::KubeClient& client_;
   k8s::EventRecorder& events_;
   telemetry::LogContext log_;
+  k8s::TaskPool& beside_;
 };
 
 }  // namespace shardscaler::controller

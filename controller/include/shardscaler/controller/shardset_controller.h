@@ -23,6 +23,7 @@
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/k8s_client/task_pool.h"
 #include "shardscaler/planner/planner.h"
 #include "shardscaler/telemetry/logging.h"
 #include "shardscaler/telemetry/metrics.h"
@@ -137,13 +138,14 @@ class ShardSetController {
   bool cacheShowsUnlabelledShards(const api::ShardSet& shard_set) const;
   // The target and its shards as the caches hold them, when a plan from them can be trusted to
   // say that nothing but the status is to be written (docs/design.md §12): the caches have
-  // synced and are at least as new as this ShardSet's last live read, its last reconcile wrote
-  // nothing, every shard they hold for the target carries this ShardSet's guard label, and the
-  // target shows no transition. nullopt: read live.
+  // synced and are at least as new as this ShardSet's last live read (which came after every
+  // target and StatefulSet write of its reconcile), that reconcile ended with a plan that had
+  // nothing left to write, every shard they hold for the target carries this ShardSet's guard
+  // label, and the target shows no transition. nullopt: read live.
   std::optional<Observed> observeCached(const api::ShardSet& shard_set) const;
-  // Records what a live reconcile of `key` read, or that it wrote (or stopped early), so that
-  // the next one reads live too.
-  void noteLiveRead(const std::string& key, const Rounds& rounds, bool wrote);
+  // Records what the last read of a live reconcile of `key` saw, or that it stopped early, failed
+  // or released a target (`read_live_next`), so that the next one reads live too.
+  void noteLiveRead(const std::string& key, const Rounds& rounds, bool read_live_next);
   planner::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
                                planner::PlanPurpose purpose) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
@@ -151,16 +153,21 @@ class ShardSetController {
   // A ShardSet at rest is planned from the caches instead (observeCached), when they allow it.
   Rounds planAndApply(const api::ShardSet& shard_set, const k8s::InvolvedObject& subject,
                       const telemetry::LogContext& log, planner::PlanPurpose purpose);
-  // The rounds from live reads; *wrote: whether any round sent writes.
+  // The rounds from live reads; unless they stop early or fail, the last one plans nothing to
+  // write, from a read that came after every write of the rounds before it.
   Rounds liveRounds(const api::ShardSet& shard_set, const k8s::InvolvedObject& subject,
-                    const telemetry::LogContext& log, planner::PlanPurpose purpose, bool* wrote);
+                    const telemetry::LogContext& log, planner::PlanPurpose purpose);
   // While stop() drains: when `plan` only waits a short while for the operator or a settle time
   // (called only while the target is paused by this ShardSet: a transition under way), waits
   // that long and returns true, so the reconcile in flight finishes the transition instead of
   // leaving the target paused for the next instance. False, at once, when not draining, when the
   // wait would not end well within the drain, or once the Lease is lost (also mid-wait).
   bool waitOutDuringDrain(const planner::Plan& plan);
-  k8s::Result<void> ensureFinalizer(const k8s::Json& object);
+  // Adds the release finalizer, and with it the bound-target annotation when none is recorded
+  // and `wanted` names a target kind: one write before the claim. Returns the bound target as it
+  // stands afterwards (`bound` unless it was written here).
+  k8s::Result<std::string> ensureFinalizer(const k8s::Json& object, const std::string& bound,
+                                           const api::ShardSet& wanted);
   // Lets go of `shard_set`'s target (as bound, see kBoundTargetAnnotation); nullopt when done.
   std::optional<ReconcileOutcome> release(const api::ShardSet& shard_set,
                                           const k8s::InvolvedObject& subject,
@@ -190,6 +197,10 @@ class ShardSetController {
   OwnWrites own_writes_;
 
   std::unique_ptr<QueueMetrics> queue_metrics_;
+  // The threads a reconcile's reads and writes sent beside its own run on (observe()'s lists,
+  // the applier's adjacent writes): a reconcile sends at most PlanApplier::kMaxWritesInFlight
+  // requests at once. Declared before runtime_, so that it outlives the workers.
+  mutable k8s::TaskPool beside_;  // mutable: observe() is const, as a read
   // The worker loop: its workers wait for the caches (hasSynced) before they take a key.
   k8s::Controller runtime_;
   // One informer per namespace (or one for all); the ShardSet ones are indexed by namespace.
@@ -205,7 +216,8 @@ class ShardSetController {
   std::vector<NamespaceCaches> namespace_caches_;
   // What the last live read of each ShardSet saw: the target's resourceVersion and the newest
   // of its shards'; observeCached() plans from caches only at least as new. `read_live_next`:
-  // its last reconcile wrote or stopped early, so the next one reads live whatever the caches.
+  // its last reconcile stopped early, failed or released, so the next one reads live whatever
+  // the caches.
   struct LiveRead {
     std::uint64_t target_version = 0;
     std::uint64_t shards_version = 0;
