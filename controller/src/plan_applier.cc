@@ -73,7 +73,7 @@ ApplyOutcome PlanApplier::apply(const planner::Plan& plan, const k8s::Resource& 
   for (std::size_t first = 0; first < actions.size();) {
     std::size_t end = first + 1;
     while (concurrent(actions[first]) && end < actions.size() && concurrent(actions[end])) ++end;
-    std::vector<k8s::Result<void>> results;
+    std::vector<k8s::Result<std::uint64_t>> results;
     results.reserve(end - first);
     if (end - first == 1) {
       results.push_back(applyOne(actions[first], target_resource, ns));
@@ -81,7 +81,7 @@ ApplyOutcome PlanApplier::apply(const planner::Plan& plan, const k8s::Resource& 
       // At most kMaxWritesInFlight at once, each sender taking the next write: a first claim
       // labels every shard, and a connection per write beyond what the client keeps would cost
       // both sides a TLS handshake (17% of shardscaler's samples on issue 10's first start).
-      results.resize(end - first, k8s::Result<void>{});
+      results.resize(end - first, k8s::Result<std::uint64_t>{0});
       std::atomic<std::size_t> next{first};
       auto send = [&] {
         for (std::size_t i = next++; i < end; i = next++) {
@@ -107,6 +107,9 @@ ApplyOutcome PlanApplier::apply(const planner::Plan& plan, const k8s::Resource& 
         continue;
       }
       log_.info("applied", {{"action", action.summary}});
+      std::uint64_t& newest =
+          action.isTargetAction() ? outcome.target_version : outcome.stateful_set_version;
+      newest = std::max(newest, *result);
       countWriteForFaultInjection();
       for (const planner::Event& event : action.events) {
         events_.record(shard_set, eventTypeOf(event.type), event.reason, event.message);
@@ -119,9 +122,9 @@ ApplyOutcome PlanApplier::apply(const planner::Plan& plan, const k8s::Resource& 
   return outcome;
 }
 
-k8s::Result<void> PlanApplier::applyOne(const planner::Action& action,
-                                        const k8s::Resource& target_resource,
-                                        const std::string& ns) {
+k8s::Result<std::uint64_t> PlanApplier::applyOne(const planner::Action& action,
+                                                 const k8s::Resource& target_resource,
+                                                 const std::string& ns) {
   switch (action.type) {
     case ActionType::ClaimTarget:
     case ActionType::PauseTarget:
@@ -129,7 +132,7 @@ k8s::Result<void> PlanApplier::applyOne(const planner::Action& action,
       auto r = client_.patchReading(target_resource, ns, action.object_name, k8s::PatchType::Merge,
                                     action.merge_patch, "", writeAnswer());
       if (!r) return std::unexpected(r.error());
-      return {};
+      return revisionOf(k8s::resourceVersionOf(*r));
     }
     case ActionType::LabelStatefulSet:
     case ActionType::DetachStatefulSet:
@@ -137,7 +140,7 @@ k8s::Result<void> PlanApplier::applyOne(const planner::Action& action,
       auto r = client_.patchReading(k8s::resources::statefulSets(), ns, action.object_name,
                                     k8s::PatchType::Merge, action.merge_patch, "", writeAnswer());
       if (!r) return std::unexpected(r.error());
-      return {};
+      return revisionOf(k8s::resourceVersionOf(*r));
     }
     case ActionType::DeleteStatefulSet: {
       k8s::DeleteOptions options{.propagation_policy = "Foreground",
@@ -148,10 +151,10 @@ k8s::Result<void> PlanApplier::applyOne(const planner::Action& action,
       auto r = client_.remove(k8s::resources::statefulSets(), ns, action.object_name, options);
       // Already gone (the operator deleting its excess shards races us): the goal is met.
       if (!r && !r.error().is(k8s::ErrorKind::NotFound)) return std::unexpected(r.error());
-      return {};
+      return 0;
     }
   }
-  return {};
+  return 0;
 }
 
 }  // namespace shardscaler::controller

@@ -401,6 +401,25 @@ bool ShardSetController::cacheShowsUnlabelledShards(const api::ShardSet& shard_s
   return false;
 }
 
+bool ShardSetController::cacheShowsAFirstClaim(const api::ShardSet& shard_set) const {
+  auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
+  if (!kind) return false;
+  const std::string detached = k8s::objectKey(shard_set.ns, shard_set.name);
+  for (const NamespaceCaches& caches : namespace_caches_) {
+    if (!caches.ns.empty() && caches.ns != shard_set.ns) continue;
+    const k8s::Informer* targets =
+        *kind == planner::TargetKind::Prometheus ? caches.prometheuses : caches.prometheus_agents;
+    if (!targets->hasSynced() || !caches.stateful_sets->hasSynced()) return false;
+    const ObjectPtr target = targets->store().get(shard_set.ns, shard_set.spec.target_ref.name);
+    if (!target) return false;
+    const Json& annotations = field(*target, "metadata", "annotations");
+    if (annotations.is_object() && annotations.contains(planner::kClaimedByAnnotation))
+      return false;
+    return caches.stateful_sets->store().byIndex(kDetachedIndex, detached).empty();
+  }
+  return false;  // no caches (a dry run), or none for its namespace
+}
+
 void ShardSetController::enqueueUnlessEcho(const std::string& key, const std::string& echo_of) {
   if (key != echo_of) enqueue(key);
 }

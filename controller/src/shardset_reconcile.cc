@@ -233,6 +233,8 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
 
   Rounds rounds = planAndApply(*shard_set, subject, log, planner::PlanPurpose::Converge);
   if (rounds.early) return *rounds.early;
+  // Claimed or guarded, confirmed by the next reconcile, which writes the status (Rounds).
+  if (rounds.confirm_from_caches) return {.requeue_after = kConfirmFromCachesAfter};
   const planner::Plan& plan = rounds.plan;
   const ApplyOutcome& failure = rounds.failure;
   const std::optional<size_t>& zones = rounds.zones;

@@ -233,7 +233,14 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
     guard_selector +=
         "," + std::string(planner::kOperatorNameLabel) + "!=" + shard_set.spec.target_ref.name;
   }
-  auto by_shard_set = list(guard_selector);
+  // Nor the guard list, when it can add nothing a plan reads: a target no ShardSet has claimed
+  // has no shard of ours but those the name list returns (the claim comes before any guard
+  // label, and a release drops it last). So a first claim, whose caches show the target
+  // unclaimed and no detached shard under this ShardSet's label, sends it only if the target
+  // read live turns out missing or claimed after all.
+  const bool guard_list_if_claimed = by_name.valid() && cacheShowsAFirstClaim(shard_set);
+  std::future<k8s::Result<std::vector<planner::ObservedStatefulSet>>> by_shard_set;
+  if (!guard_list_if_claimed) by_shard_set = list(guard_selector);
 
   // When the ShardSet itself says a transition is likely (its first round on a spec its status
   // has not seen), the guard is read beside the target instead of after it: the transition
@@ -288,6 +295,10 @@ k8s::Result<ShardSetController::Observed> ShardSetController::observe(
     }
     return std::move(observed);
   };
+  if (guard_list_if_claimed &&
+      (!observed.target || observed.target->annotation(planner::kClaimedByAnnotation) != nullptr)) {
+    by_shard_set = list(guard_selector);
+  }
   if (!observed.target) return with_shards();
   const planner::Target& t = *observed.target;
 
@@ -419,6 +430,23 @@ ShardSetController::Rounds ShardSetController::liveRounds(const api::ShardSet& s
     }
     auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
     ApplyOutcome outcome = applier.apply(plan, targetResource(*kind), shard_set.ns, subject);
+    if (!outcome.error && purpose == planner::PlanPurpose::Converge &&
+        std::ranges::all_of(plan.actions, [](const planner::Action& a) {
+          return a.type == planner::ActionType::ClaimTarget ||
+                 a.type == planner::ActionType::LabelStatefulSet;
+        })) {
+      // A claim and guard labels change neither the target's spec nor which shards it has: what
+      // the next round would read is what was read, plus these writes. Their echoes bring the
+      // caches there, which is where a read would have come from for the shards anyway (the
+      // API server's watch cache); the next reconcile plans from them (observeCached) once they
+      // hold the versions the writes were answered with. A list per shard set less per claim,
+      // and no read at all of a shard the operator created later.
+      rounds.confirm_from_caches = true;
+      rounds.live_target_version = std::max(rounds.live_target_version, outcome.target_version);
+      rounds.live_shards_version =
+          std::max(rounds.live_shards_version, outcome.stateful_set_version);
+      return rounds;
+    }
     if (!outcome.error) continue;
     if (outcome.needsReplan()) {
       log.info("planning again",

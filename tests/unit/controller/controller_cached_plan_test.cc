@@ -47,6 +47,35 @@ TEST_F(ControllerTest, AShardSetAtRestIsPlannedFromTheCachesAndWritesOnlyItsStat
   EXPECT_EQ(status.value("targetShards", 0), 2) << status.dump();
 }
 
+// A first claim reads once: the claim and the guard labels follow that read, and nothing reads
+// after them. The reconcile ends there and asks to be run again; the next one plans from the
+// caches, which now hold those writes, and writes the status without a read.
+TEST_F(ControllerTest, AClaimIsConfirmedFromTheCachesNotByAReadAfterIt) {
+  putTarget(2);
+  fake_.put(shardSets(), shardSetJson(2));
+  startController();
+  const ReconcileOutcome claimed = reconcile();
+  ASSERT_EQ(claimed.result, k8s::ReconcileResult::Success) << claimed.error;
+  EXPECT_TRUE(claimed.requeue_after.has_value());
+  EXPECT_EQ(fake_.calls({.verb = Verb::Get, .resource = "prometheuses"}).size(), 1U)
+      << describe(fake_.calls());
+  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).size(), 2U);
+  const auto calls = fake_.calls();
+  std::size_t last_read = 0;
+  std::size_t last_write = 0;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    if (calls[i].verb == Verb::Watch) continue;
+    (calls[i].verb == Verb::Get || calls[i].verb == Verb::List ? last_read : last_write) = i;
+  }
+  EXPECT_LT(last_read, last_write) << "a read after the writes: " << describe(calls);
+  EXPECT_TRUE(statusWrites().empty());
+
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  EXPECT_TRUE(reads(fake_).empty()) << describe(fake_.calls());
+  ASSERT_EQ(statusWrites().size(), 1U) << describe(fake_.calls());
+  EXPECT_EQ((*shardSet())["status"].value("shards", 0), 2);
+}
+
 // The caches keep no owner references: a retained shard is found by our guard label, and the
 // status a plan from the caches writes names it with its deadline, as a live plan does.
 TEST_F(ControllerTest, ARetainedShardIsInThePlanFromTheCaches) {
@@ -85,20 +114,19 @@ TEST_F(ControllerTest, CachesOlderThanTheLastLiveReadAreNotPlannedFrom) {
   putTarget(2);
   fake_.put(shardSets(), shardSetJson(2));
   startController();
-  // As the first reconcile's last round reads the target (after its claim and labels), the
-  // caches stop hearing (their watches end and the informers back off on the manual clock) and
-  // the target changes: that round sees a version the caches never get.
-  std::atomic<int> target_reads{0};
+  // As the first reconcile claims the target, the caches stop hearing (their watches end and
+  // the informers back off on the manual clock): the claim's version never reaches them. (They
+  // hold everything before it, the ShardSet's finalizer among it.)
+  std::atomic<bool> stopped{false};
   fake_.setBeforeCall([&](const k8s::testing::Call& call) {
-    if (call.verb != Verb::Get || call.resource.resource != "prometheuses") return;
-    if (++target_reads != 2) return;
+    if (call.verb != Verb::Patch || call.resource.resource != "prometheuses") return;
+    if (stopped.exchange(true)) return;
+    EXPECT_TRUE(fake_.awaitWatchesDelivered(kWatches));
     fake_.stopWatches();
-    fake_.patch(prometheuses(), kNs, "main", k8s::PatchType::Merge,
-                Json{{"metadata", {{"labels", {{"team", "observability"}}}}}});
   });
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
   fake_.setBeforeCall({});
-  ASSERT_GE(target_reads, 2);
+  ASSERT_TRUE(stopped);
 
   fake_.clearCalls();  // not reconcile(): the watches are over
   const ReconcileOutcome outcome = controller_->reconcile(kKey);

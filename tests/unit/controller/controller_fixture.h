@@ -140,6 +140,15 @@ class ControllerTest : public ::testing::Test {
     return controller_->reconcile(kKey);
   }
 
+  // A reconcile that only claims the target or guards shards writes no status; the next one
+  // (planned from the caches once they hold those writes) does. Both, when the first asked for
+  // the second; the record holds the last one's calls.
+  ReconcileOutcome reconcileToStatus() {
+    const ReconcileOutcome claimed = reconcile();
+    if (claimed.result != k8s::ReconcileResult::Success || !claimed.requeue_after) return claimed;
+    return reconcile();
+  }
+
   std::optional<Json> shardSet() const { return fake_.find(shardSets(), kNs, "main"); }
   std::optional<Json> target() const { return fake_.find(prometheuses(), kNs, "main"); }
 

@@ -30,24 +30,23 @@ bool hasConditionReason(const Json& shard_set, const std::string& reason) {
 
 TEST_F(ControllerTest, AReconcileStopsAfterMaxRoundsAndAsksToBeRequeued) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(1));
-  // Claiming the target and labelling its shards take one round of writes, the scale-down that
-  // follows (spec.shards lowered, under whenScaled=Delete) another.
+  fake_.put(shardSets(), shardSetJson(2));
+  // The claim meets a conflict: planning again would take a second round of writes.
   startController({.max_rounds = 1});
+  fake_.failNext({.verb = Verb::Patch, .resource = "prometheuses"}, 1,
+                 k8s::testing::statusError(409, "the object has been modified"));
   const ReconcileOutcome outcome = reconcile();
   EXPECT_EQ(outcome.result, k8s::ReconcileResult::Requeue) << describe(fake_.calls());
   EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "prometheuses"}).size(), 1U);
-  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).size(), 2U)
+  EXPECT_TRUE(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).empty())
       << describe(fake_.calls());
   EXPECT_TRUE(statusWrites().empty());
 
-  // The next reconcile goes on where this one stopped: it lowers spec.shards.
-  reconcile();
+  // The next reconcile goes on where this one stopped: the claim and the guard labels.
+  EXPECT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
   EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "prometheuses"}).size(), 1U)
       << describe(fake_.calls());
-  EXPECT_EQ(target()->at("spec").value("shards", 0), 1) << describe(fake_.calls());
-  EXPECT_TRUE(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).empty());
-  EXPECT_FALSE(statusWrites().empty());
+  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .resource = "statefulsets"}).size(), 2U);
 }
 
 std::vector<std::string> statefulSetListSelectors(const std::vector<k8s::testing::Call>& calls) {
@@ -62,23 +61,21 @@ std::vector<std::string> statefulSetListSelectors(const std::vector<k8s::testing
 
 // Each list of StatefulSets costs the API server a pass over the namespace's: once every shard
 // carries the guard label, a reconcile reads them by that label alone. A first claim, whose
-// shards carry none yet, reads them by the operator's name label too.
+// shards carry none yet, reads them by the operator's name label alone: an unclaimed target has
+// no shard of ours the guard list would add. A claimed target with a shard the caches show
+// without our label gets both lists at once.
 TEST_F(ControllerTest, OnceEveryShardIsLabelledAReconcileListsTheShardsByTheGuardLabelAlone) {
-  putTarget(2);
+  const Json t = putTarget(2);
   fake_.put(shardSets(), shardSetJson(2));
   startController();
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
-  // The caches show the unlabelled shards: both lists go at once, the guard list without what
-  // the name list returns.
-  const auto first = statefulSetListSelectors(fake_.calls());
-  ASSERT_GE(first.size(), 2U) << describe(fake_.calls());
-  const std::vector<std::string> together(first.begin(), first.begin() + 2);
-  EXPECT_THAT(together, ::testing::UnorderedElementsAre(
-                            "operator.prometheus.io/name=main",
-                            "shardscaler.io/shardset=main,operator.prometheus.io/name!=main"))
+  EXPECT_EQ(statefulSetListSelectors(fake_.calls()),
+            std::vector<std::string>{"operator.prometheus.io/name=main"})
       << describe(fake_.calls());
 
-  // A live read now (the plan at rest comes from the caches; `shardscaler plan` reads live).
+  // A live read now (the plan at rest comes from the caches; `shardscaler plan` reads live),
+  // once the caches hold the labels.
+  ASSERT_TRUE(fake_.awaitWatchesDelivered(kWatches));
   fake_.clearCalls();
   ASSERT_TRUE(controller_->dryRun(kNs, "main", std::nullopt)) << describe(fake_.calls());
   EXPECT_EQ(statefulSetListSelectors(fake_.calls()),
@@ -88,6 +85,20 @@ TEST_F(ControllerTest, OnceEveryShardIsLabelledAReconcileListsTheShardsByTheGuar
   for (const auto& call : fake_.calls({.verb = Verb::List, .resource = "statefulsets"})) {
     EXPECT_TRUE(call.list_options.metadata_only) << call.label_selector;
   }
+
+  // The target grows to 3 shards and the operator creates shard 2; once the caches show it,
+  // unlabelled, both lists go at once, the guard list without what the name list returns.
+  ASSERT_TRUE(fake_.patch(prometheuses(), kNs, "main", k8s::PatchType::Merge,
+                          Json{{"spec", {{"shards", 3}}}}));
+  fake_.put(k8s::resources::statefulSets(), statefulSetJson(2, t["metadata"]["uid"]));
+  ASSERT_TRUE(fake_.awaitWatchesDelivered(kWatches));
+  fake_.clearCalls();
+  ASSERT_TRUE(controller_->dryRun(kNs, "main", std::nullopt)) << describe(fake_.calls());
+  EXPECT_THAT(statefulSetListSelectors(fake_.calls()),
+              ::testing::UnorderedElementsAre(
+                  "operator.prometheus.io/name=main",
+                  "shardscaler.io/shardset=main,operator.prometheus.io/name!=main"))
+      << describe(fake_.calls());
 }
 
 // Our caches can trail the API server: a shard the operator creates just as we read is not in
@@ -107,6 +118,7 @@ TEST_F(ControllerTest, AShardOurCachesHaveNotSeenIsStillReadWhenTheTargetCountsI
     if (created.exchange(true)) return;
     fake_.put(k8s::resources::statefulSets(), statefulSetJson(2, t["metadata"]["uid"]));
   });
+  ASSERT_TRUE(fake_.awaitWatchesDelivered(kWatches));  // the caches hold the claim and labels
   fake_.clearCalls();
   auto plan = controller_->dryRun(kNs, "main", std::nullopt);
   fake_.setBeforeCall({});
@@ -118,7 +130,7 @@ TEST_F(ControllerTest, AShardOurCachesHaveNotSeenIsStillReadWhenTheTargetCountsI
   EXPECT_THAT(planner::describe(*plan), ::testing::HasSubstr("guard shard 2"));
 
   // Once our caches hold it without our label, the reconcile reads live and labels it.
-  const ReconcileOutcome outcome = reconcile();
+  const ReconcileOutcome outcome = reconcileToStatus();
   EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
   const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, stsName(2));
   ASSERT_TRUE(sts);
@@ -181,6 +193,7 @@ TEST_F(ControllerTest, AConflictOnATargetWriteIsReadAgainAndPlannedAgain) {
 
   // patch (409), then a read of the target before the same claim is sent again.
   const auto calls = fake_.calls({.resource = "prometheuses"});
+  ASSERT_EQ(reconcileToStatus().result, k8s::ReconcileResult::Success);
   ASSERT_GE(calls.size(), 4U) << describe(calls);
   std::vector<std::size_t> patches;
   for (std::size_t i = 0; i < calls.size(); ++i) {
@@ -209,6 +222,7 @@ TEST_F(ControllerTest, ANotFoundOnAShardWriteIsPlannedAgain) {
   EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
   EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .name = stsName(1)}).size(), 2U)
       << describe(fake_.calls());
+  ASSERT_EQ(reconcileToStatus().result, k8s::ReconcileResult::Success);
   EXPECT_EQ(degradedReason(*shardSet()), "AsExpected") << shardSet()->dump();
 }
 
@@ -288,6 +302,7 @@ TEST_F(ControllerTest, AShardRecreatedUnderItsGuardLabelPatchIsReplannedNotDegra
   const Json now = *fake_.find(k8s::resources::statefulSets(), kNs, stsName(1));
   EXPECT_EQ(patches[1].body["metadata"]["uid"], now["metadata"]["uid"]);
   EXPECT_EQ(now["metadata"]["labels"].value("shardscaler.io/shardset", ""), "main");
+  ASSERT_EQ(reconcileToStatus().result, k8s::ReconcileResult::Success);
   EXPECT_EQ(degradedReason(*shardSet()), "AsExpected") << shardSet()->dump();
 }
 

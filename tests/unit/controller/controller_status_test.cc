@@ -16,7 +16,7 @@ TEST_F(ControllerTest, AReconcileThatChangesNothingWritesNothing) {
   putTarget(2);
   fake_.put(shardSets(), shardSetJson(2));
   startController();
-  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
+  ASSERT_EQ(reconcileToStatus().result, k8s::ReconcileResult::Success);
   EXPECT_EQ(statusWrites().size(), 1U) << describe(fake_.calls());
 
   const ReconcileOutcome again = reconcile();

@@ -22,6 +22,10 @@ struct ApplyOutcome {
   // other StatefulSets sent together with the failing one).
   std::optional<k8s::Error> error;
   std::string failed_action;  // the failing action's summary
+  // The resourceVersions the API server answered this apply's writes with, the newest of the
+  // target's and of the StatefulSets' (0: none written): a read at least this new shows them.
+  std::uint64_t target_version = 0;
+  std::uint64_t stateful_set_version = 0;
 
   // A failure that re-reading the objects and planning again resolves: a stale precondition
   // (409), an object that vanished under us (404), or one replaced by another of the same name
@@ -49,8 +53,9 @@ class PlanApplier {
                      const std::string& ns, const k8s::InvolvedObject& shard_set);
 
  private:
-  k8s::Result<void> applyOne(const planner::Action& action, const k8s::Resource& target_resource,
-                             const std::string& ns);
+  // The answer's resourceVersion as a revision (0 for a deletion).
+  k8s::Result<std::uint64_t> applyOne(const planner::Action& action,
+                                      const k8s::Resource& target_resource, const std::string& ns);
 
   k8s::KubeClient& client_;
   k8s::EventRecorder& events_;

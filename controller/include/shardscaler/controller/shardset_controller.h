@@ -74,6 +74,9 @@ class ShardSetController {
   bool waitForSync(std::chrono::nanoseconds timeout) const;
   // How long a worker waits for the caches at a time before it looks for a stop again.
   static constexpr std::chrono::seconds kCacheSyncStep{1};
+  // After a reconcile that only claimed its target or guarded shards, when the next one looks:
+  // the watch echoes of those writes take milliseconds; a cache still behind then is read live.
+  static constexpr std::chrono::milliseconds kConfirmFromCachesAfter{200};
 
   // Starts the workers (the leader only). Call after startInformers(). Each waits until every
   // informer has synced before it takes a key.
@@ -127,6 +130,11 @@ class ShardSetController {
     // Of the last live read: the target's resourceVersion and the newest of its shards'.
     std::uint64_t live_target_version = 0;
     std::uint64_t live_shards_version = 0;
+    // The last plan claimed the target or guarded shards, and nothing else, and every write
+    // held: the rounds end there, without a read, and the versions above are those the writes
+    // were answered with. The next reconcile plans from the caches once they hold them (or
+    // reads live), and writes the status; this one writes none.
+    bool confirm_from_caches = false;
   };
 
   // The target and its shards, as of now; the guard when a transition may run. `first_round`:
@@ -136,6 +144,9 @@ class ShardSetController {
   // carry its guard label (or cannot tell: no cache, or one not synced yet), so that observe()
   // must read the target's shards by the operator's name label too.
   bool cacheShowsUnlabelledShards(const api::ShardSet& shard_set) const;
+  // Whether the caches (synced) show the ShardSet's target claimed by no ShardSet, and no
+  // detached shard under this ShardSet's guard label: what a first claim finds.
+  bool cacheShowsAFirstClaim(const api::ShardSet& shard_set) const;
   // The target and its shards as the caches hold them, when a plan from them can be trusted to
   // say that nothing but the status is to be written (docs/design.md §12): the caches have
   // synced and are at least as new as this ShardSet's last live read (which came after every
