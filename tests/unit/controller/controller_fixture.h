@@ -144,7 +144,7 @@ class ControllerTest : public ::testing::Test {
   // (planned from the caches once they hold those writes) does. Both, when the first asked for
   // the second; the record holds the last one's calls.
   ReconcileOutcome reconcileToStatus() {
-    const ReconcileOutcome claimed = reconcile();
+    ReconcileOutcome claimed = reconcile();
     if (claimed.result != k8s::ReconcileResult::Success || !claimed.requeue_after) return claimed;
     return reconcile();
   }

@@ -51,6 +51,7 @@ TEST(TaskPool, RunsUpToItsThreadsAtOnceAndReusesThem) {
       running = 0;
     }
     std::vector<std::future<bool>> results;
+    results.reserve(kThreads);
     for (int i = 0; i < kThreads; ++i) results.push_back(pool.submit(task));
     for (auto& r : results) EXPECT_TRUE(r.get()) << "round " << round;
   }
