@@ -33,7 +33,6 @@
 #include "process_usage.h"
 #include "scale_progress.h"
 #include "scale_workload.h"
-#include "shardscaler/e2e/cluster.h"
 #include "shardscaler/e2e/shardscaler_metrics.h"
 #include "shardscaler/e2e/shardscaler_process.h"
 #include "shardscaler/k8s_client/kube_config.h"
@@ -124,16 +123,6 @@ Options parseOptions(int argc, char** argv) {
     }
   }
   return o;
-}
-
-void installCrds(const testenv::ControlPlane& cp) {
-  const std::string files = "-f " + (e2e::sourceDir() / "deploy/crds").string() + " -f " +
-                            (e2e::sourceDir() / "tests/support/crds").string();
-  std::string out, err;
-  if (cp.kubectl("apply " + files, &out, &err) != 0 ||
-      cp.kubectl("wait --for condition=established --timeout=60s " + files, &out, &err) != 0) {
-    throw std::runtime_error("installing CRDs: " + err);
-  }
 }
 
 template <typename T>

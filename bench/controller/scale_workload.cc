@@ -3,8 +3,10 @@
 #include <atomic>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 
+#include "shardscaler/e2e/cluster.h"
 #include "statefulset_builder.h"
 #include "target_kind.h"
 
@@ -73,6 +75,16 @@ k8s::Result<void> runParallel(int count, int parallel,
   for (auto& t : threads) t.join();
   if (failure) return std::unexpected(*failure);
   return {};
+}
+
+void installCrds(const testenv::ControlPlane& cp) {
+  const std::string files = "-f " + (e2e::sourceDir() / "deploy/crds").string() + " -f " +
+                            (e2e::sourceDir() / "tests/support/crds").string();
+  std::string out, err;
+  if (cp.kubectl("apply " + files, &out, &err) != 0 ||
+      cp.kubectl("wait --for condition=established --timeout=60s " + files, &out, &err) != 0) {
+    throw std::runtime_error("installing CRDs: " + err);
+  }
 }
 
 k8s::Result<CreatedWorkload> createTargetsAndShards(k8s::KubeClient& client,

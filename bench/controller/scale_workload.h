@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/testenv/control_plane.h"
 
 namespace shardscaler::bench {
 
@@ -35,6 +36,10 @@ struct CreatedWorkload {
   std::int64_t stateful_set_bytes = 0;  // JSON of every StatefulSet as the server returned it
   int stateful_sets = 0;
 };
+
+// The ShardSet CRD and the operator's (tests/support/crds), established; throws when kubectl
+// cannot.
+void installCrds(const testenv::ControlPlane& cp);
 
 // Namespaces, targets and their StatefulSets; no ShardSets.
 k8s::Result<CreatedWorkload> createTargetsAndShards(k8s::KubeClient& client,
