@@ -401,23 +401,35 @@ bool ShardSetController::cacheShowsUnlabelledShards(const api::ShardSet& shard_s
   return false;
 }
 
-bool ShardSetController::cacheShowsAFirstClaim(const api::ShardSet& shard_set) const {
+std::optional<ShardSetController::TargetCaches> ShardSetController::syncedCaches(
+    const api::ShardSet& shard_set) const {
   auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
-  if (!kind) return false;
-  const std::string detached = k8s::objectKey(shard_set.ns, shard_set.name);
-  for (const NamespaceCaches& caches : namespace_caches_) {
-    if (!caches.ns.empty() && caches.ns != shard_set.ns) continue;
-    const k8s::Informer* targets =
-        *kind == planner::TargetKind::Prometheus ? caches.prometheuses : caches.prometheus_agents;
-    if (!targets->hasSynced() || !caches.stateful_sets->hasSynced()) return false;
-    const ObjectPtr target = targets->store().get(shard_set.ns, shard_set.spec.target_ref.name);
-    if (!target) return false;
-    const Json& annotations = field(*target, "metadata", "annotations");
-    if (annotations.is_object() && annotations.contains(planner::kClaimedByAnnotation))
-      return false;
-    return caches.stateful_sets->store().byIndex(kDetachedIndex, detached).empty();
-  }
-  return false;  // no caches (a dry run), or none for its namespace
+  if (!kind || shard_set.spec.target_ref.name.empty()) return std::nullopt;
+  auto caches = std::ranges::find_if(namespace_caches_, [&](const NamespaceCaches& c) {
+    return c.ns.empty() || c.ns == shard_set.ns;
+  });
+  if (caches == namespace_caches_.end()) return std::nullopt;
+  TargetCaches found{
+      .kind = *kind,
+      .targets = *kind == planner::TargetKind::Prometheus ? caches->prometheuses
+                                                          : caches->prometheus_agents,
+      .shards = caches->stateful_sets,
+  };
+  if (!found.targets->hasSynced() || !found.shards->hasSynced()) return std::nullopt;
+  return found;
+}
+
+bool ShardSetController::cacheShowsAFirstClaim(const api::ShardSet& shard_set) const {
+  auto caches = syncedCaches(shard_set);
+  if (!caches) return false;
+  const ObjectPtr target =
+      caches->targets->store().get(shard_set.ns, shard_set.spec.target_ref.name);
+  if (!target) return false;
+  const Json& annotations = field(*target, "metadata", "annotations");
+  if (annotations.is_object() && annotations.contains(planner::kClaimedByAnnotation)) return false;
+  return caches->shards->store()
+      .byIndex(kDetachedIndex, k8s::objectKey(shard_set.ns, shard_set.name))
+      .empty();
 }
 
 void ShardSetController::enqueueUnlessEcho(const std::string& key, const std::string& echo_of) {

@@ -99,15 +99,15 @@ k8s::Result<std::string> ShardSetController::ensureFinalizer(const Json& object,
       !wanted.spec.target_ref.name.empty()) {
     after = targetRefText(wanted);
     const Json& annotations = field(object, "metadata", "annotations");
-    // The key as a JSON Pointer token: '/' is written "~1" (RFC 6901).
-    std::string token(kBoundTargetAnnotation);
-    token.replace(token.find('/'), 1, "~1");
-    patch.push_back(
-        annotations.is_object()
-            ? Json{{"op", "add"}, {"path", "/metadata/annotations/" + token}, {"value", after}}
-            : Json{{"op", "add"},
-                   {"path", "/metadata/annotations"},
-                   {"value", {{std::string(kBoundTargetAnnotation), after}}}});
+    // json_pointer escapes the key's '/' as a JSON Pointer token (RFC 6901).
+    const std::string path =
+        (Json::json_pointer("/metadata/annotations") / std::string(kBoundTargetAnnotation))
+            .to_string();
+    patch.push_back(annotations.is_object()
+                        ? Json{{"op", "add"}, {"path", path}, {"value", after}}
+                        : Json{{"op", "add"},
+                               {"path", "/metadata/annotations"},
+                               {"value", {{std::string(kBoundTargetAnnotation), after}}}});
   }
   auto r = client_.patchReading(shardSets(), stringAt(object, "metadata", "namespace"),
                                 stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch,

@@ -117,16 +117,11 @@ bool atRest(const planner::Plan& plan, const api::ShardSet& shard_set) {
 
 std::optional<ShardSetController::Observed> ShardSetController::observeCached(
     const api::ShardSet& shard_set) const {
-  auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
-  if (!kind || shard_set.spec.target_ref.name.empty()) return std::nullopt;
-  auto caches = std::ranges::find_if(namespace_caches_, [&](const NamespaceCaches& c) {
-    return c.ns.empty() || c.ns == shard_set.ns;
-  });
-  if (caches == namespace_caches_.end()) return std::nullopt;
-  const k8s::Informer* targets =
-      *kind == planner::TargetKind::Prometheus ? caches->prometheuses : caches->prometheus_agents;
-  const k8s::Informer* shards = caches->stateful_sets;
-  if (!targets->hasSynced() || !shards->hasSynced()) return std::nullopt;
+  auto caches = syncedCaches(shard_set);
+  if (!caches) return std::nullopt;
+  const planner::TargetKind kind = caches->kind;
+  const k8s::Informer* targets = caches->targets;
+  const k8s::Informer* shards = caches->shards;
 
   LiveRead last;
   {
@@ -143,7 +138,7 @@ std::optional<ShardSetController::Observed> ShardSetController::observeCached(
   const k8s::ObjectPtr cached_target =
       targets->store().get(shard_set.ns, shard_set.spec.target_ref.name);
   if (!cached_target) return std::nullopt;
-  auto target = planner::parseTarget(*cached_target, *kind);
+  auto target = planner::parseTarget(*cached_target, kind);
   if (!target || revisionOf(target->resource_version) < last.target_version) return std::nullopt;
   if (mayTransition(shard_set, *target)) return std::nullopt;
   if (const std::string* holder = target->annotation(planner::kClaimedByAnnotation);
@@ -178,7 +173,7 @@ std::optional<ShardSetController::Observed> ShardSetController::observeCached(
       const std::string* guard = sts.label(planner::kShardSetLabel);
       if (guard == nullptr || *guard != shard_set.name) return std::nullopt;
       sts.owner_references.push_back({.api_version = "",
-                                      .kind = std::string(planner::toString(*kind)),
+                                      .kind = std::string(planner::toString(kind)),
                                       .name = target->name,
                                       .uid = target->uid,
                                       .controller = true});

@@ -144,6 +144,15 @@ class ShardSetController {
   // carry its guard label (or cannot tell: no cache, or one not synced yet), so that observe()
   // must read the target's shards by the operator's name label too.
   bool cacheShowsUnlabelledShards(const api::ShardSet& shard_set) const;
+  // The caches a plan of `shard_set` would read: the informer of its target's kind and the
+  // StatefulSet one, both of its namespace and both synced. nullopt: an unknown target kind or
+  // no target name, no caches (a dry run) or none for its namespace, or one not synced yet.
+  struct TargetCaches {
+    planner::TargetKind kind;
+    const k8s::Informer* targets;
+    const k8s::Informer* shards;
+  };
+  std::optional<TargetCaches> syncedCaches(const api::ShardSet& shard_set) const;
   // Whether the caches (synced) show the ShardSet's target claimed by no ShardSet, and no
   // detached shard under this ShardSet's guard label: what a first claim finds.
   bool cacheShowsAFirstClaim(const api::ShardSet& shard_set) const;
