@@ -5,7 +5,7 @@
 // machine: a first claim cannot write faster than the API server takes the writes.
 //
 // usage: controller_api_floor [--targets=1000] [--shards=10] [--parallel=8,16,32]
-#include <sys/resource.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <iostream>
@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "bench_flags.h"
+#include "process_usage.h"
 #include "scale_workload.h"
 #include "shardscaler/k8s_client/field_mask.h"
 #include "shardscaler/k8s_client/kube_config.h"
@@ -28,33 +30,15 @@ using Seconds = std::chrono::duration<double>;
 
 const k8s::Resource kPrometheuses{"monitoring.coreos.com", "v1", "prometheuses", true};
 
-// CPU-seconds this process (the client side of the requests) has used so far.
-double processCpuSeconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
-std::vector<int> intList(std::string_view text) {
-  std::vector<int> out;
-  for (std::size_t at = 0; at < text.size();) {
-    std::size_t comma = std::min(text.find(',', at), text.size());
-    out.push_back(std::stoi(std::string(text.substr(at, comma - at))));
-    at = comma + 1;
-  }
-  return out;
-}
-
 int run(int argc, char** argv) {
   WorkloadShape shape;
   std::vector<int> parallel{8, 16, 32};
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
-    if (a.starts_with("--targets=")) {
-      shape.targets = std::stoi(std::string(a.substr(10)));
-    } else if (a.starts_with("--shards=")) {
-      shape.shards = std::stoi(std::string(a.substr(9)));
+    if (auto v = intFlag(a, "targets")) {
+      shape.targets = *v;
+    } else if (auto v = intFlag(a, "shards")) {
+      shape.shards = *v;
     } else if (a.starts_with("--parallel=")) {
       parallel = intList(a.substr(11));
     } else {
@@ -78,7 +62,7 @@ int run(int argc, char** argv) {
   for (int p : parallel) {
     const std::string value = "p" + std::to_string(p);
     auto started = std::chrono::steady_clock::now();
-    const double cpu_before = processCpuSeconds();
+    const double cpu_before = readProcessUsage(getpid()).cpu_seconds;
     auto labelled = runParallel(total, p, [&](int i) -> k8s::Result<void> {
       const std::string target = targetName(i / shape.shards);
       const std::string name =
@@ -95,7 +79,7 @@ int run(int argc, char** argv) {
     });
     if (!labelled) throw std::runtime_error(labelled.error().describe());
     const double label_s = Seconds(std::chrono::steady_clock::now() - started).count();
-    const double label_cpu_us = (processCpuSeconds() - cpu_before) / total * 1e6;
+    const double label_cpu_us = (readProcessUsage(getpid()).cpu_seconds - cpu_before) / total * 1e6;
     started = std::chrono::steady_clock::now();
     auto annotated = runParallel(shape.targets, p, [&](int i) -> k8s::Result<void> {
       auto r = client.patch(

@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench_flags.h"
 #include "process_usage.h"
 #include "scale_progress.h"
 #include "scale_workload.h"
@@ -87,12 +88,6 @@ struct RunResult {
   std::vector<RestartResult> restart_sweep;  // at each of --restart-workers
 };
 
-std::optional<int> intFlag(std::string_view arg, std::string_view name) {
-  const std::string prefix = "--" + std::string(name) + "=";
-  if (!arg.starts_with(prefix)) return std::nullopt;
-  return std::stoi(std::string(arg.substr(prefix.size())));
-}
-
 Options parseOptions(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -110,12 +105,7 @@ Options parseOptions(int argc, char** argv) {
     } else if (auto v = intFlag(a, "workers")) {
       o.workers = *v;
     } else if (a.starts_with("--restart-workers=")) {
-      std::string list(a.substr(18));
-      for (std::size_t at = 0; at < list.size();) {
-        std::size_t comma = std::min(list.find(',', at), list.size());
-        o.restart_workers.push_back(std::stoi(list.substr(at, comma - at)));
-        at = comma + 1;
-      }
+      o.restart_workers = intList(a.substr(18));
     } else if (a.starts_with("--binary=")) {
       o.binary = std::string(a.substr(9));
     } else {
