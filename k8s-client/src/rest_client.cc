@@ -194,6 +194,11 @@ RestClient::Impl::Call RestClient::Impl::makeCall(std::string_view verb, std::st
   return call;
 }
 
+std::string RestClient::Impl::withFieldManager(std::string path) const {
+  detail::appendQuery(path, "fieldManager", options.field_manager);
+  return path;
+}
+
 RestClient::RestClient(KubeConfig config, RestClientOptions options)
     : impl_(std::make_unique<Impl>(std::move(config), std::move(options))) {}
 
@@ -223,9 +228,10 @@ Result<Json> RestClient::list(const Resource& r, const std::string& ns, const Li
 }
 
 Result<Json> RestClient::create(const Resource& r, const std::string& ns, const Json& obj) {
-  return impl_->execute(Impl::makeCall("create", r.describe(), "POST",
-                                       r.collectionPath(namespaceFor(r, ns, obj)), obj.dump(),
-                                       "application/json"));
+  return impl_->execute(
+      Impl::makeCall("create", r.describe(), "POST",
+                     impl_->withFieldManager(r.collectionPath(namespaceFor(r, ns, obj))),
+                     obj.dump(), "application/json"));
 }
 
 Result<Json> RestClient::update(const Resource& r, const std::string& ns, const Json& obj,
@@ -235,9 +241,10 @@ Result<Json> RestClient::update(const Resource& r, const std::string& ns, const 
     return makeError(ErrorKind::Invalid,
                      "update " + r.describe() + ": the object has no metadata.name");
   }
-  return impl_->execute(Impl::makeCall("update", r.describe(), "PUT",
-                                       r.objectPath(namespaceFor(r, ns, obj), name, subresource),
-                                       obj.dump(), "application/json"));
+  return impl_->execute(Impl::makeCall(
+      "update", r.describe(), "PUT",
+      impl_->withFieldManager(r.objectPath(namespaceFor(r, ns, obj), name, subresource)),
+      obj.dump(), "application/json"));
 }
 
 Result<Json> RestClient::patch(const Resource& r, const std::string& ns, const std::string& name,
@@ -251,7 +258,8 @@ Result<Json> RestClient::patchReading(const Resource& r, const std::string& ns,
   const char* content_type = "application/merge-patch+json";
   if (type == PatchType::Json) content_type = "application/json-patch+json";
   if (type == PatchType::StrategicMerge) content_type = "application/strategic-merge-patch+json";
-  auto call = Impl::makeCall("patch", r.describe(), "PATCH", r.objectPath(ns, name, subresource),
+  auto call = Impl::makeCall("patch", r.describe(), "PATCH",
+                             impl_->withFieldManager(r.objectPath(ns, name, subresource)),
                              patch.dump(), content_type);
   if (read.metadata_only) call.accept = Impl::metadataAccept(/*list=*/false);
   call.fields = read.fields.get();

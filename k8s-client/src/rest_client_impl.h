@@ -37,6 +37,8 @@ struct RestClient::Impl {
   // "list statefulsets.apps/v1 (GET /apis/apps/v1/statefulsets?limit=5)"
   // The Accept header of a metadata-only request: PartialObjectMetadata(List), else plain JSON.
   static std::string metadataAccept(bool list);
+  // path with `fieldManager=<options.field_manager>` added to its query, when one is set.
+  std::string withFieldManager(std::string path) const;
 
   static std::string describeRequest(std::string_view verb, std::string_view resource,
                                      std::string_view method, std::string_view path);

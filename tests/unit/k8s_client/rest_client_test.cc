@@ -510,6 +510,32 @@ TEST(RestClient, PatchReadingAsksForMetadataAndTrimsTheAnswer) {
   EXPECT_EQ(server.requests().at(1).header("Accept"), "application/json");
 }
 
+// Every write names the client's field manager, the way the shard guard recognises shardscaler's
+// own writes; reads and deletes carry none (DeleteOptions have no field manager).
+TEST(RestClient, WritesNameTheFieldManager) {
+  test_kit::HttpServer server([](const test_kit::HttpRequest&, test_kit::HttpExchange& ex) {
+    ex.respond(200, R"({"metadata":{"name":"s","namespace":"mon"}})");
+  });
+  RestClient client(testing::configFor(server), {.field_manager = "shardscaler"});
+  const Json object{{"metadata", {{"name", "s"}, {"namespace", "mon"}}}};
+  ASSERT_TRUE(client.create(resources::statefulSets(), "mon", object));
+  ASSERT_TRUE(client.update(resources::statefulSets(), "mon", object));
+  ASSERT_TRUE(client.patch(resources::statefulSets(), "mon", "s", PatchType::Merge, object));
+  ASSERT_TRUE(client.remove(resources::statefulSets(), "mon", "s"));
+  ASSERT_TRUE(client.get(resources::statefulSets(), "mon", "s"));
+  const auto sent = server.requests();
+  ASSERT_EQ(sent.size(), 5u);
+  EXPECT_EQ(sent[0].target, "/apis/apps/v1/namespaces/mon/statefulsets?fieldManager=shardscaler");
+  EXPECT_EQ(sent[1].target, "/apis/apps/v1/namespaces/mon/statefulsets/s?fieldManager=shardscaler");
+  EXPECT_EQ(sent[2].target, "/apis/apps/v1/namespaces/mon/statefulsets/s?fieldManager=shardscaler");
+  EXPECT_EQ(sent[3].target, "/apis/apps/v1/namespaces/mon/statefulsets/s");
+  EXPECT_EQ(sent[4].target, "/apis/apps/v1/namespaces/mon/statefulsets/s");
+
+  RestClient unnamed(testing::configFor(server));
+  ASSERT_TRUE(unnamed.patch(resources::statefulSets(), "mon", "s", PatchType::Merge, object));
+  EXPECT_EQ(server.requests().back().target, "/apis/apps/v1/namespaces/mon/statefulsets/s");
+}
+
 TEST(RestClient, MaskedListOfBrokenJsonIsADecodeError) {
   test_kit::HttpServer server([](const test_kit::HttpRequest&, test_kit::HttpExchange& ex) {
     ex.respond(200, R"({"items":[{"metadata":)");

@@ -33,6 +33,11 @@ struct RestClientOptions {
   RequestObserver observer;
   // Idle connections kept for reuse; requests beyond this many in parallel open new ones.
   size_t max_idle_connections = 8;
+  // Sent as `fieldManager` with every create, update and patch ("" sends none, and the API
+  // server names the manager after the user agent). The API server records it in
+  // managedFields and shows it to admission webhooks in the request's options, which is how
+  // the shard guard tells shardscaler's own writes from another client's with the same user.
+  std::string field_manager;
 };
 
 class RestClient final : public KubeClient {
