@@ -47,8 +47,13 @@ bool ApplyOutcome::needsReplan() const {
          error->message.find("metadata.uid") != std::string::npos;
 }
 
+bool ApplyOutcome::refusedByGuard() const {
+  return error && error->is(k8s::ErrorKind::Forbidden) &&
+         error->message.find(planner::kGuardDenialPrefix) != std::string::npos;
+}
+
 bool ApplyOutcome::isPermanent() const {
-  if (!error || needsReplan()) return false;
+  if (!error || needsReplan() || refusedByGuard()) return false;
   return error->is(k8s::ErrorKind::Forbidden) || error->is(k8s::ErrorKind::Invalid) ||
          error->is(k8s::ErrorKind::BadRequest) || error->is(k8s::ErrorKind::Unauthorized);
 }

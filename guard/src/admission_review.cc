@@ -195,6 +195,14 @@ std::expected<AdmissionRequest, std::string> decodeAdmissionReview(std::string_v
     out.dry_run = dry_run->get<bool>();
   }
 
+  auto options = optionalObject(r, "options", "request.options");
+  if (!options) return std::unexpected(options.error());
+  if (options->is_object()) {
+    auto field_manager = optionalString(*options, "fieldManager", "request.options.fieldManager");
+    if (!field_manager) return std::unexpected(field_manager.error());
+    out.field_manager = field_manager->value_or("");
+  }
+
   auto object = optionalObject(r, "object", "request.object");
   if (!object) return std::unexpected(object.error());
   out.object = std::move(*object);

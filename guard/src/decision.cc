@@ -59,7 +59,7 @@ std::string overrideHint(const GuardConfig& config) {
     return "To override, act as user " + joined(config.exempt_users, " or ") +
            " (--guard-exempt-users).";
   }
-  return "No identity but shardscaler's is exempt (--guard-exempt-users, --guard-exempt-groups).";
+  return "No identity is exempt (--guard-exempt-users, --guard-exempt-groups).";
 }
 
 // Everything one decision learns, read at most once each.
@@ -81,8 +81,8 @@ class Judgement {
   Verdict deny(std::string_view rule, const std::string& what) {
     verdict_.allowed = false;
     verdict_.reason = rule;
-    verdict_.message =
-        "shardscaler guard: rule " + std::string(rule) + ": " + what + " " + overrideHint(config_);
+    verdict_.message = std::string(planner::kGuardDenialPrefix) + std::string(rule) + ": " + what +
+                       " " + overrideHint(config_);
     return verdict_;
   }
 
@@ -296,6 +296,10 @@ Verdict Judgement::run() {
   }
   if (config_.exempt(request_.user)) {
     return allow(kAllowExempt, "user " + request_.user.username + " is exempt");
+  }
+  if (config_.ownWrite(request_)) {
+    return allow(kAllowOwnWrite,
+                 "shardscaler's own re-attach (field manager " + request_.field_manager + ")");
   }
 
   const LiveRead shard_set = live_.shardSet(request_.ns, verdict_.shard_set);

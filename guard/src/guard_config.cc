@@ -5,11 +5,16 @@
 namespace shardscaler::guard {
 
 bool GuardConfig::exempt(const UserInfo& user) const {
-  if (!self_user.empty() && user.username == self_user) return true;
   if (std::ranges::find(exempt_users, user.username) != exempt_users.end()) return true;
   return std::ranges::any_of(user.groups, [&](const std::string& g) {
     return std::ranges::find(exempt_groups, g) != exempt_groups.end();
   });
+}
+
+bool GuardConfig::ownWrite(const AdmissionRequest& request) const {
+  return request.operation == Operation::Update && !self_user.empty() &&
+         request.user.username == self_user && !self_field_manager.empty() &&
+         request.field_manager == self_field_manager;
 }
 
 bool GuardConfig::cleanupUser(std::string_view username) const {

@@ -107,6 +107,7 @@ class Service {
                     .max_idle_connections = static_cast<std::size_t>(options.workers) *
                                                 controller::PlanApplier::kMaxWritesInFlight +
                                             8,
+                    .field_manager = std::string(planner::kFieldManager),
                 }),
         events_(client_, *clock_, k8s::KubeEventRecorder::Options{.instance = options.identity},
                 [this](const std::string& reason) { metrics_.incDegraded(reason); }),

@@ -45,7 +45,8 @@ const std::vector<RunSpec>& webhookRunSpecs() {
        list(&O::guard_cleanup_users, nullptr)},
       {"guard-self-user", "guardSelfUser", "USER",
        "found from the client certificate or a TokenReview",
-       "the user shardscaler's own requests arrive as (always exempt)", text(&O::guard_self_user)},
+       "the user shardscaler's own requests arrive as (its re-attaches are exempt)",
+       text(&O::guard_self_user)},
   };
   return specs;
 }

@@ -50,6 +50,17 @@ TEST(AdmissionReviewDecode, ReadsEveryFieldTheGuardUses) {
   EXPECT_TRUE(r->dry_run);
   EXPECT_TRUE(r->object.is_null());
   EXPECT_EQ(r->old_object["metadata"]["labels"]["shardscaler.io/shardset"], "main");
+  EXPECT_EQ(r->field_manager, "");  // DeleteOptions have none
+}
+
+TEST(AdmissionReviewDecode, ReadsThePatchsFieldManager) {
+  Json review = deleteReview();
+  review["request"]["operation"] = "UPDATE";
+  review["request"]["options"] = {
+      {"kind", "PatchOptions"}, {"apiVersion", "meta.k8s.io/v1"}, {"fieldManager", "shardscaler"}};
+  auto r = decodeAdmissionReview(review.dump());
+  ASSERT_TRUE(r) << r.error();
+  EXPECT_EQ(r->field_manager, "shardscaler");
 }
 
 TEST(AdmissionReviewDecode, OptionalFieldsMayBeAbsent) {
@@ -124,6 +135,10 @@ TEST(AdmissionReviewDecode, NamesWhatIsWrong) {
        "AdmissionReview: request.oldObject: expected an object, got string"},
       {"namespace object", [](Json& j) { j["request"]["namespace"] = Json::object(); },
        "AdmissionReview: request.namespace: expected a string, got object"},
+      {"options string", [](Json& j) { j["request"]["options"] = "x"; },
+       "AdmissionReview: request.options: expected an object, got string"},
+      {"fieldManager number", [](Json& j) { j["request"]["options"]["fieldManager"] = 1; },
+       "AdmissionReview: request.options.fieldManager: expected a string, got number"},
   };
   for (const auto& c : cases) {
     Json review = deleteReview();

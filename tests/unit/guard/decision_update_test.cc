@@ -71,9 +71,28 @@ TEST_F(GuardUpdate, UpdatesThatReattachNothingPassWithoutReads) {
 }
 
 TEST_F(GuardUpdate, ShardscalerAndExemptUsersMayReattach) {
-  EXPECT_EQ(judge(updateRequest(retained_, relabelled(retained_), {config_.self_user, {}})).reason,
-            kAllowExempt);
+  AdmissionRequest own = updateRequest(retained_, relabelled(retained_), {config_.self_user, {}});
+  own.field_manager = "shardscaler";
+  EXPECT_EQ(judge(own).reason, kAllowOwnWrite);
   EXPECT_EQ(judge(updateRequest(retained_, relabelled(retained_), admin())).reason, kAllowExempt);
+  EXPECT_TRUE(live_.reads.empty());
+}
+
+// The sidecar install's hole: the operator ran as shardscaler's user, and the guard let its
+// re-attach through as shardscaler's own. Only shardscaler's field manager makes it its own.
+TEST_F(GuardUpdate, TheOperatorSharingShardscalersUserMayNotReattach) {
+  AdmissionRequest shared =
+      updateRequest(retained_, relabelled(retained_), {config_.self_user, {}});
+  shared.field_manager = "PrometheusOperator";
+  Verdict v = judge(shared);
+  EXPECT_FALSE(v.allowed);
+  EXPECT_EQ(v.reason, kRuleReattach);
+  shared.field_manager = "";  // a client that names no manager
+  EXPECT_EQ(judge(shared).reason, kRuleReattach);
+  // shardscaler's field manager from another user is not shardscaler either.
+  AdmissionRequest other = updateRequest(retained_, relabelled(retained_), operatorUser());
+  other.field_manager = "shardscaler";
+  EXPECT_EQ(judge(other).reason, kRuleReattach);
 }
 
 TEST_F(GuardUpdate, ReleasedShardMayBeReattachedByAnyone) {

@@ -34,6 +34,10 @@ struct ApplyOutcome {
   // A failure that retrying the same write will not cure (Forbidden, Invalid, BadRequest):
   // a transition it interrupts is undone rather than left paused.
   bool isPermanent() const;
+  // The shard guard refused the write (a Forbidden whose message is the guard's): what it read
+  // live disagrees with what the plan was made from, for now (a deadline a replica's clock has
+  // not reached yet, a shard count that changed). Retried with backoff; not permanent.
+  bool refusedByGuard() const;
 };
 
 class PlanApplier {

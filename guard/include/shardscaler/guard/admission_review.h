@@ -32,6 +32,9 @@ struct AdmissionRequest {
   std::string name;
   Operation operation = Operation::Create;
   UserInfo user;
+  // request.options.fieldManager of a CREATE, UPDATE or PATCH ("" when the client sent none; a
+  // DELETE's options carry no field manager).
+  std::string field_manager;
   bool dry_run = false;
   nlohmann::json object;
   nlohmann::json old_object;

@@ -33,6 +33,8 @@ inline constexpr std::string_view kAllowUnmanaged = "Unmanaged";  // no shardsca
 inline constexpr std::string_view kAllowNotReattach =
     "NotReattach";  // an UPDATE that re-attaches nothing
 inline constexpr std::string_view kAllowExempt = "Exempt";
+// shardscaler's own re-attach: its user and its field manager (GuardConfig::ownWrite).
+inline constexpr std::string_view kAllowOwnWrite = "OwnWrite";
 inline constexpr std::string_view kAllowShardSetGone = "ShardSetGone";  // released or orphaned
 inline constexpr std::string_view kAllowCleanup = "Cleanup";            // GC / namespace controller
 inline constexpr std::string_view kAllowDeadlinePassed = "DeadlinePassed";

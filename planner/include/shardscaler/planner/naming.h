@@ -61,5 +61,12 @@ inline constexpr std::string_view kDetachedAtAnnotation = "shardscaler.io/detach
 // On the target: the one ShardSet (same namespace) that manages it. A second ShardSet on the same
 // target is refused and touches nothing.
 inline constexpr std::string_view kClaimedByAnnotation = "shardscaler.io/claimed-by";
+// The field manager shardscaler sends with every write: the API server records it in
+// managedFields and passes it to admission webhooks, where the shard guard recognises
+// shardscaler's own re-attaches by it. The operator writes as "PrometheusOperator".
+inline constexpr std::string_view kFieldManager = "shardscaler";
+// How every denial of the shard guard begins ("shardscaler guard: rule ActiveShard: ..."); the
+// API server passes it on inside its Forbidden, so the controller knows the guard refused it.
+inline constexpr std::string_view kGuardDenialPrefix = "shardscaler guard: rule ";
 
 }  // namespace shardscaler::planner
