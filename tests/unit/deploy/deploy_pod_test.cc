@@ -2,6 +2,7 @@
 // accepts, probe the endpoints it serves on the ports it listens on, and set requests and limits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -158,16 +159,49 @@ TEST(SidecarTest, AppendsShardscalerAndLeavesTheOperatorContainerAlone) {
   ASSERT_EQ(containers.size(), 2u);
   EXPECT_EQ(containers[0], original["containers"][0]) << "the operator's container changed";
   EXPECT_EQ(containers[1]["name"], "shardscaler") << "shardscaler is not appended last";
+  // The pod gains shardscaler's two volumes (mounted by its container only), nothing else.
   Json pod_without_containers = p.pod_spec;
   Json original_without_containers = original;
   pod_without_containers.erase("containers");
   original_without_containers.erase("containers");
+  Json added_volumes = Json::array();
+  for (const Json& volume : pod_without_containers.value("volumes", Json::array())) {
+    const auto& before = original_without_containers.value("volumes", Json::array());
+    if (std::ranges::find(before, volume) == before.end()) added_volumes.push_back(volume["name"]);
+  }
+  EXPECT_EQ(added_volumes, Json::array({"shardscaler-token", "shardscaler-kubeconfig"}));
+  pod_without_containers.erase("volumes");
+  original_without_containers.erase("volumes");
   EXPECT_EQ(pod_without_containers, original_without_containers) << "the operator's pod changed";
   EXPECT_EQ(p.service_account, "prometheus-operator");
   const auto& objects = render("overlays/prometheus-operator-sidecar").objects;
-  EXPECT_FALSE(find(objects, "ServiceAccount", "shardscaler")) << "an unused ServiceAccount";
   EXPECT_FALSE(find(objects, "Deployment", "shardscaler")) << "the standalone Deployment too";
   EXPECT_FALSE(find(objects, "Namespace", "shardscaler-system"));
+}
+
+// The operator's pod runs as the operator's ServiceAccount. Were shardscaler to use that token, the
+// API server would authenticate both as one user and the shard guard could not tell the
+// operator's writes from shardscaler's: shardscaler acts as its own ServiceAccount, through a
+// token that only its container mounts.
+TEST(SidecarTest, ShardscalerActsAsItsOwnServiceAccountNotTheOperators) {
+  const ShardscalerPod p = shardscalerPod(shardscalerInstalls()[2]);
+  EXPECT_EQ(p.identity, "shardscaler");
+  EXPECT_NE(p.identity, p.service_account);
+  const Json& operator_container = p.pod_spec["containers"][0];
+  for (const Json& mount : operator_container.value("volumeMounts", Json::array())) {
+    EXPECT_NE(mount.value("name", ""), "shardscaler-token") << "the operator can read the token";
+  }
+  const auto& objects = render("overlays/prometheus-operator-sidecar").objects;
+  auto account = find(objects, "ServiceAccount", "shardscaler");
+  ASSERT_TRUE(account);
+  EXPECT_FALSE(account->value("automountServiceAccountToken", true));
+  // The kubeconfig trusts the CA that comes with the token.
+  auto map = find(objects, "ConfigMap", "shardscaler-kubeconfig");
+  ASSERT_TRUE(map);
+  const auto kubeconfig = yamlDocuments((*map)["data"]["kubeconfig"].get<std::string>());
+  ASSERT_EQ(kubeconfig.size(), 1u);
+  EXPECT_EQ(kubeconfig[0]["clusters"][0]["cluster"].value("certificate-authority", ""),
+            "/var/run/secrets/shardscaler/ca.crt");
 }
 
 TEST(NamespacedTest, WatchesOnlyItsOwnNamespace) {

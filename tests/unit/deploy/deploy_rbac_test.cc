@@ -177,21 +177,21 @@ class RbacTest : public ::testing::TestWithParam<ShardscalerInstall> {};
 
 TEST_P(RbacTest, GrantsExactlyTheCallsShardscalerMakes) {
   const ShardscalerPod pod = shardscalerPod(GetParam());
-  const auto granted = grantsOf(render(GetParam().dir).objects, pod.ns, pod.service_account);
+  const auto granted = grantsOf(render(GetParam().dir).objects, pod.ns, pod.identity);
   const auto expected = expectedGrants(pod.options);
   std::vector<Grant> missing, extra;
   std::ranges::set_difference(expected, granted, std::back_inserter(missing));
   std::ranges::set_difference(granted, expected, std::back_inserter(extra));
-  EXPECT_TRUE(missing.empty()) << "ServiceAccount " << pod.ns << "/" << pod.service_account
-                               << " lacks " << ::testing::PrintToString(missing);
-  EXPECT_TRUE(extra.empty()) << "ServiceAccount " << pod.ns << "/" << pod.service_account
+  EXPECT_TRUE(missing.empty()) << "ServiceAccount " << pod.ns << "/" << pod.identity << " lacks "
+                               << ::testing::PrintToString(missing);
+  EXPECT_TRUE(extra.empty()) << "ServiceAccount " << pod.ns << "/" << pod.identity
                              << " gets more than it uses: " << ::testing::PrintToString(extra);
 }
 
 TEST_P(RbacTest, ServiceAccountIsRenderedOrComesWithTheOperator) {
   const ShardscalerPod pod = shardscalerPod(GetParam());
-  auto sa = find(render(GetParam().dir).objects, "ServiceAccount", pod.service_account);
-  ASSERT_TRUE(sa) << "no ServiceAccount " << pod.service_account;
+  auto sa = find(render(GetParam().dir).objects, "ServiceAccount", pod.identity);
+  ASSERT_TRUE(sa) << "no ServiceAccount " << pod.identity;
   EXPECT_EQ((*sa)["metadata"].value("namespace", ""), pod.ns);
 }
 

@@ -30,7 +30,10 @@ struct ShardscalerPod {
   Json pod_spec;
   Json container;  // the container named "shardscaler"
   std::string ns;
-  std::string service_account;
+  std::string service_account;  // the pod's
+  // The ServiceAccount shardscaler acts as: the pod's, or the one whose token Secret the
+  // container's --kubeconfig reads (the sidecar's own identity), followed through the mounts.
+  std::string identity;
   service::RunOptions options;  // the container's args through service::parseCommandLine
 };
 // Throws std::runtime_error naming what is missing or what the parser rejected.
