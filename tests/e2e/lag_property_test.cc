@@ -14,6 +14,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -55,7 +56,7 @@ class PrintTotals : public ::testing::Environment {
 };
 const auto* const kPrintTotals = ::testing::AddGlobalTestEnvironment(new PrintTotals);
 
-void runSequences(GuardMode mode) {
+void runSequences(GuardMode mode, std::optional<Identities> identities = std::nullopt) {
   const int soak = envInt("SHARDSCALER_SOAK_SEQUENCES", 0);
   const int count = soak > 0 ? (soak + 1) / 2 : envInt("SHARDSCALER_LAG_SEQUENCES", 3);
   const int steps = envInt("SHARDSCALER_LAG_STEPS", 8);
@@ -64,7 +65,11 @@ void runSequences(GuardMode mode) {
             << " sequence(s) of " << steps << " steps\n"
             << std::flush;
   for (int i = 0; i < count; ++i) {
-    const LagPlan plan = randomLagPlan(firstSeed() + static_cast<std::uint64_t>(i), mode, steps);
+    LagPlan plan = randomLagPlan(firstSeed() + static_cast<std::uint64_t>(i), mode, steps);
+    if (identities) {
+      plan.identities = *identities;
+      plan.statefulset_lag = std::max(plan.statefulset_lag, std::chrono::milliseconds(2000));
+    }
     LagOutcome out;
     try {
       out = runLagSequence(plan);
@@ -91,6 +96,14 @@ TEST(LagPropertyTest, WithTheGuardALaggingOperatorLosesNothing) {
 
 TEST(LagPropertyTest, WithoutTheGuardAnOperatorLaggingLessThanTheSettleTimeLosesNothing) {
   runSequences(GuardMode::Fallback);
+}
+
+// The sidecar install as deploy/ renders it: the operator acts as its ServiceAccount, shardscaler
+// as its own (issue 24: it used to share the operator's, and the guard let the operator through).
+// The operator's view lags 2 s; each sequence also checks that a dry-run DELETE of an active shard
+// as the operator is refused.
+TEST(LagPropertyTest, TheSidecarInstallGuardsAgainstTheOperatorItRunsBeside) {
+  runSequences(GuardMode::Guarded, Identities::Sidecar);
 }
 
 // Losses the judge must see, in two ways: the settle time far below the operator's lag (the other
@@ -137,6 +150,20 @@ TEST(LagPropertyTest, AGuardThatLetsTheOperatorThroughIsReportedAsLoss) {
   const LagOutcome out = runLagSequence(plan);
   EXPECT_GE(lossesIn(out), 1) << "the operator went unguarded under a 1.8 s lag and lost nothing";
   EXPECT_EQ(out.counts.guard_denials, 0);
+}
+
+// shardscaler acting as the operator's own user (the sidecar install as it was) must not make the
+// guard let the operator through: the story above, which loses shards when it does, loses none,
+// and the guard refuses the operator's stale writes.
+TEST(LagPropertyTest, SharingTheOperatorsUserLetsTheOperatorNoFurther) {
+  LagPlan plan = lossPlan(GuardMode::Guarded);
+  plan.identities = Identities::Shared;
+  plan.statefulset_lag = 2000ms;
+  const LagOutcome out = runLagSequence(plan);
+  EXPECT_EQ(lossesIn(out), 0) << out.report;
+  EXPECT_TRUE(out.violations.empty()) << out.report;
+  EXPECT_GE(out.counts.guard_denials, 1) << "nothing of the operator's was refused";
+  EXPECT_EQ(out.counts.operator_dry_runs, 1);
 }
 
 // ---- the judge itself, on made-up histories (no cluster) ----

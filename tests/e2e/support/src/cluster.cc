@@ -90,6 +90,19 @@ std::filesystem::path testLogDir() {
   return dir;
 }
 
+namespace {
+
+// The token of a filled-in service-account-token Secret, or "".
+std::string tokenOf(const Json& secret) {
+  if (!secret.is_object() || secret.value("type", "") != "kubernetes.io/service-account-token" ||
+      !secret.contains("data") || !secret["data"].contains("token")) {
+    return {};
+  }
+  return k8s::base64Decode(secret["data"]["token"].get<std::string>()).value_or("");
+}
+
+}  // namespace
+
 std::string serviceAccountToken(const std::string& ns, const std::string& name) {
   std::string token;
   const bool found = test_kit::eventually(std::chrono::seconds(60), kPoll, [&](std::string* seen) {
@@ -99,17 +112,23 @@ std::string serviceAccountToken(const std::string& ns, const std::string& name) 
       return false;
     }
     for (const Json& ref : sa["secrets"]) {
-      Json secret = getOrNull(k8s::resources::secrets(), ns, ref.value("name", ""));
-      if (secret.is_object() && secret.value("type", "") == "kubernetes.io/service-account-token" &&
-          secret.contains("data") && secret["data"].contains("token")) {
-        token = k8s::base64Decode(secret["data"]["token"].get<std::string>()).value_or("");
-        return true;
-      }
+      token = tokenOf(getOrNull(k8s::resources::secrets(), ns, ref.value("name", "")));
+      if (!token.empty()) return true;
     }
     *seen = "no token in the Secrets of " + name;
     return false;
   });
   if (!found) throw std::runtime_error("no token for ServiceAccount " + ns + "/" + name);
+  return token;
+}
+
+std::string secretToken(const std::string& ns, const std::string& secret) {
+  std::string token;
+  const bool found = test_kit::eventually(std::chrono::seconds(60), kPoll, [&] {
+    token = tokenOf(getOrNull(k8s::resources::secrets(), ns, secret));
+    return !token.empty();
+  });
+  if (!found) throw std::runtime_error("the token controller never filled " + ns + "/" + secret);
   return token;
 }
 

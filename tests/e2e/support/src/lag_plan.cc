@@ -85,18 +85,41 @@ LagPlan randomLagPlan(std::uint64_t seed, GuardMode mode, int steps) {
     step.shards = static_cast<int>(draw.between(plan.min_shards - 1, plan.max_shards + 1));
     plan.steps.push_back(step);
   }
+  // Drawn last, so that a seed's other draws are what they were before identities were drawn.
+  // Identities matter only to the guard: half the guarded sequences run as the sidecar install
+  // does, or as it did (shardscaler sharing the operator's user).
+  if (mode == GuardMode::Guarded) {
+    const auto who = draw.between(0, 3);
+    plan.identities = who < 2    ? Identities::Apart
+                      : who == 2 ? Identities::Shared
+                                 : Identities::Sidecar;
+  }
   return plan;
+}
+
+std::string_view toString(Identities identities) {
+  switch (identities) {
+    case Identities::Apart:
+      return "apart";
+    case Identities::Shared:
+      return "shared";
+    case Identities::Sidecar:
+      return "sidecar";
+  }
+  return "?";
 }
 
 std::string LagPlan::describe() const {
   std::string out = fmt::format(
-      "seed={} mode={} policy={} shards={} (min {} max {}) settle-time={} statefulset-lag={} "
+      "seed={} mode={} identities={} policy={} shards={} (min {} max {}) settle-time={} "
+      "statefulset-lag={} "
       "target-lag={} sync-latency={}+[0,{}] faults: 500 {:.3f}, 409 {:.3f}, 429 {:.3f}, "
       "cut-watch {:.3f}, latency {:.3f} (<= {}); pause bound {}\nsteps:",
-      seed, toString(mode), retain ? "Retain" : "Delete", initial_shards, min_shards, max_shards,
-      ms(settle_time), ms(statefulset_lag), ms(target_lag), ms(sync_latency),
-      ms(sync_latency_jitter), faults.server_error, faults.conflict, faults.too_many_requests,
-      faults.cut_watch, faults.latency, ms(faults.latency_max), ms(pause_bound));
+      seed, toString(mode), toString(identities), retain ? "Retain" : "Delete", initial_shards,
+      min_shards, max_shards, ms(settle_time), ms(statefulset_lag), ms(target_lag),
+      ms(sync_latency), ms(sync_latency_jitter), faults.server_error, faults.conflict,
+      faults.too_many_requests, faults.cut_watch, faults.latency, ms(faults.latency_max),
+      ms(pause_bound));
   for (const auto& a : shardscaler_args) out += " " + a;
   for (const LagStep& s : steps) {
     out += " [wait " + ms(s.wait_before) + ", ";
@@ -132,6 +155,7 @@ void LagCounts::add(const LagCounts& o) {
   faults.latency += o.faults.latency;
   faults.upstream_errors += o.faults.upstream_errors;
   guard_denials += o.guard_denials;
+  operator_dry_runs += o.operator_dry_runs;
   guard_unreachable += o.guard_unreachable;
   operator_relabels += o.operator_relabels;
   deletions_observed += o.deletions_observed;
@@ -150,7 +174,8 @@ std::string LagCounts::format() const {
       "steps: {} ({} scale writes), kills (kill -9 + restart): {}\n"
       "API requests through the fault proxy: {}; injected faults: {} (500: {}, 409: {}, 429: {}, "
       "cut watches: {}, added latency: {})\n"
-      "guard denials of the operator's writes: {}; refused because the guard was down: {}\n"
+      "guard denials of the operator's writes: {}; refused because the guard was down: {}; "
+      "dry-run deletes of an active shard as the operator (all refused): {}\n"
       "retained shards the operator labelled back: {}\n"
       "StatefulSet deletions: {} observed, {} by shardscaler, {} by the operator\n"
       "pauses: {}; longest past its cause: guarded {:.2f} s, fallback {:.2f} s; longest "
@@ -158,8 +183,8 @@ std::string LagCounts::format() const {
       "violations: {}",
       sequences, guarded, fallback, failed, steps, scale_writes, kills, faults.requests,
       faults.injected(), faults.server_error, faults.conflict, faults.too_many_requests,
-      faults.cut_watch, faults.latency, guard_denials, guard_unreachable, operator_relabels,
-      deletions_observed, deleted_by_shardscaler, deleted_by_operator, pauses,
+      faults.cut_watch, faults.latency, guard_denials, guard_unreachable, operator_dry_runs,
+      operator_relabels, deletions_observed, deleted_by_shardscaler, deleted_by_operator, pauses,
       longest_pause_guarded.count() / 1000.0, longest_pause_fallback.count() / 1000.0,
       longest_convergence.count() / 1000.0, violations);
 }

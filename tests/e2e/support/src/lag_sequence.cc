@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "lag_report.h"
+#include "shardscaler/e2e/deploy_rbac.h"
 #include "shardscaler/e2e/guard_webhook.h"
 #include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
@@ -47,6 +48,8 @@ class Sequence {
 
  private:
   void setUp();
+  void setUpIdentities();
+  void checkOperatorDeleteRefused();
   void startShardscaler(const std::string& why);
   void step(const LagStep& s);
   void scaleTo(const LagStep& s);
@@ -73,6 +76,9 @@ class Sequence {
   std::unique_ptr<testenv::OperatorEmulator> emulator_;
   std::unique_ptr<testenv::ApiFaultProxy> proxy_;
   std::unique_ptr<ShardscalerProcess> shardscaler_;
+  std::string operator_token_;             // the emulator's
+  std::string shardscaler_token_;          // shardscaler's
+  std::vector<std::string> cluster_rbac_;  // cluster-scoped RBAC this sequence applied
   int spec_shards_ = 0;  // the ShardSet's spec.shards as this sequence last wrote it
   std::vector<PauseCause> causes_;
   std::vector<std::string> timeline_;
@@ -87,8 +93,6 @@ void Sequence::setUp() {
   std::filesystem::remove_all(logs_);
   std::filesystem::create_directories(logs_ / "emulator");
   history_ = std::make_unique<ShardHistory>(ns_);
-  const std::string user = "user-" + std::to_string(kLagOperatorUser);
-  grantOperatorRole(ns_, user);
   if (plan_.mode == GuardMode::Guarded) {
     webhook_ = GuardWebhook{.configuration = "lag-guard-" + ns_,
                             .port = testenv::pickFreePort(),
@@ -97,6 +101,7 @@ void Sequence::setUp() {
     guardNamespace(*webhook_, ns_);
     installGuardWebhook(*webhook_);
   }
+  setUpIdentities();
   spec_shards_ = plan_.initial_shards;
   apply(
       "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: main, "
@@ -110,7 +115,7 @@ void Sequence::setUp() {
   apply(shardSetYaml(ns_, "main", spec));
 
   testenv::OperatorEmulatorOptions emulator{
-      .kubeconfig = cluster().writeKubeconfig("lag-" + user, cluster().userToken(kLagOperatorUser)),
+      .kubeconfig = cluster().writeKubeconfig("lag-operator-" + ns_, operator_token_),
       .namespaces = {ns_},
       .work_dir = logs_ / "emulator",
       .statefulset_lag = plan_.statefulset_lag,
@@ -143,10 +148,69 @@ void Sequence::setUp() {
   waitForConvergence("at the start");
 }
 
+void Sequence::setUpIdentities() {
+  const std::string plain_user = "user-" + std::to_string(kLagOperatorUser);
+  std::vector<Json> objects;
+  switch (plan_.identities) {
+    case Identities::Apart:
+      grantOperatorRole(ns_, plain_user);
+      operator_token_ = cluster().userToken(kLagOperatorUser);
+      shardscaler_token_ = cluster().adminToken();
+      return;
+    case Identities::Shared:
+      grantOperatorRole(ns_, plain_user);
+      objects = renderedRbac(ns_);
+      std::erase_if(objects, [](const Json& o) {
+        return !o.value("kind", "").ends_with("Role") && !o.value("kind", "").ends_with("Binding");
+      });
+      for (Json& o : objects) {
+        if (!o.contains("subjects")) continue;
+        o["subjects"] = Json::array(
+            {{{"kind", "User"}, {"name", plain_user}, {"apiGroup", "rbac.authorization.k8s.io"}}});
+      }
+      break;
+    case Identities::Sidecar:
+      objects = renderedIdentities("overlays/prometheus-operator-sidecar", ns_);
+      grantOperatorRole(ns_, "system:serviceaccount:" + ns_ + ":prometheus-operator");
+      break;
+  }
+  if (webhook_) renameResource(objects, "shardscaler-guard", webhook_->configuration);
+  cluster_rbac_ = clusterScoped(objects);
+  apply(yamlStream(objects));
+  if (plan_.identities == Identities::Shared) {
+    operator_token_ = shardscaler_token_ = cluster().userToken(kLagOperatorUser);
+  } else {
+    operator_token_ = serviceAccountToken(ns_, "prometheus-operator");
+    shardscaler_token_ = secretToken(ns_, "shardscaler-token");
+  }
+  note("identities: " + std::string(toString(plan_.identities)));
+}
+
+// Whoever shardscaler acts as, the API server must refuse the operator's DELETE of an active shard
+// (a server-side dry run, judged by the guard exactly as the real one).
+void Sequence::checkOperatorDeleteRefused() {
+  const Json target = getOrNull(kPrometheuses, ns_, "main");
+  const int shards = target.is_object() ? target["spec"].value("shards", 1) : 1;
+  const std::string shard =
+      shards > 1 ? "prometheus-main-shard-" + std::to_string(shards - 1) : "prometheus-main";
+  auto r = kubectl("--token=" + operator_token_ + " delete statefulset " + shard + " -n " + ns_ +
+                   " --dry-run=server");
+  ++counts_.operator_dry_runs;
+  // Refused by any rule of the guard: ActiveShard, or ReadFailed while the fault proxy fails the
+  // guard's own reads (it fails closed).
+  if (r.exit_code == 0 || r.err.find("shardscaler guard: rule ") == std::string::npos) {
+    violate("OperatorDeleteAdmitted", "a server-side dry-run DELETE of active shard " + shard +
+                                          " as the operator was not refused by the guard: exit " +
+                                          std::to_string(r.exit_code) + ", " + r.out + r.err);
+  } else {
+    note("the operator's dry-run DELETE of " + shard + " was refused");
+  }
+}
+
 void Sequence::startShardscaler(const std::string& why) {
   if (!shardscaler_) {
     ShardscalerOptions options{
-        .kubeconfig = proxy_->writeKubeconfig("shardscaler-" + ns_, cluster().adminToken()),
+        .kubeconfig = proxy_->writeKubeconfig("shardscaler-" + ns_, shardscaler_token_),
         .namespaces = {ns_},
         .extra_args = {"--settle-time=" + goDuration(plan_.settle_time)},
         .log_file = logs_ / "shardscaler.log"};
@@ -292,6 +356,7 @@ LagOutcome Sequence::run() {
       startShardscaler("shardscaler started again after it exited");
     }
     waitForConvergence("after the last step");
+    if (webhook_) checkOperatorDeleteRefused();
     if (violations_.empty()) {
       // Converged must mean settled: nothing moves once there.
       std::this_thread::sleep_for(1s);
@@ -352,12 +417,12 @@ void Sequence::evaluate(LagOutcome& out) {
   out.counts = c;
   out.violations = violations_;
   out.summary = fmt::format(
-      "seed={} {} {} lag={}ms target-lag={}ms sync={}+{}ms steps={} kills={} faults={} "
+      "seed={} {} {} {} lag={}ms target-lag={}ms sync={}+{}ms steps={} kills={} faults={} "
       "denials={} deletions={} longest pause {:.2f}s converged in {:.2f}s: {}",
-      plan_.seed, toString(plan_.mode), plan_.retain ? "Retain" : "Delete",
-      plan_.statefulset_lag.count(), plan_.target_lag.count(), plan_.sync_latency.count(),
-      plan_.sync_latency_jitter.count(), c.steps, c.kills, c.faults.injected(), c.guard_denials,
-      c.deletions_observed,
+      plan_.seed, toString(plan_.mode), toString(plan_.identities),
+      plan_.retain ? "Retain" : "Delete", plan_.statefulset_lag.count(), plan_.target_lag.count(),
+      plan_.sync_latency.count(), plan_.sync_latency_jitter.count(), c.steps, c.kills,
+      c.faults.injected(), c.guard_denials, c.deletions_observed,
       std::max(c.longest_pause_guarded, c.longest_pause_fallback).count() / 1000.0,
       convergence_.count() / 1000.0,
       violations_.empty() ? "ok" : std::to_string(violations_.size()) + " VIOLATION(S)");
@@ -381,6 +446,7 @@ void Sequence::teardown() {
     if (emulator_) emulator_->stop();
     if (history_) history_->stop();
     if (proxy_) proxy_->stop();
+    for (const auto& object : cluster_rbac_) kubectl("delete " + object + " --ignore-not-found");
     if (!ns_.empty()) {
       // Nothing releases the ShardSet once shardscaler is gone: its finalizer goes by hand.
       kubectl("patch shardset main -n " + ns_ +

@@ -44,6 +44,9 @@ Json getOrNull(const k8s::Resource& resource, const std::string& ns, const std::
 // The token the token controller minted for the ServiceAccount (Kubernetes 1.20: a Secret listed
 // in the ServiceAccount's `secrets`); waits up to a minute, then throws std::runtime_error.
 std::string serviceAccountToken(const std::string& ns, const std::string& name);
+// The token in the Secret `secret` of type kubernetes.io/service-account-token, once the token
+// controller filled it in; waits up to a minute, then throws std::runtime_error.
+std::string secretToken(const std::string& ns, const std::string& secret);
 
 // Directory for this test's logs (kept under the control plane's work directory).
 std::filesystem::path testLogDir();

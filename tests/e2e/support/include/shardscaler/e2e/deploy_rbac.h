@@ -1,6 +1,7 @@
-// deploy/base's RBAC made fit for one test namespace, so that e2e tests run shardscaler with
-// exactly the permissions deploy/ gives it. Header-only (it reads YAML with the deploy tests'
-// header, which the e2e tests link yaml-cpp for); it applies nothing itself.
+// deploy/'s identities and RBAC made fit for one test namespace, so that e2e tests run shardscaler
+// (and the operator) with exactly the identities and permissions deploy/ gives them. Header-only
+// (it reads YAML with the deploy tests' header, which the e2e tests link yaml-cpp for); it applies
+// nothing itself.
 #pragma once
 
 #include <set>
@@ -13,17 +14,21 @@
 
 namespace shardscaler::e2e {
 
-// The RBAC objects of deploy/base, with their namespace and their subjects' moved to `ns`, and
-// "-<ns>" added to the names of the cluster-scoped ones so that tests do not share them.
-inline std::vector<Json> renderedRbac(const std::string& ns) {
+// The identity objects of the rendering of deploy/<dir>: ServiceAccounts, their token Secrets and
+// the RBAC, with their namespace and their subjects' moved to `ns`, and "-<ns>" added to the names
+// of the cluster-scoped ones so that tests do not share them.
+inline std::vector<Json> renderedIdentities(const std::string& dir, const std::string& ns) {
   static const std::set<std::string> kinds = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-                                              "Role", "RoleBinding"};
-  auto rendered = kubectl("kustomize " + (sourceDir() / "deploy/base").string());
+                                              "Role",           "RoleBinding", "Secret"};
+  auto rendered = kubectl("kustomize " + (sourceDir() / "deploy" / dir).string());
   if (rendered.exit_code != 0) throw std::runtime_error("kubectl kustomize: " + rendered.err);
   std::vector<Json> out;
   for (Json& object : deploy_test::yamlStreamToJson(rendered.out)) {
     const std::string kind = object.value("kind", "");
     if (!kinds.contains(kind)) continue;
+    if (kind == "Secret" && object.value("type", "") != "kubernetes.io/service-account-token") {
+      continue;
+    }
     Json& metadata = object["metadata"];
     if (kind.starts_with("Cluster")) {
       metadata["name"] = metadata.value("name", "") + "-" + ns;
@@ -37,6 +42,38 @@ inline std::vector<Json> renderedRbac(const std::string& ns) {
       }
     }
     out.push_back(std::move(object));
+  }
+  return out;
+}
+
+// deploy/base's RBAC and ServiceAccount, as renderedIdentities makes them fit for `ns`.
+inline std::vector<Json> renderedRbac(const std::string& ns) {
+  return renderedIdentities("base", ns);
+}
+
+// Every rule that names `from` in its resourceNames names `to` instead (a test's own webhook
+// configuration, say, for the one deploy/ names).
+inline void renameResource(std::vector<Json>& objects, const std::string& from,
+                           const std::string& to) {
+  for (Json& object : objects) {
+    if (object.contains("rules")) {
+      for (Json& rule : object["rules"]) {
+        if (!rule.contains("resourceNames")) continue;
+        for (Json& name : rule["resourceNames"]) {
+          if (name == from) name = to;
+        }
+      }
+    }
+  }
+}
+
+// The names of the cluster-scoped objects, as `kind/name` for kubectl delete.
+inline std::vector<std::string> clusterScoped(const std::vector<Json>& objects) {
+  std::vector<std::string> out;
+  for (const Json& object : objects) {
+    const std::string kind = object.value("kind", "");
+    if (kind.starts_with("Cluster"))
+      out.push_back(kind + "/" + object["metadata"].value("name", ""));
   }
   return out;
 }

@@ -22,6 +22,20 @@ enum class GuardMode {
 };
 std::string_view toString(GuardMode mode);
 
+// Who shardscaler and the operator emulator act as.
+enum class Identities {
+  // shardscaler as the control plane's admin (system:masters), the operator as user-2.
+  Apart,
+  // Both as user-2, with shardscaler's RBAC from deploy/base bound to it: the sidecar install as
+  // it was, shardscaler using the operator pod's ServiceAccount.
+  Shared,
+  // As deploy/overlays/prometheus-operator-sidecar renders them: the operator as ServiceAccount
+  // prometheus-operator, shardscaler as its own ServiceAccount, with the token of the Secret
+  // shardscaler-token that the overlay adds.
+  Sidecar,
+};
+std::string_view toString(Identities identities);
+
 struct LagStep {
   enum class Kind {
     KubectlScale,  // kubectl scale shardset/main --replicas=N
@@ -55,12 +69,14 @@ struct LagPlan {
   std::chrono::milliseconds pause_bound{7000};
   std::chrono::seconds converge_timeout{60};  // after the last step
   std::vector<std::string> shardscaler_args;  // more `shardscaler run` flags
+  Identities identities = Identities::Apart;
 
   std::string describe() const;
 };
 
-// The operator emulator acts as the control plane's plain user-<this> (with the operator's rights),
-// so that the guard judges its writes: the admin user is exempt.
+// Under Identities::Apart and Shared the operator emulator acts as the control plane's plain
+// user-<this> (with the operator's rights), so that the guard judges its writes: the admin user is
+// exempt.
 inline constexpr int kLagOperatorUser = 2;
 
 // The fault rates' path filter: every request but the TokenReview of shardscaler's own token (a
@@ -86,6 +102,7 @@ struct LagCounts {
   int kills = 0;
   testenv::ApiFaultCounts faults;
   int guard_denials = 0;       // the operator's writes the guard refused
+  int operator_dry_runs = 0;   // server-side dry-run deletes of an active shard as the operator
   int guard_unreachable = 0;   // ... refused because the guard could not be called (killed)
   int operator_relabels = 0;   // retained shards the operator labelled back (and got away with)
   int deletions_observed = 0;  // StatefulSet deletions that started, from the history
