@@ -4,8 +4,10 @@
 # the Prometheus Operator emulator, real Prometheus shard processes and shardscaler; it scales
 # down with Retain, back up, lets a deadline pass, then lets the real HPA scale the ShardSet on
 # ingestion through shardscaler's external metrics API, printing a timeline, and exits 0 when every
-# step happened as it should. Everything is torn down at the end. It runs in a network namespace of
-# its own (the aggregator needs a non-loopback address for shardscaler), so it needs root.
+# step happened as it should. Everything is torn down at the end; the picture of the run (shards,
+# samples/s, the HPA's decisions) stays in build/demo/shardscaler-demo.png, whose path it prints
+# last. It runs in a network namespace of its own (the aggregator needs a non-loopback address for
+# shardscaler), so it needs root.
 #
 # usage: hack/demo.sh [--keep]   --keep: stay up after the last step until Ctrl-C; kubectl reaches
 #                                the cluster with the kubeconfig the demo prints (a relay on the
@@ -28,4 +30,4 @@ configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)" --target shardscaler shardscaler-demo
 
 log "demo"
-exec build/tests/e2e/shardscaler-demo "$@"
+exec build/tests/e2e/shardscaler-demo --plot-dir "$SHARDSCALER_ROOT/build/demo" "$@"

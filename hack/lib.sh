@@ -8,7 +8,8 @@ log() { printf '\n==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # Packages, all from Debian's archive: what building the shardscaler binary needs (the image's
-# build stage installs only these), and what the tests, lint, fuzzing and benchmarks add.
+# build stage installs only these), and what the tests, lint, fuzzing and benchmarks add (gnuplot:
+# the demo's picture).
 SHARDSCALER_BUILD_PACKAGES=(
   cmake ninja-build g++ pkg-config git ca-certificates
   libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev
@@ -18,6 +19,7 @@ SHARDSCALER_TEST_PACKAGES=(
   curl openssl ccache clang-format clang-tidy-16 clang-16 libclang-rt-16-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   etcd-server prometheus zlib1g-dev iproute2
+  gnuplot-nox
 )
 # hack/image.sh and its test: the image is built with buildah from a debootstrap root filesystem
 # and run with podman; runc, because crun refuses the cgroup v1+v2 hybrid some CI sandboxes mount.

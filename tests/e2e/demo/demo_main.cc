@@ -2,12 +2,15 @@
 // operator emulator, real Prometheus shard processes and shardscaler, then walks through a
 // Retain scale-down, a scale-up, a passing deadline and an HPA that scales on the shards'
 // sample ingestion through shardscaler's external metrics API, printing a timeline. Exits 0 when
-// every step happened as it should, 1 otherwise; it cleans up either way.
+// every step happened as it should, 1 otherwise; it cleans up either way. At the end it draws
+// the run (shards, samples/s, the HPA's decisions) as a PNG with gnuplot and prints its path.
 //
 // The whole process lives in a network namespace of its own (the aggregator refuses loopback
 // endpoints, so shardscaler serves the metrics API at 10.200.0.1 there); it needs root.
 //
-// usage: shardscaler-demo [--keep]   (--keep: stay up at the end until Ctrl-C, for kubectl)
+// usage: shardscaler-demo [--keep] [--plot-dir DIR]
+//   --keep: stay up at the end until Ctrl-C, for kubectl
+//   --plot-dir: where shardscaler-demo.png (and its .dat and .gp) go; default the current one
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
@@ -21,11 +24,13 @@
 #include <iostream>
 #include <iterator>
 #include <mutex>
+#include <regex>
 #include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
+#include "run_chart.h"
 #include "shardscaler/e2e/cluster.h"
 #include "shardscaler/e2e/external_metrics_hpa.h"
 #include "shardscaler/e2e/resources.h"
@@ -98,8 +103,8 @@ class PollingThread {
 // when, what was re-attached, what was deleted, what the HPA rescaled to and why.
 class EventFeed {
  public:
-  explicit EventFeed(Timeline& timeline)
-      : timeline_(timeline), thread_(300ms, [this] { poll(); }) {}
+  EventFeed(Timeline& timeline, RunChart& chart)
+      : timeline_(timeline), chart_(chart), thread_(300ms, [this] { poll(); }) {}
   void poll() {
     std::lock_guard lock(mutex_);
     k8s::ListOptions opts;
@@ -115,13 +120,57 @@ class EventFeed {
       timeline_.line(std::string(kind == "ShardSet" ? "event " : "event HPA ") +
                      e.value("type", "") + " " + e.value("reason", "") + ": " +
                      e.value("message", ""));
+      markRescale(e);
     }
   }
 
  private:
+  // The HPA's decisions are its SuccessfulRescale Events: "New size: 4; reason: ...".
+  void markRescale(const Json& e) {
+    static const std::regex kNewSize("New size: ([0-9]+)");
+    std::smatch m;
+    const std::string message = e.value("message", "");
+    if (e.value("reason", "") != "SuccessfulRescale" || !std::regex_search(message, m, kNewSize)) {
+      return;
+    }
+    chart_.mark(timeline_.seconds(), RunChart::MarkKind::HpaDecision, "HPA → " + m[1].str());
+  }
+
   Timeline& timeline_;
+  RunChart& chart_;
   std::mutex mutex_;
   std::set<std::string> seen_;
+  PollingThread thread_;  // last: it calls poll() on the members above
+};
+
+// Records the ShardSet's shard counts and total samples/s into the chart once a second.
+class ShardSetRecorder {
+ public:
+  ShardSetRecorder(Timeline& timeline, RunChart& chart)
+      : timeline_(timeline), chart_(chart), thread_(1s, [this] { poll(); }) {}
+
+ private:
+  // On its own thread: a failed read (or an object not yet complete) is a gap in the picture,
+  // never an error.
+  void poll() {
+    try {
+      const Json ss = getOrNull(kShardSets, kNs, "main");
+      if (!ss.is_object()) return;
+      const Json st = ss.value("status", Json::object());
+      const Json ingestion = st.value("ingestion", Json::object());
+      std::optional<double> samples;
+      if (!ingestion.empty() && ingestion.value("error", "").empty()) {
+        samples = ingestion.value("totalSamplesPerSecond", 0.0);
+      }
+      chart_.sample(timeline_.seconds(), ss.value("spec", Json::object()).value("shards", 0),
+                    st.value("shards", 0),
+                    static_cast<int>(st.value("retainedShards", Json::array()).size()), samples);
+    } catch (const std::exception&) {
+    }
+  }
+
+  Timeline& timeline_;
+  RunChart& chart_;
   PollingThread thread_;  // last: it calls poll() on the members above
 };
 
@@ -245,8 +294,9 @@ void checkFromHost(const std::string& host_kubectl, int host_netns) {
   }
 }
 
-int run(bool keep, int host_listener, int host_netns) {
+int run(bool keep, const std::filesystem::path& plot_dir, int host_listener, int host_netns) {
   Timeline t;
+  RunChart chart;
   t.step(
       "Starting a local Kubernetes 1.20 control plane (etcd, kube-apiserver with the aggregation "
       "layer, controller-manager)");
@@ -298,7 +348,8 @@ int run(bool keep, int host_listener, int host_netns) {
         prometheus.scraperUrl() +
         "\n    interval: 3s\n    targetSamplesPerShard: " + std::to_string(kTargetSamplesPerShard) +
         "\n    query: '" + samplesRateQuery(kRateWindowSeconds) + "'\n");
-  EventFeed events(t);
+  EventFeed events(t, chart);
+  ShardSetRecorder recorder(t, chart);
   bool ok = true;
   ok &= check(t, test_kit::eventually(60s, kPoll, [](std::string*) { return settled(4, 0); }),
               "4 shards active (StatefulSets created by the operator emulator)");
@@ -318,6 +369,7 @@ int run(bool keep, int host_listener, int host_netns) {
   std::cout << kubectlOut(std::string("get shardsets -n ") + kNs);
 
   t.step("kubectl scale shardset/main --replicas=2   (scale-down, Retain)");
+  chart.mark(t.seconds(), RunChart::MarkKind::KubectlScale, "kubectl scale → 2");
   kubectl(std::string("scale shardset/main -n ") + kNs + " --replicas=2");
   ok &= check(t, test_kit::eventually(60s, kPoll, [](std::string*) { return settled(2, 2); }),
               "target at 2 shards, shards 2 and 3 retained (detached, still running)");
@@ -327,6 +379,7 @@ int run(bool keep, int host_listener, int host_netns) {
                     status().value("selector", "") + "'"));
 
   t.step("kubectl scale shardset/main --replicas=3   (scale-up re-uses a retained shard)");
+  chart.mark(t.seconds(), RunChart::MarkKind::KubectlScale, "kubectl scale → 3");
   kubectl(std::string("scale shardset/main -n ") + kNs + " --replicas=3");
   ok &= check(t, test_kit::eventually(60s, kPoll, [](std::string*) { return settled(3, 1); }),
               "shard 2 re-attached with its data, shard 3 still retained");
@@ -365,6 +418,7 @@ int run(bool keep, int host_listener, int host_netns) {
       "the HPA reads the metric through shardscaler's API");
 
   t.step("Ingestion grows: every shard appends twice as many samples (4 self-scrape jobs, not 2)");
+  chart.mark(t.seconds(), RunChart::MarkKind::Load, "ingestion ×2");
   prometheus.setLoad(4, 1s);
   ok &= check(
       t, test_kit::eventually(120s, kPoll, [](std::string*) { return settled(kHpaMaxShards, 0); }),
@@ -373,6 +427,7 @@ int run(bool keep, int host_listener, int host_netns) {
   std::cout << kubectlOut(std::string("get shardsets,hpa -n ") + kNs);
 
   t.step("Ingestion falls: every shard scrapes itself once every 15 s");
+  chart.mark(t.seconds(), RunChart::MarkKind::Load, "ingestion falls");
   prometheus.setLoad(1, 15s);
   const double fell_at = t.seconds();
   ok &= check(
@@ -389,6 +444,13 @@ int run(bool keep, int host_listener, int host_netns) {
   std::cout << kubectlOut(std::string("get statefulsets,shardsets,hpa -n ") + kNs);
   events.poll();
 
+  t.step("The picture of the run (gnuplot)");
+  // A few more seconds of the end state, so that the picture shows it.
+  const std::size_t recorded = chart.samples();
+  test_kit::eventually(15s, kPoll, [&](std::string*) { return chart.samples() >= recorded + 5; });
+  const auto png = chart.plot(plot_dir, "shardscaler-demo");
+  ok &= check(t, png.has_value(), png ? "drew " + png->string() : "no picture: " + png.error());
+
   if (keep) {
     t.step("Still running (--keep): try " + host_kubectl + " describe shardset main -n " + kNs +
            "; Ctrl-C to stop");
@@ -404,6 +466,7 @@ int run(bool keep, int host_listener, int host_netns) {
   if (!ok) {
     std::cout << "---- shardscaler log (tail) ----\n" << shardscaler.logTail() << "\n";
   }
+  if (png) std::cout << "The run as a picture: " << png->string() << "\n";
   return ok ? 0 : 1;
 }
 
@@ -411,7 +474,18 @@ int run(bool keep, int host_listener, int host_netns) {
 }  // namespace shardscaler::e2e
 
 int main(int argc, char** argv) {
-  const bool keep = argc > 1 && std::strcmp(argv[1], "--keep") == 0;
+  bool keep = false;
+  std::filesystem::path plot_dir = ".";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--keep") == 0) {
+      keep = true;
+    } else if (std::strcmp(argv[i], "--plot-dir") == 0 && i + 1 < argc) {
+      plot_dir = argv[++i];
+    } else {
+      std::cerr << "usage: shardscaler-demo [--keep] [--plot-dir DIR]\n";
+      return 2;
+    }
+  }
   try {
     // First, while the process has no other thread and no child: all it starts inherits the
     // namespace. The host's end of the kubectl relay is opened before, so it stays on the host.
@@ -419,7 +493,7 @@ int main(int argc, char** argv) {
     const int host_netns = ::open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
     if (host_netns < 0) throw std::runtime_error("cannot open /proc/self/ns/net");
     shardscaler::e2e::enterMetricsApiNetworkNamespace();
-    return shardscaler::e2e::run(keep, host_listener, host_netns);
+    return shardscaler::e2e::run(keep, plot_dir, host_listener, host_netns);
   } catch (const std::exception& e) {
     std::cerr << "shardscaler-demo: " << e.what() << "\n";
     return 1;

@@ -54,8 +54,8 @@ TEST(RenderSetTest, CoversTheExpectedKustomizations) {
   const auto found = kustomizationDirs();
   const std::set<std::string> dirs(found.begin(), found.end());
   for (const char* expected :
-       {"base", "crds", "examples", "overlays/cert-manager", "overlays/namespaced",
-        "overlays/prometheus-operator-sidecar", "webhook"}) {
+       {"base", "crds", "examples", "monitoring", "overlays/cert-manager", "overlays/monitoring",
+        "overlays/namespaced", "overlays/prometheus-operator-sidecar", "webhook"}) {
     EXPECT_TRUE(dirs.contains(expected)) << "deploy/" << expected;
   }
 }
