@@ -68,7 +68,7 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 step "concurrent parts (k8s-client) under TSan"
 configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_TSAN=ON -DSHARDSCALER_BUILD_BENCH=OFF
 cmake --build build-tsan -j"$jobs" --target k8s_client_unit_tests
-TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/unit/k8s_client/k8s_client_unit_tests
+TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/k8s_client_unit_tests
 
 step "fuzz targets, ${SHARDSCALER_FUZZ_SECONDS:-15}s each"
 hack/fuzz.sh "${SHARDSCALER_FUZZ_SECONDS:-15}"

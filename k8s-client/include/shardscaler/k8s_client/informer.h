@@ -64,6 +64,30 @@ void dropManagedFields(Json& object);
 // requestStop() only asks, without waiting: a watch notices within about a second (libcurl's
 // progress callback), so stopping many informers means requestStop() on all, then stop() on
 // each, for one such wait in all instead of one each. Handlers must not call either.
+// An informer's lifecycle (started, stopping, synced) and the waits on it.
+// Thread-safety: all methods from any thread.
+class InformerLifecycle {
+ public:
+  explicit InformerLifecycle(const Clock& clock) : clock_(clock) {}
+  // Runs `start_threads` under the lifecycle's lock, once, unless already started or stopping.
+  void start(const std::function<void()>& start_threads);
+  void markStopping();
+  void markSynced();
+  bool synced() const;
+  // Until synced or stopping (on the Clock); false on timeout or stop.
+  bool waitForSync(std::chrono::nanoseconds timeout) const;
+  // Waits `period` (on the Clock); true when stopping, at once or meanwhile.
+  bool waitForStop(std::chrono::nanoseconds period) const;
+
+ private:
+  const Clock& clock_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  bool started_ = false;
+  bool stopping_ = false;
+  bool synced_ = false;
+};
+
 class Informer : private ReflectorSink {
  public:
   Informer(KubeClient& client, Resource resource, const InformerOptions& options,
@@ -106,11 +130,7 @@ class Informer : private ReflectorSink {
   std::mutex dispatch_mutex_;
   std::vector<EventHandlers> handlers_;
 
-  mutable std::mutex state_mutex_;  // guards started_/stopping_/synced_; wait mutex of state_cv_
-  mutable std::condition_variable state_cv_;
-  bool started_ = false;
-  bool stopping_ = false;
-  bool synced_ = false;
+  InformerLifecycle lifecycle_;
   std::thread reflector_thread_;
   std::thread resync_thread_;
 };
