@@ -1,13 +1,12 @@
-// The controller's reconcile of one ShardSet: finalizer, the target it is bound to, the
-// read-plan-apply rounds, status, Events and metrics; and its release on deletion.
+#include "shard_set_reconciler.h"
+
 #include <algorithm>
 
+#include "shardscaler/api/api_resources.h"
 #include "shardscaler/api/shard_set.h"
-#include "shardscaler/controller/api_resources.h"
 #include "shardscaler/controller/shard_set_status.h"
-#include "shardscaler/controller/shardset_controller.h"
 #include "shardscaler/ingestion/ingestion_source.h"
-#include "shardscaler/planner/naming.h"
+#include "shardscaler/retention/naming.h"
 
 #include "event_type.h"
 #include "object_fields.h"
@@ -30,7 +29,7 @@ k8s::InvolvedObject involvedObject(const Json& shard_set) {
   };
 }
 
-// "Prometheus/main": the value of kBoundTargetAnnotation.
+// "Prometheus/main": the value of api::kBoundTargetAnnotation.
 std::string targetRefText(const api::ShardSet& s) {
   return s.spec.target_ref.kind + "/" + s.spec.target_ref.name;
 }
@@ -38,7 +37,7 @@ std::string targetRefText(const api::ShardSet& s) {
 // The ShardSet as bound to `bound` ("Kind/name"), for planning its release.
 std::optional<api::ShardSet> boundTo(const api::ShardSet& s, const std::string& bound) {
   auto slash = bound.find('/');
-  if (slash == std::string::npos || !planner::parseTargetKind(bound.substr(0, slash))) {
+  if (slash == std::string::npos || !retention::parseTargetKind(bound.substr(0, slash))) {
     return std::nullopt;
   }
   api::ShardSet copy = s;
@@ -49,83 +48,82 @@ std::optional<api::ShardSet> boundTo(const api::ShardSet& s, const std::string& 
 
 }  // namespace
 
-ReconcileOutcome ShardSetController::reconcile(const std::string& key) {
+ShardSetReconciler::ShardSetReconciler(Parts parts, Options options)
+    : parts_(parts), options_(options) {}
+
+k8s::ReconcileOutcome ShardSetReconciler::reconcile(const std::string& key) {
   const uint64_t id = next_reconcile_id_++;
   // Every line of this reconcile carries these, so one reconcile's lines can be picked out.
   const telemetry::LogContext log({{"key", key}, {"reconcile_id", id}});
-  ObjectPtr object;
-  for (const auto& i : shard_set_informers_) {
-    object = i.informer->store().get(key);
-    if (object) break;
-  }
+  const k8s::ObjectPtr object = parts_.caches.shardSet(key);
   if (!object) {
     // Deleted: forget everything about it. Its retained StatefulSets keep their deadlines
     // and owner references; nothing is deleted on its behalf.
     auto slash = key.find('/');
-    if (metrics_ != nullptr && slash != std::string::npos) {
-      metrics_->removeShardSet(key.substr(0, slash), key.substr(slash + 1));
+    if (parts_.metrics != nullptr && slash != std::string::npos) {
+      parts_.metrics->removeShardSet(key.substr(0, slash), key.substr(slash + 1));
     }
-    if (ingestion_ != nullptr) ingestion_->untrack(key);
-    {
-      std::lock_guard lock(live_reads_mutex_);
-      live_reads_.erase(key);
-    }
+    if (parts_.ingestion != nullptr) parts_.ingestion->untrack(key);
+    parts_.reader.liveReads().forget(key);
     log.debug("reconcile: ShardSet gone");
     return {};
   }
   return reconcileShardSet(*object, log);
 }
 
-k8s::Result<std::string> ShardSetController::ensureFinalizer(const Json& object,
+k8s::Result<std::string> ShardSetReconciler::ensureFinalizer(const Json& object,
                                                              const std::string& bound,
                                                              const api::ShardSet& wanted) {
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
-  if (std::ranges::find(finalizers, Json(kReleaseFinalizer)) != finalizers.end()) return bound;
+  if (std::ranges::find(finalizers, Json(api::kReleaseFinalizer)) != finalizers.end()) return bound;
   // The resourceVersion test keeps a concurrent change of the list from being overwritten.
-  Json patch = Json::array({{{"op", "test"},
-                             {"path", "/metadata/resourceVersion"},
-                             {"value", object["metadata"]["resourceVersion"]}},
-                            finalizers.empty() ? Json{{"op", "add"},
-                                                      {"path", "/metadata/finalizers"},
-                                                      {"value", Json::array({kReleaseFinalizer})}}
-                                               : Json{{"op", "add"},
-                                                      {"path", "/metadata/finalizers/-"},
-                                                      {"value", kReleaseFinalizer}}});
+  Json patch =
+      Json::array({{{"op", "test"},
+                    {"path", "/metadata/resourceVersion"},
+                    {"value", object["metadata"]["resourceVersion"]}},
+                   finalizers.empty() ? Json{{"op", "add"},
+                                             {"path", "/metadata/finalizers"},
+                                             {"value", Json::array({api::kReleaseFinalizer})}}
+                                      : Json{{"op", "add"},
+                                             {"path", "/metadata/finalizers/-"},
+                                             {"value", api::kReleaseFinalizer}}});
   // The target it is about to claim, recorded before the claim: a crash between the claim and a
   // later write then cannot leave a claim that a move or a deletion of the ShardSet would not
   // release. A target it never gets to claim is released without a write.
   std::string after = bound;
-  if (bound.empty() && planner::parseTargetKind(wanted.spec.target_ref.kind) &&
+  if (bound.empty() && retention::parseTargetKind(wanted.spec.target_ref.kind) &&
       !wanted.spec.target_ref.name.empty()) {
     after = targetRefText(wanted);
     const Json& annotations = field(object, "metadata", "annotations");
     // json_pointer escapes the key's '/' as a JSON Pointer token (RFC 6901).
     const std::string path =
-        (Json::json_pointer("/metadata/annotations") / std::string(kBoundTargetAnnotation))
+        (Json::json_pointer("/metadata/annotations") / std::string(api::kBoundTargetAnnotation))
             .to_string();
     patch.push_back(annotations.is_object()
                         ? Json{{"op", "add"}, {"path", path}, {"value", after}}
                         : Json{{"op", "add"},
                                {"path", "/metadata/annotations"},
-                               {"value", {{std::string(kBoundTargetAnnotation), after}}}});
+                               {"value", {{std::string(api::kBoundTargetAnnotation), after}}}});
   }
-  auto r = client_.patchReading(shardSets(), stringAt(object, "metadata", "namespace"),
-                                stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch,
-                                "", writeAnswer());
+  auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
+                                      stringAt(object, "metadata", "name"), k8s::PatchType::Json,
+                                      patch, "", writeAnswer());
   if (!r) return std::unexpected(r.error());
-  if (after != bound) own_writes_.record(shardSets(), *r, k8s::objectKey(object));
+  if (after != bound) parts_.own_writes.record(api::shardSets(), *r, k8s::objectKey(object));
   return after;
 }
 
-k8s::Result<void> ShardSetController::setBoundTarget(const Json& object, const std::string& value) {
-  Json patch{{"metadata",
-              {{"annotations",
-                {{std::string(kBoundTargetAnnotation), value.empty() ? Json() : Json(value)}}}}}};
-  auto r = client_.patchReading(shardSets(), stringAt(object, "metadata", "namespace"),
-                                stringAt(object, "metadata", "name"), k8s::PatchType::Merge, patch,
-                                "", writeAnswer());
+k8s::Result<void> ShardSetReconciler::setBoundTarget(const Json& object, const std::string& value) {
+  Json patch{
+      {"metadata",
+       {{"annotations",
+         {{std::string(api::kBoundTargetAnnotation), value.empty() ? Json() : Json(value)}}}}}};
+  auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
+                                      stringAt(object, "metadata", "name"), k8s::PatchType::Merge,
+                                      patch, "", writeAnswer());
   if (!r) return std::unexpected(r.error());
-  own_writes_.record(shardSets(), *r, k8s::objectKey(object));  // its echo: shardSetHandlers
+  parts_.own_writes.record(api::shardSets(), *r,
+                           k8s::objectKey(object));  // its echo: shardSetHandlers
   return {};
 }
 
@@ -133,47 +131,47 @@ k8s::Result<void> ShardSetController::setBoundTarget(const Json& object, const s
 // shard count, the target resumed, its claim and the guard labels of its active shards dropped.
 // Retained StatefulSets stay as they are; without their ShardSet nobody deletes them at their
 // deadline, so an Event names them.
-std::optional<ReconcileOutcome> ShardSetController::release(const api::ShardSet& shard_set,
-                                                            const k8s::InvolvedObject& subject,
-                                                            const telemetry::LogContext& log) {
-  Rounds rounds = planAndApply(shard_set, subject, log, planner::PlanPurpose::Release);
-  if (rounds.early) return *rounds.early;
+std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::ShardSet& shard_set,
+                                                                 const k8s::InvolvedObject& subject,
+                                                                 const telemetry::LogContext& log) {
+  Rounds rounds = planAndApply(shard_set, subject, log, retention::PlanPurpose::Release);
+  if (rounds.stopped_with) return *rounds.stopped_with;
   if (rounds.failure.error) {
-    return ReconcileOutcome{.result = k8s::ReconcileResult::Error,
-                            .error = rounds.failure.error->describe()};
+    return k8s::ReconcileOutcome{.result = k8s::ReconcileResult::Error,
+                                 .error = rounds.failure.error->describe()};
   }
   if (rounds.plan.requeue_after) {  // kept paused for the settle time: not released yet
-    return ReconcileOutcome{.requeue_after = *rounds.plan.requeue_after};
+    return k8s::ReconcileOutcome{.requeue_after = *rounds.plan.requeue_after};
   }
   if (!rounds.plan.status.retained_shards.empty()) {
     std::string names;
     for (const auto& r : rounds.plan.status.retained_shards) {
       names += (names.empty() ? "" : ", ") + r.stateful_set;
     }
-    events_.record(
-        subject, k8s::EventType::Warning, std::string(planner::kReasonRetainedShardsOrphaned),
+    parts_.events.record(
+        subject, k8s::EventType::Warning, std::string(retention::kReasonRetainedShardsOrphaned),
         "ShardSet no longer manages " + targetRefText(shard_set) +
             "; its retained StatefulSets stay and will not be deleted at their "
             "deadline: " +
-            names + " (kubectl delete statefulset -l " + std::string(planner::kShardSetLabel) +
-            "=" + shard_set.name + " removes them)");
+            names + " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) + "=" +
+            shard_set.name + " removes them)");
   }
   log.info("released", {{"target", targetRefText(shard_set)}});
   return std::nullopt;
 }
 
-ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
-                                                   const api::ShardSet& shard_set,
-                                                   const k8s::InvolvedObject& subject,
-                                                   const telemetry::LogContext& log) {
+k8s::ReconcileOutcome ShardSetReconciler::releaseTarget(const Json& object,
+                                                        const api::ShardSet& shard_set,
+                                                        const k8s::InvolvedObject& subject,
+                                                        const telemetry::LogContext& log) {
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
-  auto mine = std::ranges::find(finalizers, Json(kReleaseFinalizer));
+  auto mine = std::ranges::find(finalizers, Json(api::kReleaseFinalizer));
   if (mine == finalizers.end()) return {};  // released already; the API server deletes it
 
   // The target it claimed, whatever the spec says now (it may be invalid).
   const std::string bound = object["metadata"]
                                 .value("annotations", Json::object())
-                                .value(std::string(kBoundTargetAnnotation), "");
+                                .value(std::string(api::kBoundTargetAnnotation), "");
   const std::optional<api::ShardSet> as_bound =
       bound.empty() ? std::optional(shard_set) : boundTo(shard_set, bound);
   if (as_bound) {
@@ -185,7 +183,8 @@ ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
         {"value", object["metadata"]["resourceVersion"]}},
        {{"op", "remove"},
         {"path", "/metadata/finalizers/" + std::to_string(mine - finalizers.begin())}}});
-  auto r = client_.patch(shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json, patch);
+  auto r = parts_.client.patch(api::shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json,
+                               patch);
   if (!r && !r.error().is(k8s::ErrorKind::NotFound)) {
     log.warn("removing finalizer failed", {{"error", r.error().describe()}});
     return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
@@ -194,9 +193,8 @@ ReconcileOutcome ShardSetController::releaseTarget(const Json& object,
   return {};
 }
 
-ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
-                                                       const telemetry::LogContext& log) {
-  const std::string key = k8s::objectKey(object);
+k8s::ReconcileOutcome ShardSetReconciler::reconcileShardSet(const Json& object,
+                                                            const telemetry::LogContext& log) {
   auto shard_set = api::decodeShardSet(object);
   if (!shard_set) {
     log.error("not a ShardSet", {{"error", shard_set.error().describe()}});
@@ -210,11 +208,11 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
   auto bound = ensureFinalizer(object,
                                object["metadata"]
                                    .value("annotations", Json::object())
-                                   .value(std::string(kBoundTargetAnnotation), ""),
+                                   .value(std::string(api::kBoundTargetAnnotation), ""),
                                *shard_set);
   if (!bound) {
     log.error("adding finalizer failed",
-              {{"finalizer", kReleaseFinalizer}, {"error", bound.error().describe()}});
+              {{"finalizer", api::kReleaseFinalizer}, {"error", bound.error().describe()}});
     degraded("finalizer_failed");
     return {.result = k8s::ReconcileResult::Error, .error = bound.error().describe()};
   }
@@ -231,33 +229,42 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
     }
   }
 
-  Rounds rounds = planAndApply(*shard_set, subject, log, planner::PlanPurpose::Converge);
-  if (rounds.early) return *rounds.early;
+  Rounds rounds = planAndApply(*shard_set, subject, log, retention::PlanPurpose::Converge);
+  if (rounds.stopped_with) return *rounds.stopped_with;
   // Claimed or guarded, confirmed by the next reconcile, which writes the status (Rounds).
   if (rounds.confirm_from_caches) return {.requeue_after = kConfirmFromCachesAfter};
-  const planner::Plan& plan = rounds.plan;
-  const ApplyOutcome& failure = rounds.failure;
-  const std::optional<size_t>& zones = rounds.zones;
-  if (plan.decision.claimed_by == shard_set->name && *bound != wanted) {
+  if (rounds.plan.decision.claimed_by == shard_set->name && *bound != wanted) {
     if (auto r = setBoundTarget(object, wanted); !r) {
       return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
     }
   }
 
-  for (const planner::Event& event : plan.events) {
-    events_.record(subject, eventTypeOf(event.type), event.reason, event.message);
+  return report(object, *shard_set, subject, rounds, log);
+}
+
+// The status (replaced whole), the plan's Events and the ingestion condition's, the shard count
+// metrics and what the ingestion monitor tracks: what a reconcile reports once its rounds end.
+k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::ShardSet& shard_set,
+                                                 const k8s::InvolvedObject& subject,
+                                                 const Rounds& rounds,
+                                                 const telemetry::LogContext& log) {
+  const std::string key = k8s::objectKey(object);
+  const retention::Plan& plan = rounds.plan;
+  const ApplyOutcome& failure = rounds.failure;
+  for (const retention::Event& event : plan.events) {
+    parts_.events.record(subject, eventTypeOf(event.type), event.reason, event.message);
   }
-  std::vector<planner::Event> ingestion_events;
+  std::vector<retention::Event> ingestion_events;
   // A write refused for good stays reported while its transitions are held.
   const std::optional<std::string> refused =
       failure.error
           ? std::optional<std::string>(failure.failed_action + ": " + failure.error->describe())
-          : transitionsHeld(key);
-  Json status = shardSetStatusJson(plan, *shard_set,
-                                   ingestion_ != nullptr ? ingestion_->snapshot(key) : std::nullopt,
-                                   refused, clock_.now(), &ingestion_events);
-  for (const planner::Event& event : ingestion_events) {
-    events_.record(subject, eventTypeOf(event.type), event.reason, event.message);
+          : parts_.holds.heldBecause(key);
+  Json status = shardSetStatusJson(
+      plan, shard_set, parts_.ingestion != nullptr ? parts_.ingestion->snapshot(key) : std::nullopt,
+      refused, parts_.clock.now(), &ingestion_events);
+  for (const retention::Event& event : ingestion_events) {
+    parts_.events.record(subject, eventTypeOf(event.type), event.reason, event.message);
   }
   if (auto written = writeStatus(object, status); !written) {
     log.warn("status write failed", {{"error", written.error().describe()}});
@@ -266,42 +273,48 @@ ReconcileOutcome ShardSetController::reconcileShardSet(const Json& object,
       return {.result = k8s::ReconcileResult::Error, .error = written.error().describe()};
     }
   }
-  publishMetrics(*shard_set, plan);
-  if (ingestion_ != nullptr) {
-    if (auto target = ingestionTarget(*shard_set)) {
-      target->zones = zones;
+  publishMetrics(shard_set, plan);
+  if (parts_.ingestion != nullptr) {
+    if (auto target = ingestionTarget(shard_set)) {
+      target->zones = rounds.zones;
       target->active_shards = plan.status.target_shards;
-      ingestion_->track(key, *target);
+      parts_.ingestion->track(key, *target);
     } else {
-      ingestion_->untrack(key);
+      parts_.ingestion->untrack(key);
     }
   }
-  if (failure.error)
+  if (failure.error) {
     return {.result = k8s::ReconcileResult::Error, .error = failure.error->describe()};
-  ReconcileOutcome done;
+  }
+  k8s::ReconcileOutcome done;
   if (plan.requeue_after) done.requeue_after = *plan.requeue_after;
   return done;
 }
 
-k8s::Result<void> ShardSetController::writeStatus(const Json& object, const Json& status) {
+k8s::Result<void> ShardSetReconciler::writeStatus(const Json& object, const Json& status) {
   auto current = object.find("status");
   if (current != object.end() && *current == status) return {};
   // Replace the whole status: a merge patch could not remove fields that no longer apply.
   Json patch = Json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
-  auto r = client_.patchReading(shardSets(), stringAt(object, "metadata", "namespace"),
-                                stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch,
-                                "status", writeAnswer());
+  auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
+                                      stringAt(object, "metadata", "name"), k8s::PatchType::Json,
+                                      patch, "status", writeAnswer());
   if (!r) return std::unexpected(r.error());
   return {};
 }
 
-void ShardSetController::publishMetrics(const api::ShardSet& shard_set, const planner::Plan& plan) {
-  if (metrics_ == nullptr) return;
+void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set,
+                                        const retention::Plan& plan) {
+  if (parts_.metrics == nullptr) return;
   const auto& d = plan.decision;
   const int desired =
       d.desired ? d.desired->want : static_cast<int>(shard_set.spec.shards.value_or(0));
-  metrics_->setShardCounts(shard_set.ns, shard_set.name, desired, plan.status.shards,
-                           static_cast<int>(plan.status.retained_shards.size()));
+  parts_.metrics->setShardCounts(shard_set.ns, shard_set.name, desired, plan.status.shards,
+                                 static_cast<int>(plan.status.retained_shards.size()));
+}
+
+void ShardSetReconciler::degraded(std::string_view reason) {
+  if (parts_.metrics != nullptr) parts_.metrics->incDegraded(reason);
 }
 
 }  // namespace shardscaler::controller

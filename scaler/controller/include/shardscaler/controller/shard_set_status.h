@@ -10,7 +10,7 @@
 #include "shardscaler/ingestion/ingestion_source.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
-#include "shardscaler/planner/planner.h"
+#include "shardscaler/retention/planner.h"
 
 namespace shardscaler::controller {
 
@@ -25,10 +25,10 @@ std::optional<ingestion::IngestionTarget> ingestionTarget(const api::ShardSet& s
 // With spec.ingestion: status.ingestion and status.recommendedShards from the snapshot, and the
 // IngestionAvailable condition (ingestion_status.h), whose transition Events are appended to
 // *events when given.
-k8s::Json shardSetStatusJson(const planner::Plan& plan, const api::ShardSet& shard_set,
+k8s::Json shardSetStatusJson(const retention::Plan& plan, const api::ShardSet& shard_set,
                              const std::optional<ingestion::IngestionSnapshot>& ingestion,
                              const std::optional<std::string>& apply_failure,
                              k8s::Clock::SystemTime now,
-                             std::vector<planner::Event>* events = nullptr);
+                             std::vector<retention::Event>* events = nullptr);
 
 }  // namespace shardscaler::controller

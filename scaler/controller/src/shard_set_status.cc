@@ -6,7 +6,7 @@
 
 #include "shardscaler/api/shard_set_status.h"
 #include "shardscaler/ingestion/ingestion_status.h"
-#include "shardscaler/planner/duration.h"
+#include "shardscaler/retention/duration.h"
 
 namespace shardscaler::controller {
 namespace {
@@ -53,7 +53,7 @@ std::optional<ingestion::IngestionTarget> ingestionTarget(const api::ShardSet& s
   ingestion::IngestionTarget t;
   t.ns = shard_set.ns;
   t.shard_set = shard_set.name;
-  auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
+  auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
   if (!kind) return fail("spec.targetRef.kind: not a Prometheus or PrometheusAgent");
   t.kind = *kind;
   t.target_name = shard_set.spec.target_ref.name;
@@ -68,7 +68,7 @@ std::optional<ingestion::IngestionTarget> ingestionTarget(const api::ShardSet& s
     return fail("spec.ingestion.interval: must be a string");
   }
   if (ingestion.interval) {
-    auto parsed = planner::parsePrometheusDuration(*ingestion.interval);
+    auto parsed = retention::parsePrometheusDuration(*ingestion.interval);
     if (!parsed) return fail("spec.ingestion.interval: " + parsed.error());
     if (*parsed < std::chrono::seconds(1)) return fail("spec.ingestion.interval: below 1s");
     t.interval = std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
@@ -85,18 +85,18 @@ std::optional<ingestion::IngestionTarget> ingestionTarget(const api::ShardSet& s
   return t;
 }
 
-Json shardSetStatusJson(const planner::Plan& plan, const api::ShardSet& shard_set,
+Json shardSetStatusJson(const retention::Plan& plan, const api::ShardSet& shard_set,
                         const std::optional<ingestion::IngestionSnapshot>& ingestion,
                         const std::optional<std::string>& apply_failure, k8s::Clock::SystemTime now,
-                        std::vector<planner::Event>* events) {
+                        std::vector<retention::Event>* events) {
   api::ShardSetStatus status = plan.status;
   const std::vector<api::Condition>& previous = shard_set.conditions;
   if (apply_failure) {
     for (api::Condition& c : status.conditions) {
       if (c.type == api::kConditionDegraded) {
-        c = planner::makeCondition(previous, api::kConditionDegraded, true,
-                                   planner::kReasonApplyFailed, *apply_failure,
-                                   status.observed_generation, now);
+        c = retention::makeCondition(previous, api::kConditionDegraded, true,
+                                     retention::kReasonApplyFailed, *apply_failure,
+                                     status.observed_generation, now);
       }
     }
   }

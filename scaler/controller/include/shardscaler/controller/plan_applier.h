@@ -11,7 +11,7 @@
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/task_pool.h"
-#include "shardscaler/planner/planner.h"
+#include "shardscaler/retention/planner.h"
 #include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::controller {
@@ -53,12 +53,12 @@ class PlanApplier {
       : client_(client), events_(events), log_(std::move(log)), beside_(beside) {}
 
   // target_resource: where the plan's target actions go. shard_set: the Events' subject.
-  ApplyOutcome apply(const planner::Plan& plan, const k8s::Resource& target_resource,
+  ApplyOutcome apply(const retention::Plan& plan, const k8s::Resource& target_resource,
                      const std::string& ns, const k8s::InvolvedObject& shard_set);
 
  private:
   // The answer's resourceVersion as a revision (0 for a deletion).
-  k8s::Result<std::uint64_t> applyOne(const planner::Action& action,
+  k8s::Result<std::uint64_t> applyOne(const retention::Action& action,
                                       const k8s::Resource& target_resource, const std::string& ns);
 
   k8s::KubeClient& client_;

@@ -39,7 +39,7 @@ class OwnWrites {
   std::size_t size() const;
 
   // The resourceVersion of the newest StatefulSet written through the record (0: none yet). A
-  // read at least this new shows every StatefulSet write of earlier plans (shardset_rounds.cc).
+  // read at least this new shows every StatefulSet write of earlier plans (shard_set_rounds.cc).
   std::uint64_t newestStatefulSetWrite() const { return newest_stateful_set_write_.load(); }
 
   // Writes kept per object whose echoes have not come: a reconcile writes one object a few times
