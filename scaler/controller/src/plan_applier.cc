@@ -141,7 +141,9 @@ k8s::Result<std::uint64_t> PlanApplier::applyOne(const retention::Action& action
     }
     case ActionType::LabelStatefulSet:
     case ActionType::DetachStatefulSet:
-    case ActionType::ReattachStatefulSet: {
+    case ActionType::ReattachStatefulSet:
+    case ActionType::MarkDrainState:
+    case ActionType::OrphanStatefulSet: {
       auto r = client_.patchReading(k8s::resources::statefulSets(), ns, action.object_name,
                                     k8s::PatchType::Merge, action.merge_patch, "", writeAnswer());
       if (!r) return std::unexpected(r.error());

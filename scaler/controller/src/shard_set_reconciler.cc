@@ -2,9 +2,11 @@
 
 #include <algorithm>
 
-#include "shardscaler/api/api_resources.h"
 #include "shardscaler/api/shard_set.h"
+#include "shardscaler/api/api_resources.h"
+#include "shardscaler/retention/naming.h"
 #include "shardscaler/controller/shard_set_status.h"
+#include "shardscaler/retention/deadline.h"
 #include "shardscaler/ingestion/ingestion_source.h"
 #include "shardscaler/retention/naming.h"
 
@@ -77,16 +79,15 @@ k8s::Result<std::string> ShardSetReconciler::ensureFinalizer(const Json& object,
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
   if (std::ranges::find(finalizers, Json(api::kReleaseFinalizer)) != finalizers.end()) return bound;
   // The resourceVersion test keeps a concurrent change of the list from being overwritten.
-  Json patch =
-      Json::array({{{"op", "test"},
-                    {"path", "/metadata/resourceVersion"},
-                    {"value", object["metadata"]["resourceVersion"]}},
-                   finalizers.empty() ? Json{{"op", "add"},
-                                             {"path", "/metadata/finalizers"},
-                                             {"value", Json::array({api::kReleaseFinalizer})}}
-                                      : Json{{"op", "add"},
-                                             {"path", "/metadata/finalizers/-"},
-                                             {"value", api::kReleaseFinalizer}}});
+  Json patch = Json::array({{{"op", "test"},
+                             {"path", "/metadata/resourceVersion"},
+                             {"value", object["metadata"]["resourceVersion"]}},
+                            finalizers.empty() ? Json{{"op", "add"},
+                                                      {"path", "/metadata/finalizers"},
+                                                      {"value", Json::array({api::kReleaseFinalizer})}}
+                                               : Json{{"op", "add"},
+                                                      {"path", "/metadata/finalizers/-"},
+                                                      {"value", api::kReleaseFinalizer}}});
   // The target it is about to claim, recorded before the claim: a crash between the claim and a
   // later write then cannot leave a claim that a move or a deletion of the ShardSet would not
   // release. A target it never gets to claim is released without a write.
@@ -106,24 +107,22 @@ k8s::Result<std::string> ShardSetReconciler::ensureFinalizer(const Json& object,
                                {"value", {{std::string(api::kBoundTargetAnnotation), after}}}});
   }
   auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
-                                      stringAt(object, "metadata", "name"), k8s::PatchType::Json,
-                                      patch, "", writeAnswer());
+                                stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch,
+                                "", writeAnswer());
   if (!r) return std::unexpected(r.error());
   if (after != bound) parts_.own_writes.record(api::shardSets(), *r, k8s::objectKey(object));
   return after;
 }
 
 k8s::Result<void> ShardSetReconciler::setBoundTarget(const Json& object, const std::string& value) {
-  Json patch{
-      {"metadata",
-       {{"annotations",
-         {{std::string(api::kBoundTargetAnnotation), value.empty() ? Json() : Json(value)}}}}}};
+  Json patch{{"metadata",
+              {{"annotations",
+                {{std::string(api::kBoundTargetAnnotation), value.empty() ? Json() : Json(value)}}}}}};
   auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
-                                      stringAt(object, "metadata", "name"), k8s::PatchType::Merge,
-                                      patch, "", writeAnswer());
+                                stringAt(object, "metadata", "name"), k8s::PatchType::Merge, patch,
+                                "", writeAnswer());
   if (!r) return std::unexpected(r.error());
-  parts_.own_writes.record(api::shardSets(), *r,
-                           k8s::objectKey(object));  // its echo: shardSetHandlers
+  parts_.own_writes.record(api::shardSets(), *r, k8s::objectKey(object));  // its echo: shardSetHandlers
   return {};
 }
 
@@ -132,13 +131,13 @@ k8s::Result<void> ShardSetReconciler::setBoundTarget(const Json& object, const s
 // Retained StatefulSets stay as they are; without their ShardSet nobody deletes them at their
 // deadline, so an Event names them.
 std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::ShardSet& shard_set,
-                                                                 const k8s::InvolvedObject& subject,
-                                                                 const telemetry::LogContext& log) {
+                                                            const k8s::InvolvedObject& subject,
+                                                            const telemetry::LogContext& log) {
   Rounds rounds = planAndApply(shard_set, subject, log, retention::PlanPurpose::Release);
   if (rounds.stopped_with) return *rounds.stopped_with;
   if (rounds.failure.error) {
     return k8s::ReconcileOutcome{.result = k8s::ReconcileResult::Error,
-                                 .error = rounds.failure.error->describe()};
+                            .error = rounds.failure.error->describe()};
   }
   if (rounds.plan.requeue_after) {  // kept paused for the settle time: not released yet
     return k8s::ReconcileOutcome{.requeue_after = *rounds.plan.requeue_after};
@@ -153,17 +152,17 @@ std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::Shar
         "ShardSet no longer manages " + targetRefText(shard_set) +
             "; its retained StatefulSets stay and will not be deleted at their "
             "deadline: " +
-            names + " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) + "=" +
-            shard_set.name + " removes them)");
+            names + " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) +
+            "=" + shard_set.name + " removes them)");
   }
   log.info("released", {{"target", targetRefText(shard_set)}});
   return std::nullopt;
 }
 
 k8s::ReconcileOutcome ShardSetReconciler::releaseTarget(const Json& object,
-                                                        const api::ShardSet& shard_set,
-                                                        const k8s::InvolvedObject& subject,
-                                                        const telemetry::LogContext& log) {
+                                                   const api::ShardSet& shard_set,
+                                                   const k8s::InvolvedObject& subject,
+                                                   const telemetry::LogContext& log) {
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
   auto mine = std::ranges::find(finalizers, Json(api::kReleaseFinalizer));
   if (mine == finalizers.end()) return {};  // released already; the API server deletes it
@@ -183,8 +182,7 @@ k8s::ReconcileOutcome ShardSetReconciler::releaseTarget(const Json& object,
         {"value", object["metadata"]["resourceVersion"]}},
        {{"op", "remove"},
         {"path", "/metadata/finalizers/" + std::to_string(mine - finalizers.begin())}}});
-  auto r = parts_.client.patch(api::shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json,
-                               patch);
+  auto r = parts_.client.patch(api::shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json, patch);
   if (!r && !r.error().is(k8s::ErrorKind::NotFound)) {
     log.warn("removing finalizer failed", {{"error", r.error().describe()}});
     return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
@@ -260,9 +258,9 @@ k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::
       failure.error
           ? std::optional<std::string>(failure.failed_action + ": " + failure.error->describe())
           : parts_.holds.heldBecause(key);
-  Json status = shardSetStatusJson(
-      plan, shard_set, parts_.ingestion != nullptr ? parts_.ingestion->snapshot(key) : std::nullopt,
-      refused, parts_.clock.now(), &ingestion_events);
+  Json status = shardSetStatusJson(plan, shard_set,
+                                   parts_.ingestion != nullptr ? parts_.ingestion->snapshot(key) : std::nullopt,
+                                   refused, parts_.clock.now(), &ingestion_events);
   for (const retention::Event& event : ingestion_events) {
     parts_.events.record(subject, eventTypeOf(event.type), event.reason, event.message);
   }
@@ -273,7 +271,7 @@ k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::
       return {.result = k8s::ReconcileResult::Error, .error = written.error().describe()};
     }
   }
-  publishMetrics(shard_set, plan);
+  publishMetrics(shard_set, plan, status);
   if (parts_.ingestion != nullptr) {
     if (auto target = ingestionTarget(shard_set)) {
       target->zones = rounds.zones;
@@ -297,20 +295,84 @@ k8s::Result<void> ShardSetReconciler::writeStatus(const Json& object, const Json
   // Replace the whole status: a merge patch could not remove fields that no longer apply.
   Json patch = Json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
   auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
-                                      stringAt(object, "metadata", "name"), k8s::PatchType::Json,
-                                      patch, "status", writeAnswer());
+                                stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch,
+                                "status", writeAnswer());
   if (!r) return std::unexpected(r.error());
   return {};
 }
 
 void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set,
-                                        const retention::Plan& plan) {
+                                        const retention::Plan& plan, const Json& status) {
   if (parts_.metrics == nullptr) return;
   const auto& d = plan.decision;
   const int desired =
       d.desired ? d.desired->want : static_cast<int>(shard_set.spec.shards.value_or(0));
   parts_.metrics->setShardCounts(shard_set.ns, shard_set.name, desired, plan.status.shards,
                                  static_cast<int>(plan.status.retained_shards.size()));
+  std::vector<telemetry::Metrics::RetainedShardState> retained;
+  retained.reserve(plan.status.retained_shards.size());
+  for (const api::RetainedShard& shard : plan.status.retained_shards) {
+    telemetry::Metrics::RetainedShardState state{
+        .shard = shard.index, .stateful_set = shard.stateful_set, .phase = shard.phase};
+    if (auto deadline = retention::parseDeletionTimestamp(shard.deletion_timestamp);
+        deadline && !deadline->isNever()) {
+      const k8s::Timestamp at = deadline->time();
+      state.deadline = static_cast<double>(at.seconds.time_since_epoch().count()) +
+                       static_cast<double>(at.nanos) / 1e9;
+    }
+    if (shard.phase == api::kPhaseDraining) {
+      state.lag_seconds = shard.lag_seconds;
+      if (auto since = k8s::parseRfc3339(shard.draining_since)) {
+        state.draining_since = static_cast<double>(since->seconds.time_since_epoch().count()) +
+                               static_cast<double>(since->nanos) / 1e9;
+      }
+    }
+    retained.push_back(state);
+  }
+  parts_.metrics->setRetainedShards(shard_set.ns, shard_set.name, plan.status.shards, retained);
+
+  std::vector<telemetry::Metrics::ConditionState> conditions;
+  for (const Json& c : status.value("conditions", Json::array())) {
+    const Json& type = c.value("type", Json());
+    const Json& state = c.value("status", Json());
+    const Json& reason = c.value("reason", Json());
+    if (!type.is_string() || !state.is_string() || !reason.is_string()) continue;
+    conditions.push_back({type.get_ref<const std::string&>(), state.get_ref<const std::string&>(),
+                          reason.get_ref<const std::string&>()});
+  }
+  parts_.metrics->setShardSetConditions(shard_set.ns, shard_set.name, conditions);
+  std::optional<double> paused_since;
+  if (d.paused_by_us_since) {
+    paused_since = std::chrono::duration<double>(d.paused_by_us_since->time_since_epoch()).count();
+  }
+  parts_.metrics->setTargetPaused(shard_set.ns, shard_set.name, shard_set.spec.target_ref.kind,
+                                  shard_set.spec.target_ref.name, paused_since);
+  if (auto enforced = parts_.guard_status.enforced(shard_set.ns)) {
+    parts_.metrics->setGuardEnforced(shard_set.ns, shard_set.name, *enforced);
+  }
+}
+
+void ShardSetReconciler::observeTransition(const api::ShardSet& shard_set,
+                                           const retention::Plan& plan) {
+  const retention::Decision& d = plan.decision;
+  if (parts_.metrics == nullptr || !d.target_paused_by_us || !d.current_shards) return;
+  const auto resume = std::ranges::find_if(plan.actions, [](const retention::Action& a) {
+    return a.type == retention::ActionType::UpdateTarget && a.merge_patch.contains("spec") &&
+           a.merge_patch["spec"].contains("paused");
+  });
+  if (resume == plan.actions.end()) return;
+  const bool sets_shards = resume->merge_patch["spec"].contains("shards");
+  const int32_t to = sets_shards ? resume->merge_patch["spec"]["shards"].get<int32_t>()
+                                 : (d.desired ? d.desired->want : *d.current_shards);
+  std::optional<double> seconds;
+  if (d.paused_by_us_since) {
+    seconds = std::chrono::duration<double>(parts_.clock.now() - *d.paused_by_us_since).count();
+  }
+  parts_.metrics->observeTransition(shard_set.ns, shard_set.name,
+                                    to < *d.current_shards ? "down" : "up",
+                                    d.abandoned_because.empty() && sets_shards ? "completed"
+                                                                               : "undone",
+                                    seconds);
 }
 
 void ShardSetReconciler::degraded(std::string_view reason) {
