@@ -76,8 +76,13 @@ class Judgement {
     if (!verdict_.target.empty()) of += (of.empty() ? "" : " ") + ("of " + verdict_.target);
     return of.empty() ? text : text + " (" + of + ")";
   }
+  // shardscaler's deadline of the subject: shardscaler.io/deletion-deadline, else the older name.
+  const std::string* deadlineAnnotation() const {
+    const std::string* value = annotation(subject(), api::kDeletionDeadlineAnnotation);
+    return value != nullptr ? value : annotation(subject(), api::kDeletionTimestampAnnotation);
+  }
   std::string retainedText() const {
-    const std::string* deadline = annotation(subject(), api::kDeletionTimestampAnnotation);
+    const std::string* deadline = deadlineAnnotation();
     std::string text = "is retained by ShardSet " + verdict_.shard_set;
     if (deadline == nullptr) {
       return text + " but has no " + std::string(api::kDeletionTimestampAnnotation) +
@@ -98,6 +103,10 @@ class Judgement {
   const LiveRead& target();
   std::optional<Verdict> cleanup();
   std::optional<Verdict> deleteRetained();
+  // A shard the operator's own retention keeps (an operator.prometheus.io/deletion-deadline that
+  // is ahead, never, or unreadable) is not to be deleted by anyone.
+  std::optional<Verdict> operatorRetention();
+  std::optional<Verdict> deleteDue(const retention::DeletionDeadline& deadline);
   std::optional<Verdict> deleteActive();
   std::optional<Verdict> deleteAboveTheCount(const std::optional<retention::Target>& target);
 
@@ -151,14 +160,61 @@ std::optional<Verdict> Judgement::cleanup() {
 }
 
 std::optional<Verdict> Judgement::deleteRetained() {
-  const std::string* deadline = annotation(subject(), api::kDeletionTimestampAnnotation);
+  const std::string* deadline = deadlineAnnotation();
   if (deadline != nullptr) verdict_.deadline = *deadline;
   if (deadline != nullptr) {
     auto parsed = retention::parseDeletionTimestamp(*deadline);
-    if (parsed && parsed->expiredAt(now_)) return std::nullopt;
+    if (parsed && parsed->expiredAt(now_)) return deleteDue(*parsed);
   }
   return deny(kRuleRetainedBeforeDeadline,
               shardText() + " " + retainedText() + "; shardscaler deletes it once that passes.");
+}
+
+// A retained shard past its deadline under a drain goes only once drained (shardscaler marks it
+// drained-at right before deleting it), or once the drain's timeout passed under onTimeout:
+// Delete (docs/design.md §15).
+std::optional<Verdict> Judgement::deleteDue(const retention::DeletionDeadline& deadline) {
+  auto drain = retention::resolveDrainPolicy(shard_set_);
+  if (!drain) {
+    return deny(kRuleNotDrained, shardText() + " is due, but ShardSet " + verdict_.shard_set +
+                                     "'s drain is invalid (" + drain.error().front().describe() +
+                                     "), so whether its data was shipped cannot be told (never "
+                                     "delete on doubt).");
+  }
+  if (!drain->enabled || annotation(subject(), api::kDrainedAtAnnotation) != nullptr) {
+    return std::nullopt;
+  }
+  const std::optional<std::chrono::system_clock::time_point> due = deadline.time().toTimePoint();
+  const std::optional<std::chrono::system_clock::time_point> gives_up_at =
+      due ? std::optional(*due + drain->timeout) : std::nullopt;
+  if (drain->on_timeout == retention::OnTimeout::Delete && gives_up_at && now_ >= *gives_up_at) {
+    return std::nullopt;
+  }
+  return deny(kRuleNotDrained,
+              shardText() + " is due, but ShardSet " + verdict_.shard_set +
+                  " has not found its data shipped yet (no " +
+                  std::string(api::kDrainedAtAnnotation) +
+                  " annotation); shardscaler deletes it once it drains" +
+                  (drain->on_timeout == retention::OnTimeout::Delete && gives_up_at
+                       ? " or its drain times out at " +
+                             k8s::formatRfc3339(k8s::Timestamp::fromTimePoint(*gives_up_at))
+                       : "") +
+                  ".");
+}
+
+std::optional<Verdict> Judgement::operatorRetention() {
+  const std::string* deadline = annotation(subject(), api::kOperatorDeletionDeadlineAnnotation);
+  if (deadline == nullptr) return std::nullopt;
+  auto parsed = retention::parseDeletionTimestamp(*deadline);
+  if (parsed && parsed->expiredAt(now_)) return std::nullopt;
+  verdict_.deadline = *deadline;
+  return deny(kRuleRetainedBeforeDeadline,
+              shardText() + " carries " + std::string(api::kOperatorDeletionDeadlineAnnotation) +
+                  " \"" + *deadline + "\", " +
+                  (!parsed           ? "which is unreadable, so it is kept (never delete on doubt)"
+                   : parsed->isNever() ? "which means never"
+                                       : "which has not passed") +
+                  ": the operator's own shard retention keeps it.");
 }
 
 std::optional<Verdict> Judgement::deleteActive() {
@@ -235,7 +291,17 @@ std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retent
                                       "), so it counts as an active shard (never delete on "
                                       "doubt).");
   }
-  if (policy->when_scaled != retention::WhenScaled::Retain) return std::nullopt;
+  auto drain = retention::resolveDrainPolicy(shard_set_);
+  if (policy->when_scaled != retention::WhenScaled::Retain && drain && !drain->enabled) {
+    return std::nullopt;
+  }
+  if (policy->when_scaled != retention::WhenScaled::Retain) {
+    return deny(kRuleRetainOnScaleDown,
+                shardText() + " is beyond the shard count, but ShardSet " + verdict_.shard_set +
+                    " drains removed shards before deleting them (spec.shardRetentionPolicy."
+                    "drain): shardscaler detaches it and deletes it once its data is shipped; "
+                    "deleting it now could lose what it has not shipped.");
+  }
   return deny(kRuleRetainOnScaleDown,
               shardText() + " is beyond the shard count, but ShardSet " + verdict_.shard_set +
                   " retains scaled-away shards (whenScaled=Retain, from " +
@@ -315,6 +381,7 @@ Verdict Judgement::run() {
                                    "ShardSet " +
                                    verdict_.shard_set + " up instead).");
   }
+  if (auto v = operatorRetention()) return *v;
   if (retained) {
     if (auto v = deleteRetained()) return *v;
   }

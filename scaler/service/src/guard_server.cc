@@ -99,7 +99,7 @@ std::expected<std::string, std::string> GuardServer::selfUser(
 void GuardServer::observe(const guard::ReviewRecord& r) {
   const double latency = seconds(r.latency);
   if (r.verdict == nullptr) {
-    metrics_.observeGuardReview("unknown", "bad_request", "", latency);
+    metrics_.observeGuardReview("unknown", "bad_request", std::nullopt, latency);
     telemetry::logEvent(telemetry::LogLevel::Warn, "shard guard: bad admission review",
                         {{"error", r.error}});
     return;
@@ -107,8 +107,14 @@ void GuardServer::observe(const guard::ReviewRecord& r) {
   const guard::AdmissionRequest& q = *r.request;
   const guard::Verdict& v = *r.verdict;
   const std::string_view operation = guard::toString(q.operation);
-  metrics_.observeGuardReview(operation, v.allowed ? "allowed" : "denied",
-                              v.allowed ? "" : v.reason, latency);
+  std::optional<telemetry::Metrics::GuardDenial> denial;
+  if (!v.allowed) {
+    denial = telemetry::Metrics::GuardDenial{.rule = v.reason,
+                                             .requester = guard::requesterClass(q.user),
+                                             .ns = q.ns,
+                                             .shardset = v.shard_set};
+  }
+  metrics_.observeGuardReview(operation, v.allowed ? "allowed" : "denied", denial, latency);
   const std::string shard = v.shard_index ? std::to_string(*v.shard_index) : "";
   const telemetry::LogLevel level =
       v.allowed ? telemetry::LogLevel::Debug : telemetry::LogLevel::Warn;
@@ -169,7 +175,8 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
           [this](const serving::RequestRecord& r) {
             // What never reached the guard's handler (no route, too large, malformed HTTP).
             if (r.route.empty() && r.status >= 400) {
-              metrics_.observeGuardReview("unknown", "bad_request", "", seconds(r.latency));
+              metrics_.observeGuardReview("unknown", "bad_request", std::nullopt,
+                                          seconds(r.latency));
             }
           },
       .degraded = degraded,
