@@ -30,4 +30,4 @@ configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cmake --build build -j"$(nproc)" --target shardscaler shardscaler-demo
 
 log "demo"
-exec build/tests/e2e/shardscaler-demo --plot-dir "$SHARDSCALER_ROOT/build/demo" "$@"
+exec build/bin/shardscaler-demo --plot-dir "$SHARDSCALER_ROOT/build/demo" "$@"

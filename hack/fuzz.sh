@@ -32,7 +32,7 @@ for t in "${targets[@]}"; do
   mkdir -p "$scratch/$t"
   log "fuzz $t: ${seconds}s from $(find "$seeds" -type f | wc -l) seed(s)"
   # libFuzzer stops by itself after max_total_time; timeout(1) is the bound if it hangs anyway.
-  if ! timeout --kill-after=10 $((seconds + 60)) "build-fuzz/tests/fuzz/fuzz_$t" \
+  if ! timeout --kill-after=10 $((seconds + 60)) "build-fuzz/bin/fuzz_$t" \
       -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
       -print_final_stats=1 -artifact_prefix="$crashes/$t-" "$scratch/$t" "$seeds" \
       >"$scratch/$t.log" 2>&1; then

@@ -12,7 +12,7 @@
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
-binary=$SHARDSCALER_ROOT/build/service/shardscaler
+binary=$SHARDSCALER_ROOT/build/bin/shardscaler
 tag=""
 while [ $# -gt 0 ]; do
   case $1 in

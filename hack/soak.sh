@@ -31,7 +31,7 @@ out=${SHARDSCALER_SOAK_LOG:-build/soak-$(date -u +%Y%m%dT%H%M%SZ).log}
 log "soak: $sequences sequences on $(nproc) cores, nice 10; output in $out"
 started=$(date +%s)
 status=0
-SHARDSCALER_SOAK_SEQUENCES=$sequences nice -n 10 build/tests/e2e/e2e_lag_property_test \
+SHARDSCALER_SOAK_SEQUENCES=$sequences nice -n 10 build/bin/e2e_lag_property_test \
   --gtest_filter='LagPropertyTest.With*' --gtest_color=no 2>&1 | tee "$out" || status=$?
 log "soak finished in $(( $(date +%s) - started ))s with status $status"
 exit "$status"

@@ -37,15 +37,30 @@ struct ManualClock::Waiter {
   bool active = true;
 };
 
-Clock::SystemTime ManualClock::now() const {
+Clock::SystemTime ManualTime::now() const {
   std::lock_guard guard(mutex_);
   return system_;
 }
 
-Clock::MonotonicTime ManualClock::monotonicNow() const {
+Clock::MonotonicTime ManualTime::monotonicNow() const {
   std::lock_guard guard(mutex_);
   return monotonic_;
 }
+
+void ManualTime::advance(std::chrono::nanoseconds d) {
+  std::lock_guard guard(mutex_);
+  system_ += std::chrono::duration_cast<Clock::SystemTime::duration>(d);
+  monotonic_ += std::chrono::duration_cast<Clock::MonotonicTime::duration>(d);
+}
+
+void ManualTime::setSystemTime(Clock::SystemTime t) {
+  std::lock_guard guard(mutex_);
+  system_ = t;
+}
+
+Clock::SystemTime ManualClock::now() const { return time_.now(); }
+
+Clock::MonotonicTime ManualClock::monotonicNow() const { return time_.monotonicNow(); }
 
 bool ManualClock::waitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
                             MonotonicTime deadline, const std::function<bool()>& wake) const {
@@ -80,11 +95,7 @@ bool ManualClock::waitUntil(std::unique_lock<std::mutex>& lock, std::condition_v
 }
 
 void ManualClock::advance(std::chrono::nanoseconds d) {
-  {
-    std::lock_guard guard(mutex_);
-    system_ += std::chrono::duration_cast<SystemTime::duration>(d);
-    monotonic_ += std::chrono::duration_cast<MonotonicTime::duration>(d);
-  }
+  time_.advance(d);
   wakeWaiters();
 }
 
@@ -100,10 +111,7 @@ std::optional<Clock::MonotonicTime> ManualClock::advanceToNextDeadline() {
   return next;
 }
 
-void ManualClock::setSystemTime(SystemTime t) {
-  std::lock_guard guard(mutex_);
-  system_ = t;
-}
+void ManualClock::setSystemTime(SystemTime t) { time_.setSystemTime(t); }
 
 void ManualClock::wakeWaiters() const {
   std::vector<std::shared_ptr<Waiter>> snapshot;

@@ -26,7 +26,7 @@ ReflectorOptions reflectorOptions(const InformerOptions& options) {
 
 // A throwing handler must not kill the informer thread nor skip the other handlers.
 template <typename F>
-void guarded(const char* what, const ObjectPtr& object, F&& call) {
+void callHandlerCatching(const char* what, const ObjectPtr& object, F&& call) {
   try {
     call();
   } catch (const std::exception& e) {
@@ -47,10 +47,10 @@ void dropManagedFields(Json& object) {
 
 Informer::Informer(KubeClient& client, Resource resource, const InformerOptions& options,
                    const Clock& clock)
-    : clock_(clock),
-      resync_period_(options.resync_period),
+    : resync_period_(options.resync_period),
       store_(options.indexers),
-      reflector_(client, std::move(resource), reflectorOptions(options), *this, clock) {}
+      reflector_(client, std::move(resource), reflectorOptions(options), *this, clock),
+      lifecycle_(clock) {}
 
 Informer::~Informer() { stop(); }
 
@@ -58,28 +58,65 @@ void Informer::addEventHandlers(EventHandlers handlers) {
   std::lock_guard dispatch(dispatch_mutex_);
   if (handlers.on_add) {
     for (const auto& object : store_.list()) {
-      guarded("add", object, [&] { handlers.on_add(object); });
+      callHandlerCatching("add", object, [&] { handlers.on_add(object); });
     }
   }
   handlers_.push_back(std::move(handlers));
 }
 
-void Informer::start() {
-  std::lock_guard lock(state_mutex_);
+void InformerLifecycle::start(const std::function<void()>& start_threads) {
+  std::lock_guard lock(mutex_);
   if (started_ || stopping_) return;
   started_ = true;
-  reflector_thread_ = std::thread([this] { reflector_.run(); });
-  if (resync_period_ > std::chrono::milliseconds::zero()) {
-    resync_thread_ = std::thread([this] { resyncLoop(); });
+  start_threads();
+}
+
+void InformerLifecycle::markStopping() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
   }
+  changed_.notify_all();
+}
+
+void InformerLifecycle::markSynced() {
+  {
+    std::lock_guard lock(mutex_);
+    synced_ = true;
+  }
+  changed_.notify_all();
+}
+
+bool InformerLifecycle::synced() const {
+  std::lock_guard lock(mutex_);
+  return synced_;
+}
+
+bool InformerLifecycle::waitForSync(std::chrono::nanoseconds timeout) const {
+  std::unique_lock lock(mutex_);
+  clock_.waitUntil(lock, changed_, clock_.deadlineAfter(timeout),
+                   [this] { return synced_ || stopping_; });
+  return synced_;
+}
+
+bool InformerLifecycle::waitForStop(std::chrono::nanoseconds period) const {
+  std::unique_lock lock(mutex_);
+  if (stopping_) return true;
+  return clock_.waitUntil(lock, changed_, clock_.deadlineAfter(period),
+                          [this] { return stopping_; });
+}
+
+void Informer::start() {
+  lifecycle_.start([this] {
+    reflector_thread_ = std::thread([this] { reflector_.run(); });
+    if (resync_period_ > std::chrono::milliseconds::zero()) {
+      resync_thread_ = std::thread([this] { resyncLoop(); });
+    }
+  });
 }
 
 void Informer::requestStop() {
-  {
-    std::lock_guard lock(state_mutex_);
-    stopping_ = true;
-  }
-  state_cv_.notify_all();
+  lifecycle_.markStopping();
   reflector_.stop();
 }
 
@@ -89,16 +126,10 @@ void Informer::stop() {
   if (resync_thread_.joinable()) resync_thread_.join();
 }
 
-bool Informer::hasSynced() const {
-  std::lock_guard lock(state_mutex_);
-  return synced_;
-}
+bool Informer::hasSynced() const { return lifecycle_.synced(); }
 
 bool Informer::waitForSync(std::chrono::nanoseconds timeout) const {
-  std::unique_lock lock(state_mutex_);
-  clock_.waitUntil(lock, state_cv_, clock_.deadlineAfter(timeout),
-                   [this] { return synced_ || stopping_; });
-  return synced_;
+  return lifecycle_.waitForSync(timeout);
 }
 
 void Informer::onReplace(std::vector<ObjectPtr> objects, const std::string& resource_version) {
@@ -115,11 +146,7 @@ void Informer::onReplace(std::vector<ObjectPtr> objects, const std::string& reso
          {"deleted", diff.deleted.size()},
          {"size", store_.size()}});
   }
-  {
-    std::lock_guard lock(state_mutex_);
-    synced_ = true;
-  }
-  state_cv_.notify_all();
+  lifecycle_.markSynced();
 }
 
 void Informer::onEvent(WatchEventType type, ObjectPtr object) {
@@ -138,37 +165,32 @@ void Informer::onEvent(WatchEventType type, ObjectPtr object) {
 }
 
 void Informer::resyncLoop() {
-  std::unique_lock lock(state_mutex_);
-  while (!stopping_) {
-    auto deadline = clock_.deadlineAfter(resync_period_);
-    if (clock_.waitUntil(lock, state_cv_, deadline, [this] { return stopping_; })) break;
-    if (!synced_) continue;
-    lock.unlock();
-    {
-      std::lock_guard dispatch(dispatch_mutex_);
-      for (const auto& object : store_.list()) callUpdate(object, object);
-    }
-    lock.lock();
+  while (!lifecycle_.waitForStop(resync_period_)) {
+    if (!lifecycle_.synced()) continue;
+    std::lock_guard dispatch(dispatch_mutex_);
+    for (const auto& object : store_.list()) callUpdate(object, object);
   }
 }
 
 void Informer::callAdd(const ObjectPtr& object) {
   for (const auto& handlers : handlers_) {
-    if (handlers.on_add) guarded("add", object, [&] { handlers.on_add(object); });
+    if (handlers.on_add) callHandlerCatching("add", object, [&] { handlers.on_add(object); });
   }
 }
 
 void Informer::callUpdate(const ObjectPtr& old_object, const ObjectPtr& new_object) {
   for (const auto& handlers : handlers_) {
     if (handlers.on_update) {
-      guarded("update", new_object, [&] { handlers.on_update(old_object, new_object); });
+      callHandlerCatching("update", new_object,
+                          [&] { handlers.on_update(old_object, new_object); });
     }
   }
 }
 
 void Informer::callDelete(const ObjectPtr& object) {
   for (const auto& handlers : handlers_) {
-    if (handlers.on_delete) guarded("delete", object, [&] { handlers.on_delete(object); });
+    if (handlers.on_delete)
+      callHandlerCatching("delete", object, [&] { handlers.on_delete(object); });
   }
 }
 

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "shardscaler/k8s_client/log.h"
-#include "shardscaler/k8s_client/resource.h"
+#include "shardscaler/k8s_meta/resource.h"
 
 namespace shardscaler::k8s {
 
@@ -152,6 +152,28 @@ LeaderElector::Attempt LeaderElector::tryAcquireOrRenew() {
   return attempt;
 }
 
+LeaderElector::Attempt LeaderElector::createLease(const LeaderElectionRecord& desired,
+                                                  Clock::MonotonicTime now) {
+  Json lease{{"apiVersion", "coordination.k8s.io/v1"},
+             {"kind", "Lease"},
+             {"metadata", {{"name", config_.lease_name}}},
+             {"spec", toLeaseSpec(desired)}};
+  if (!config_.lease_namespace.empty()) lease["metadata"]["namespace"] = config_.lease_namespace;
+  auto created = client_.create(resources::leases(), config_.lease_namespace, lease);
+  if (!created) {
+    // AlreadyExists: another candidate created it first; the next attempt reads it.
+    log(LogLevel::Warn, "lease create failed",
+        {{"lease", describe()}, {"error", created.error().describe()}});
+    return Attempt::Failed;
+  }
+  std::lock_guard lock(mutex_);
+  observed_spec_ = created->value("spec", Json::object());
+  observed_record_ = desired;
+  observed_time_ = now;
+  lease_ = std::move(*created);
+  return Attempt::Acquired;
+}
+
 LeaderElector::Attempt LeaderElector::tryOnce(bool& conflict) {
   conflict = false;
   auto wall_now = clock_.now();
@@ -168,31 +190,10 @@ LeaderElector::Attempt LeaderElector::tryOnce(bool& conflict) {
 
   auto got = client_.get(leases, config_.lease_namespace, config_.lease_name);
   if (!got) {
-    if (!got.error().is(ErrorKind::NotFound)) {
-      log(LogLevel::Warn, "lease read failed",
-          {{"lease", describe()}, {"error", got.error().describe()}});
-      return Attempt::Failed;
-    }
-    Json lease{{"apiVersion", "coordination.k8s.io/v1"},
-               {"kind", "Lease"},
-               {"metadata", {{"name", config_.lease_name}}},
-               {"spec", toLeaseSpec(desired)}};
-    if (!config_.lease_namespace.empty()) {
-      lease["metadata"]["namespace"] = config_.lease_namespace;
-    }
-    auto created = client_.create(leases, config_.lease_namespace, lease);
-    if (!created) {
-      // AlreadyExists: another candidate created it first; the next attempt reads it.
-      log(LogLevel::Warn, "lease create failed",
-          {{"lease", describe()}, {"error", created.error().describe()}});
-      return Attempt::Failed;
-    }
-    std::lock_guard lock(mutex_);
-    observed_spec_ = created->value("spec", Json::object());
-    observed_record_ = desired;
-    observed_time_ = now;
-    lease_ = std::move(*created);
-    return Attempt::Acquired;
+    if (got.error().is(ErrorKind::NotFound)) return createLease(desired, now);
+    log(LogLevel::Warn, "lease read failed",
+        {{"lease", describe()}, {"error", got.error().describe()}});
+    return Attempt::Failed;
   }
 
   auto spec = got->value("spec", Json::object());

@@ -7,7 +7,7 @@
 #include "shardscaler/k8s_client/api_status.h"
 #include "shardscaler/k8s_client/field_mask.h"
 #include "shardscaler/k8s_client/list_stream.h"
-#include "url_encoding.h"
+#include "shardscaler/k8s_meta/url_encoding.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -54,6 +54,44 @@ std::string nameOf(const Json& obj) {
   auto meta = obj.find("metadata");
   if (meta == obj.end() || !meta->is_object()) return {};
   return meta->value("name", "");
+}
+
+// GET, or the method with its body.
+void setMethodAndBody(CURL* curl, const char* method, const std::string& body) {
+  if (std::string_view(method) == "GET") {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+    return;
+  }
+  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+  if (!body.empty()) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  }
+}
+
+// A 2xx body that is not a list: the fields asked for, or all of it; a body that is not JSON is
+// an error unless the caller takes text.
+Result<Json> decodeBody(std::string body, const FieldMask* fields, bool text_body_ok,
+                        int http_status, const std::string& request) {
+  if (fields != nullptr) {
+    auto projected = parseProjected(body, *fields);
+    if (projected) return projected;
+    Error error = std::move(projected.error());
+    error.http_status = http_status;
+    error.message = request + ": the response is not JSON: " + error.message;
+    return std::unexpected(std::move(error));
+  }
+  static const FieldMask kWhole = FieldMask::keepAll();
+  auto parsed = parseProjected(body, kWhole);  // simdjson's tokenizer, nlohmann's DOM
+  if (!parsed) {
+    if (text_body_ok) return Json(std::move(body));
+    Error error;
+    error.kind = ErrorKind::Decode;
+    error.http_status = http_status;
+    error.message = request + ": the response is not JSON: " + body.substr(0, 200);
+    return std::unexpected(std::move(error));
+  }
+  return std::move(*parsed);
 }
 
 }  // namespace
@@ -105,16 +143,7 @@ Result<Json> RestClient::Impl::execute(const Call& call) {
   applyCommonOptions(curl, config, config.server + call.path, *bearer, std::move(headers), state);
   curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(config.request_timeout.count()));
-  if (std::string_view(call.method) == "GET") {
-    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-  } else {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, call.method);
-    if (!call.body.empty()) {
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, call.body.data());
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                       static_cast<curl_off_t>(call.body.size()));
-    }
-  }
+  setMethodAndBody(curl, call.method, call.body);
   std::string body;
   std::optional<ListBody> list_body;
   if (call.list) {
@@ -153,25 +182,8 @@ Result<Json> RestClient::Impl::execute(const Call& call) {
     if (!list) return not_a_list(std::move(list.error()));
     return list;
   }
-  if (call.fields != nullptr) {
-    auto projected = parseProjected(body, *call.fields);
-    if (projected) return projected;
-    Error error = std::move(projected.error());
-    error.http_status = static_cast<int>(http_status);
-    error.message = request + ": the response is not JSON: " + error.message;
-    return std::unexpected(std::move(error));
-  }
-  static const FieldMask kWhole = FieldMask::keepAll();
-  auto parsed = parseProjected(body, kWhole);  // simdjson's tokenizer, nlohmann's DOM
-  if (!parsed) {
-    if (call.text_body_ok) return Json(std::move(body));
-    Error error;
-    error.kind = ErrorKind::Decode;
-    error.http_status = static_cast<int>(http_status);
-    error.message = request + ": the response is not JSON: " + body.substr(0, 200);
-    return std::unexpected(std::move(error));
-  }
-  return std::move(*parsed);
+  return decodeBody(std::move(body), call.fields, call.text_body_ok, static_cast<int>(http_status),
+                    request);
 }
 
 std::string RestClient::Impl::metadataAccept(bool list) {

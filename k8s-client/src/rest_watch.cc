@@ -9,7 +9,7 @@
 #include "rest_client_impl.h"
 #include "shardscaler/k8s_client/api_status.h"
 #include "shardscaler/k8s_client/watch_stream.h"
-#include "url_encoding.h"
+#include "shardscaler/k8s_meta/url_encoding.h"
 
 namespace shardscaler::k8s {
 namespace {

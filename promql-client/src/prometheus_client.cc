@@ -76,6 +76,32 @@ struct HttpResponse {
   long connections_opened = 0;
 };
 
+// What every request of the client sets the same way: user agent, timeouts, protocols, TLS and
+// basic auth.
+void applyClientOptions(CURL* curl, const ClientOptions& options) {
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, options.user_agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // timeouts must not use signals in threads
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(options.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (options.basic_auth) {
+    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
+    curl_easy_setopt(curl, CURLOPT_USERNAME, options.basic_auth->username.c_str());
+    curl_easy_setopt(curl, CURLOPT_PASSWORD, options.basic_auth->password.c_str());
+  }
+  if (!options.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options.ca_file.c_str());
+  if (!options.client_cert_file.empty()) {
+    curl_easy_setopt(curl, CURLOPT_SSLCERT, options.client_cert_file.c_str());
+    curl_easy_setopt(curl, CURLOPT_SSLKEY, options.client_key_file.c_str());
+  }
+  if (options.insecure_skip_verify) {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+}
+
 }  // namespace
 
 struct PrometheusClient::State {
@@ -260,30 +286,10 @@ Result<HttpResponse> PrometheusClient::State::perform(CURL* curl, const std::str
     curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(form.size()));
   }
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.list);
-  curl_easy_setopt(curl, CURLOPT_USERAGENT, options.user_agent.c_str());
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // timeouts must not use signals in threads
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options.timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(options.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  applyClientOptions(curl, options);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &appendBody);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
-  curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  if (options.basic_auth) {
-    curl_easy_setopt(curl, CURLOPT_HTTPAUTH, static_cast<long>(CURLAUTH_BASIC));
-    curl_easy_setopt(curl, CURLOPT_USERNAME, options.basic_auth->username.c_str());
-    curl_easy_setopt(curl, CURLOPT_PASSWORD, options.basic_auth->password.c_str());
-  }
-  if (!options.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, options.ca_file.c_str());
-  if (!options.client_cert_file.empty()) {
-    curl_easy_setopt(curl, CURLOPT_SSLCERT, options.client_cert_file.c_str());
-    curl_easy_setopt(curl, CURLOPT_SSLKEY, options.client_key_file.c_str());
-  }
-  if (options.insecure_skip_verify) {
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-  }
 
   const CURLcode code = curl_easy_perform(curl);
   long new_connections = 0;

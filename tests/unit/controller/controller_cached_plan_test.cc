@@ -20,7 +20,7 @@ std::vector<k8s::testing::Call> reads(const FakeKubeClient& fake) {
 // The status as a restart finds it after someone cleared it (the scale bench does, so that
 // convergence can be seen): the next reconcile has a status to write.
 void clearStatus(FakeKubeClient& fake) {
-  ASSERT_TRUE(fake.patch(shardSets(), kNs, "main", k8s::PatchType::Json,
+  ASSERT_TRUE(fake.patch(api::shardSets(), kNs, "main", k8s::PatchType::Json,
                          Json::array({{{"op", "remove"}, {"path", "/status"}}}), "status"));
 }
 
@@ -28,7 +28,7 @@ bool guardEnforced(const std::string&, std::string*) { return true; }
 
 TEST_F(ControllerTest, AShardSetAtRestIsPlannedFromTheCachesAndWritesOnlyItsStatus) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);  // claims and labels
   // Its last round read live after those writes and found nothing to do; the caches hold what
@@ -52,7 +52,7 @@ TEST_F(ControllerTest, AShardSetAtRestIsPlannedFromTheCachesAndWritesOnlyItsStat
 // caches, which now hold those writes, and writes the status without a read.
 TEST_F(ControllerTest, AClaimIsConfirmedFromTheCachesNotByAReadAfterIt) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   const ReconcileOutcome claimed = reconcile();
   ASSERT_EQ(claimed.result, k8s::ReconcileResult::Success) << claimed.error;
@@ -82,15 +82,15 @@ TEST_F(ControllerTest, ARetainedShardIsInThePlanFromTheCaches) {
   Json t = prometheusJson(2);
   t["spec"]["shardRetentionPolicy"] = {{"whenScaled", "Retain"},
                                        {"retain", {{"retentionPeriod", "1h"}}}};
-  t = fake_.put(prometheuses(), t);
+  t = fake_.put(retention::targetResource(retention::TargetKind::Prometheus), t);
   for (int i = 0; i < 2; ++i) {
     fake_.put(k8s::resources::statefulSets(),
               statefulSetJson(i, t["metadata"]["uid"].get<std::string>()));
   }
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController({.guard_enforced = guardEnforced});
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
-  ASSERT_TRUE(fake_.patch(shardSets(), kNs, "main", k8s::PatchType::Merge,
+  ASSERT_TRUE(fake_.patch(api::shardSets(), kNs, "main", k8s::PatchType::Merge,
                           Json{{"spec", {{"shards", 1}}}}));
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);  // the scale-down
   ASSERT_EQ((*target())["spec"].value("shards", 0), 1) << target()->dump();
@@ -112,7 +112,7 @@ TEST_F(ControllerTest, ARetainedShardIsInThePlanFromTheCaches) {
 // status would report an older world than the one already reported.
 TEST_F(ControllerTest, CachesOlderThanTheLastLiveReadAreNotPlannedFrom) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   // As the first reconcile claims the target, the caches stop hearing (their watches end and
   // the informers back off on the manual clock): the claim's version never reaches them. (They
@@ -139,7 +139,7 @@ TEST_F(ControllerTest, CachesOlderThanTheLastLiveReadAreNotPlannedFrom) {
 TEST_F(ControllerTest, AShardWithoutOurLabelInTheCachesSendsTheReconcileLive) {
   // The operator has not created shard 2 of 3 yet.
   const Json t = putTarget(3, 2);
-  fake_.put(shardSets(), shardSetJson(3));
+  fake_.put(api::shardSets(), shardSetJson(3));
   startController();
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);

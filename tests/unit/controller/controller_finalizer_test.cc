@@ -12,7 +12,7 @@ bool hasFinalizer(const Json& object) {
 
 TEST_F(ControllerTest, TheFirstReconcileAddsTheFinalizerGuardedByTheResourceVersion) {
   putTarget(2);
-  const Json created = fake_.put(shardSets(), shardSetJson(2));
+  const Json created = fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   const ReconcileOutcome outcome = reconcile();
   EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
@@ -34,7 +34,7 @@ TEST_F(ControllerTest, TheFirstReconcileAddsTheFinalizerGuardedByTheResourceVers
 // first claim writes the ShardSet's metadata once.
 TEST_F(ControllerTest, TheFinalizerWriteRecordsTheTargetBeforeTheClaim) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   fake_.failNext({.verb = Verb::Patch, .resource = "prometheuses"}, 1,
                  k8s::testing::statusError(500, "etcd is away"));
@@ -56,7 +56,7 @@ TEST_F(ControllerTest, TheFinalizerWriteRecordsTheTargetBeforeTheClaim) {
 
 TEST_F(ControllerTest, AFinalizerWriteThatFailsFailsTheReconcileAndWritesNothingElse) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   fake_.failNext({.verb = Verb::Patch, .resource = "shardsets"}, 1,
                  k8s::testing::statusError(500, "etcd is away"));
@@ -69,13 +69,13 @@ TEST_F(ControllerTest, AFinalizerWriteThatFailsFailsTheReconcileAndWritesNothing
 
 TEST_F(ControllerTest, ADeletedShardSetReleasesItsTargetThenDropsTheFinalizer) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
   ASSERT_EQ((*target())["metadata"]["annotations"].value("shardscaler.io/claimed-by", ""), "main");
 
   // The finalizer keeps it: the API server only marks it.
-  ASSERT_TRUE(fake_.remove(shardSets(), kNs, "main"));
+  ASSERT_TRUE(fake_.remove(api::shardSets(), kNs, "main"));
   ASSERT_TRUE(shardSet());
   const ReconcileOutcome outcome = reconcile();
   EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
@@ -99,7 +99,7 @@ TEST_F(ControllerTest, AShardSetWithAnInvalidSpecBeingDeletedStillResumesTheTarg
                                        {"shardscaler.io/paused-by", "main"},
                                        {"shardscaler.io/paused-at", "2019-12-19T23:59:00Z"}};
   paused["status"] = {{"paused", true}};
-  const Json t = fake_.put(prometheuses(), paused);
+  const Json t = fake_.put(retention::targetResource(retention::TargetKind::Prometheus), paused);
   for (int i = 0; i < 2; ++i) {
     Json sts = statefulSetJson(i, t["metadata"]["uid"]);
     sts["metadata"]["labels"]["shardscaler.io/shardset"] = "main";
@@ -109,7 +109,7 @@ TEST_F(ControllerTest, AShardSetWithAnInvalidSpecBeingDeletedStillResumesTheTarg
   deleted["metadata"]["finalizers"] = {kFinalizer};
   deleted["metadata"]["annotations"] = {{kBoundAnnotation, "Prometheus/main"}};
   deleted["metadata"]["deletionTimestamp"] = "2019-12-20T00:00:00Z";
-  fake_.put(shardSets(), deleted);
+  fake_.put(api::shardSets(), deleted);
   startController({.guard_enforced = [](const std::string&, std::string*) { return true; }});
 
   // Bounded: a release may wait out a settle time first (then it asks to come back).

@@ -12,11 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include "shardscaler/controller/api_resources.h"
-#include "shardscaler/controller/shardset_controller.h"
+#include "shardscaler/api/api_resources.h"
+#include "shardscaler/controller/shard_set_controller.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_testing/fake_kube_client.h"
+#include "shardscaler/retention/naming.h"
 
 namespace shardscaler::controller::testing {
 
@@ -24,6 +25,7 @@ using k8s::EventRecorder;
 using k8s::EventType;
 using k8s::InvolvedObject;
 using k8s::Json;
+using k8s::ReconcileOutcome;
 using k8s::testing::CallMatch;
 using k8s::testing::FakeKubeClient;
 using k8s::testing::Verb;
@@ -109,7 +111,8 @@ class ControllerTest : public ::testing::Test {
   // `created` StatefulSets exist when fewer (the operator has not created the rest yet).
   Json putTarget(int shards) { return putTarget(shards, shards); }
   Json putTarget(int shards, int created) {
-    Json target = fake_.put(prometheuses(), prometheusJson(shards));
+    Json target = fake_.put(retention::targetResource(retention::TargetKind::Prometheus),
+                            prometheusJson(shards));
     for (int i = 0; i < created; ++i) {
       fake_.put(k8s::resources::statefulSets(),
                 statefulSetJson(i, target["metadata"]["uid"].get<std::string>()));
@@ -119,7 +122,7 @@ class ControllerTest : public ::testing::Test {
 
   // The one place the controller and its Event recorder are built (a later move of either is
   // one edit here). Starts its informers and waits (bounded, real time) until they synced.
-  void startController(ControllerOptions options = {}) {
+  void startController(ShardSetControllerOptions options = {}) {
     options.namespaces = {kNs};
     options.workers = 0;
     controller_ =
@@ -149,8 +152,10 @@ class ControllerTest : public ::testing::Test {
     return reconcile();
   }
 
-  std::optional<Json> shardSet() const { return fake_.find(shardSets(), kNs, "main"); }
-  std::optional<Json> target() const { return fake_.find(prometheuses(), kNs, "main"); }
+  std::optional<Json> shardSet() const { return fake_.find(api::shardSets(), kNs, "main"); }
+  std::optional<Json> target() const {
+    return fake_.find(retention::targetResource(retention::TargetKind::Prometheus), kNs, "main");
+  }
 
   std::vector<k8s::testing::Call> statusWrites() const {
     auto writes = fake_.calls({.resource = "shardsets", .subresource = "status"});

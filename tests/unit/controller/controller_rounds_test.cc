@@ -30,7 +30,7 @@ bool hasConditionReason(const Json& shard_set, const std::string& reason) {
 
 TEST_F(ControllerTest, AReconcileStopsAfterMaxRoundsAndAsksToBeRequeued) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   // The claim meets a conflict: planning again would take a second round of writes.
   startController({.max_rounds = 1});
   fake_.failNext({.verb = Verb::Patch, .resource = "prometheuses"}, 1,
@@ -66,7 +66,7 @@ std::vector<std::string> statefulSetListSelectors(const std::vector<k8s::testing
 // without our label gets both lists at once.
 TEST_F(ControllerTest, OnceEveryShardIsLabelledAReconcileListsTheShardsByTheGuardLabelAlone) {
   const Json t = putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
   EXPECT_EQ(statefulSetListSelectors(fake_.calls()),
@@ -88,8 +88,8 @@ TEST_F(ControllerTest, OnceEveryShardIsLabelledAReconcileListsTheShardsByTheGuar
 
   // The target grows to 3 shards and the operator creates shard 2; once the caches show it,
   // unlabelled, both lists go at once, the guard list without what the name list returns.
-  ASSERT_TRUE(fake_.patch(prometheuses(), kNs, "main", k8s::PatchType::Merge,
-                          Json{{"spec", {{"shards", 3}}}}));
+  ASSERT_TRUE(fake_.patch(retention::targetResource(retention::TargetKind::Prometheus), kNs, "main",
+                          k8s::PatchType::Merge, Json{{"spec", {{"shards", 3}}}}));
   fake_.put(k8s::resources::statefulSets(), statefulSetJson(2, t["metadata"]["uid"]));
   ASSERT_TRUE(fake_.awaitWatchesDelivered(kWatches));
   fake_.clearCalls();
@@ -106,7 +106,7 @@ TEST_F(ControllerTest, OnceEveryShardIsLabelledAReconcileListsTheShardsByTheGuar
 // without it lack an active shard, and the name list is read after all.
 TEST_F(ControllerTest, AShardOurCachesHaveNotSeenIsStillReadWhenTheTargetCountsIt) {
   const Json t = putTarget(3, 2);
-  fake_.put(shardSets(), shardSetJson(3));
+  fake_.put(api::shardSets(), shardSetJson(3));
   startController();
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
 
@@ -127,7 +127,7 @@ TEST_F(ControllerTest, AShardOurCachesHaveNotSeenIsStillReadWhenTheTargetCountsI
   ASSERT_GE(selectors.size(), 2U) << describe(fake_.calls());
   EXPECT_EQ(selectors[0], "shardscaler.io/shardset=main") << describe(fake_.calls());
   EXPECT_EQ(selectors[1], "operator.prometheus.io/name=main") << describe(fake_.calls());
-  EXPECT_THAT(planner::describe(*plan), ::testing::HasSubstr("guard shard 2"));
+  EXPECT_THAT(retention::describe(*plan), ::testing::HasSubstr("guard shard 2"));
 
   // Once our caches hold it without our label, the reconcile reads live and labels it.
   const ReconcileOutcome outcome = reconcileToStatus();
@@ -143,7 +143,7 @@ TEST_F(ControllerTest, AShardOurCachesHaveNotSeenIsStillReadWhenTheTargetCountsI
 // status has not seen) reads it beside the target rather than after it, once per reconcile.
 TEST_F(ControllerTest, AScaleReadsTheGuardBesideTheTargetAndTheSteadyStateNever) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   std::mutex mutex;
   std::condition_variable read_started;
   int guard_reads = 0;
@@ -160,7 +160,7 @@ TEST_F(ControllerTest, AScaleReadsTheGuardBesideTheTargetAndTheSteadyStateNever)
     EXPECT_EQ(guard_reads, 0) << "the steady state read the guard";
   }
 
-  ASSERT_TRUE(fake_.patch(shardSets(), kNs, "main", k8s::PatchType::Merge,
+  ASSERT_TRUE(fake_.patch(api::shardSets(), kNs, "main", k8s::PatchType::Merge,
                           Json{{"spec", {{"shards", 1}}}}));
   // The target's read is held until the guard's has started (at most 5 s): read after the
   // target, as before, the guard would start only once this gave up.
@@ -184,7 +184,7 @@ TEST_F(ControllerTest, AScaleReadsTheGuardBesideTheTargetAndTheSteadyStateNever)
 
 TEST_F(ControllerTest, AConflictOnATargetWriteIsReadAgainAndPlannedAgain) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   fake_.failNext({.verb = Verb::Patch, .resource = "prometheuses"}, 1,
                  k8s::testing::statusError(409, "the object has been modified"));
@@ -214,7 +214,7 @@ TEST_F(ControllerTest, AConflictOnATargetWriteIsReadAgainAndPlannedAgain) {
 
 TEST_F(ControllerTest, ANotFoundOnAShardWriteIsPlannedAgain) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   fake_.failNext({.verb = Verb::Patch, .resource = "statefulsets", .name = stsName(1)}, 1,
                  k8s::testing::statusError(404, "statefulsets.apps \"x\" not found"));
@@ -228,7 +228,7 @@ TEST_F(ControllerTest, ANotFoundOnAShardWriteIsPlannedAgain) {
 
 TEST_F(ControllerTest, AMissingTargetIsReportedAndNothingIsDeleted) {
   putTarget(2);  // the shards of `main` exist; the ShardSet names another target
-  fake_.put(shardSets(), shardSetJson(2, "absent"));
+  fake_.put(api::shardSets(), shardSetJson(2, "absent"));
   startController();
   const ReconcileOutcome outcome = reconcile();
   EXPECT_NE(outcome.result, k8s::ReconcileResult::Error) << outcome.error;
@@ -241,15 +241,15 @@ TEST_F(ControllerTest, AMissingTargetIsReportedAndNothingIsDeleted) {
 
 TEST_F(ControllerTest, TargetPatchesCarryUidAndResourceVersionAndARecreatedTargetIsReplanned) {
   const Json old_target = putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   // The target is deleted and created again (a new uid) just before the claim arrives.
   std::atomic<bool> replaced{false};
   fake_.setBeforeCall([&](const k8s::testing::Call& call) {
     if (call.verb != Verb::Patch || call.resource.resource != "prometheuses") return;
     if (replaced.exchange(true)) return;
-    fake_.erase(prometheuses(), kNs, "main");
-    fake_.put(prometheuses(), prometheusJson(2));
+    fake_.erase(retention::targetResource(retention::TargetKind::Prometheus), kNs, "main");
+    fake_.put(retention::targetResource(retention::TargetKind::Prometheus), prometheusJson(2));
   });
   const ReconcileOutcome outcome = reconcile();
   fake_.setBeforeCall({});
@@ -278,7 +278,7 @@ TEST_F(ControllerTest, TargetPatchesCarryUidAndResourceVersionAndARecreatedTarge
 
 TEST_F(ControllerTest, AShardRecreatedUnderItsGuardLabelPatchIsReplannedNotDegraded) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   // The label patch carries only the uid: a new StatefulSet of the same name fails it as 422.
   std::atomic<bool> replaced{false};

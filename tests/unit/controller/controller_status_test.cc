@@ -14,7 +14,7 @@ std::vector<k8s::testing::Call> writes(const FakeKubeClient& fake) {
 
 TEST_F(ControllerTest, AReconcileThatChangesNothingWritesNothing) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   ASSERT_EQ(reconcileToStatus().result, k8s::ReconcileResult::Success);
   EXPECT_EQ(statusWrites().size(), 1U) << describe(fake_.calls());
@@ -27,14 +27,14 @@ TEST_F(ControllerTest, AReconcileThatChangesNothingWritesNothing) {
 
 TEST_F(ControllerTest, ASpecChangeWritesStatusExactlyOnce) {
   putTarget(2);
-  fake_.put(shardSets(), shardSetJson(2));
+  fake_.put(api::shardSets(), shardSetJson(2));
   startController();
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
 
   // A new generation that plans the same: only status.observedGeneration moves.
-  ASSERT_TRUE(
-      fake_.patch(shardSets(), kNs, "main", k8s::PatchType::Merge, {{"spec", {{"minShards", 1}}}}));
+  ASSERT_TRUE(fake_.patch(api::shardSets(), kNs, "main", k8s::PatchType::Merge,
+                          {{"spec", {{"minShards", 1}}}}));
   const ReconcileOutcome outcome = reconcile();
   EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
   const auto status = statusWrites();

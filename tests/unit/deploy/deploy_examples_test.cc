@@ -32,7 +32,8 @@ TEST(ExamplesTest, HpaScalesTheExampleShardSetWithinItsClamps) {
   EXPECT_GE((*hpa)["spec"].value("minReplicas", 1), (*shard_set)["spec"].value("minShards", 1));
   EXPECT_LE((*hpa)["spec"].value("maxReplicas", 0), (*shard_set)["spec"].value("maxShards", 50));
   // The external metric of this ShardSet, with the target that makes the HPA's count
-  // status.recommendedShards (metrics-api/include/shardscaler/metrics_api/external_metrics.h).
+  // status.recommendedShards
+  // (scaler/metrics-api/include/shardscaler/metrics_api/external_metrics.h).
   const Json& metric = (*hpa)["spec"]["metrics"][0];
   EXPECT_EQ(metric.value("type", ""), "External");
   EXPECT_EQ(metric["external"]["metric"].value("name", ""), "shardscaler_samples_per_second");

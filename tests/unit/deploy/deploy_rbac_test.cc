@@ -27,7 +27,7 @@ std::ostream& operator<<(std::ostream& os, const Grant& g) {
             << (g.name.empty() ? "" : " [" + g.name + "]");
 }
 
-// The calls of controller/src/shardset_controller.cc, plan_applier.cc and
+// The calls of scaler/controller/src/shard_set_controller.cc, plan_applier.cc and
 // k8s-client/src/event_recorder.cc (as the controller uses it).
 struct ControllerCall {
   const char* group;
@@ -59,7 +59,7 @@ std::set<Grant> expectedGrants(const service::RunOptions& options) {
     // guard/src: the namespace of a StatefulSet the garbage collector or the namespace
     // controller deletes (ShardSets and targets are read with the controller's get).
     for (const auto& scope : scopes) out.insert({scope, "", "namespaces", "get", ""});
-    // guard/src/self_identity.cc: a TokenReview of its own token, unless the user is given.
+    // scaler/guard/src/self_identity.cc: a TokenReview of its own token, unless the user is given.
     if (options.guard_self_user.empty()) {
       out.insert({"", "authentication.k8s.io", "tokenreviews", "create", ""});
     }
@@ -79,14 +79,14 @@ std::set<Grant> expectedGrants(const service::RunOptions& options) {
   }
   if (options.external_metrics_api) {
     // system:auth-delegator (built in): SubjectAccessReviews of the callers
-    // (metrics-api/src/metrics_api_handler.cc), and TokenReviews.
+    // (scaler/metrics-api/src/metrics_api_handler.cc), and TokenReviews.
     out.insert({"", "authentication.k8s.io", "tokenreviews", "create", ""});
     out.insert({"", "authorization.k8s.io", "subjectaccessreviews", "create", ""});
     // extension-apiserver-authentication-reader (built in): front_proxy_config_watch.cc.
     for (const char* verb : {"get", "list", "watch"}) {
       out.insert({"kube-system", "", "configmaps", verb, "extension-apiserver-authentication"});
     }
-    // service/src/metrics_api_server.cc watches the APIService by name; serving/ injects its
+    // scaler/service/src/metrics_api_server.cc watches the APIService by name; serving/ injects its
     // caBundle unless the certificates come from a directory.
     const std::string api_service = "v1beta1.external.metrics.k8s.io";
     out.insert({"", "apiregistration.k8s.io", "apiservices", "list", api_service});

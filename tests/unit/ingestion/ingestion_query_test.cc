@@ -11,7 +11,7 @@
 namespace shardscaler::ingestion {
 namespace {
 
-using planner::TargetKind;
+using retention::TargetKind;
 
 IngestionTarget target(TargetKind kind = TargetKind::Prometheus, std::string name = "main",
                        std::string query = "") {

@@ -43,6 +43,22 @@ class RealClock final : public Clock {
   MonotonicTime monotonicNow() const override { return std::chrono::steady_clock::now(); }
 };
 
+// ManualClock's two time lines, which only move when told to, together.
+// Thread-safety: all methods from any thread.
+class ManualTime {
+ public:
+  explicit ManualTime(Clock::SystemTime start) : system_(start) {}
+  Clock::SystemTime now() const;
+  Clock::MonotonicTime monotonicNow() const;
+  void advance(std::chrono::nanoseconds d);
+  void setSystemTime(Clock::SystemTime t);
+
+ private:
+  mutable std::mutex mutex_;
+  Clock::SystemTime system_;
+  Clock::MonotonicTime monotonic_{};
+};
+
 // A clock that only moves when told to; both time lines advance together. advance() wakes
 // every thread blocked in waitUntil() so it can re-check its deadline; tests use
 // awaitNextDeadline() to learn when code under test is waiting and for how long.
@@ -51,7 +67,7 @@ class RealClock final : public Clock {
 class ManualClock final : public Clock {
  public:
   explicit ManualClock(SystemTime start = SystemTime{} + std::chrono::hours(24 * 365 * 50))
-      : system_(start) {}
+      : time_(start) {}
 
   SystemTime now() const override;
   MonotonicTime monotonicNow() const override;
@@ -79,10 +95,7 @@ class ManualClock final : public Clock {
   std::optional<MonotonicTime> nextDeadlineLocked() const;
   void wakeWaiters() const;
 
-  mutable std::mutex mutex_;  // guards the two time lines
-  SystemTime system_;
-  MonotonicTime monotonic_{};
-
+  ManualTime time_;
   mutable std::mutex waiters_mutex_;  // guards waiters_; never held while taking a caller's lock
   mutable std::condition_variable waiters_changed_;
   mutable std::vector<std::shared_ptr<Waiter>> waiters_;

@@ -55,6 +55,30 @@ struct EventHandlers {
 // Removes metadata.managedFields: a transform for InformerOptions.
 void dropManagedFields(Json& object);
 
+// An informer's lifecycle (started, stopping, synced) and the waits on it.
+// Thread-safety: all methods from any thread.
+class InformerLifecycle {
+ public:
+  explicit InformerLifecycle(const Clock& clock) : clock_(clock) {}
+  // Runs `start_threads` under the lifecycle's lock, once, unless already started or stopping.
+  void start(const std::function<void()>& start_threads);
+  void markStopping();
+  void markSynced();
+  bool synced() const;
+  // Until synced or stopping (on the Clock); false on timeout or stop.
+  bool waitForSync(std::chrono::nanoseconds timeout) const;
+  // Waits `period` (on the Clock); true when stopping, at once or meanwhile.
+  bool waitForStop(std::chrono::nanoseconds period) const;
+
+ private:
+  const Clock& clock_;
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  bool started_ = false;
+  bool stopping_ = false;
+  bool synced_ = false;
+};
+
 // A relist (after 410 Gone or an error) is diffed against the cache: new objects -> on_add,
 // changed resourceVersion -> on_update, missing -> on_delete; unchanged objects are silent.
 //
@@ -96,7 +120,6 @@ class Informer : private ReflectorSink {
   void callUpdate(const ObjectPtr& old_object, const ObjectPtr& new_object);
   void callDelete(const ObjectPtr& object);
 
-  const Clock& clock_;
   std::chrono::milliseconds resync_period_;
   Store store_;
   Reflector reflector_;
@@ -106,11 +129,7 @@ class Informer : private ReflectorSink {
   std::mutex dispatch_mutex_;
   std::vector<EventHandlers> handlers_;
 
-  mutable std::mutex state_mutex_;  // guards started_/stopping_/synced_; wait mutex of state_cv_
-  mutable std::condition_variable state_cv_;
-  bool started_ = false;
-  bool stopping_ = false;
-  bool synced_ = false;
+  InformerLifecycle lifecycle_;
   std::thread reflector_thread_;
   std::thread resync_thread_;
 };

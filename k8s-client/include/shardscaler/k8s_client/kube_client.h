@@ -13,7 +13,7 @@
 
 #include "shardscaler/k8s_client/error.h"
 #include "shardscaler/k8s_client/field_mask.h"
-#include "shardscaler/k8s_client/resource.h"
+#include "shardscaler/k8s_meta/resource.h"
 
 namespace shardscaler::k8s {
 

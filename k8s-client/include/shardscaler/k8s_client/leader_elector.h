@@ -76,6 +76,8 @@ class LeaderElector {
   void run();
   Attempt tryAcquireOrRenew();
   Attempt tryOnce(bool& conflict);
+  // No Lease yet: create it, held by this candidate.
+  Attempt createLease(const LeaderElectionRecord& desired, Clock::MonotonicTime now);
   void release();
   void reportTransition();
   // Waits until the deadline or stop(); false if stopped.

@@ -1,9 +1,9 @@
 // Decodes a list response (an object whose "items" is an array of objects) as its bytes arrive,
 // wherever the chunks were cut: each item is decoded on its own as soon as its last byte comes,
 // so the raw body is never held whole. An unpaged list from the API server's watch cache
-// (resourceVersion=0) is the namespace's every object in one body, about 50 MB of StatefulSet
-// metadata for issue 10's workload; kept whole before decoding it would cost more than the cache it
-// fills. It only decodes; it never does I/O.
+// (resourceVersion=0) is the namespace's every object in one body, tens of MB for thousands of
+// StatefulSets; kept whole before decoding it would cost more than the cache it fills. It only
+// decodes; it never does I/O.
 #pragma once
 
 #include <cstddef>

@@ -5,17 +5,17 @@
 #include <map>
 #include <set>
 
-#include "shardscaler/planner/deadline.h"
-#include "shardscaler/planner/naming.h"
+#include "shardscaler/retention/deadline.h"
+#include "shardscaler/retention/naming.h"
 
 namespace shardscaler::e2e {
 namespace {
 
 using namespace std::chrono_literals;
-using planner::kDeletionTimestampAnnotation;
-using planner::kOperatorNameLabel;
-using planner::kOperatorShardLabel;
-using planner::kRetainedLabel;
+using api::kDeletionTimestampAnnotation;
+using api::kOperatorNameLabel;
+using api::kOperatorShardLabel;
+using api::kRetainedLabel;
 
 const Json& metadataOf(const Json& object) {
   static const Json empty = Json::object();
@@ -41,7 +41,7 @@ int effectiveShards(const Json& target) {
 }
 
 std::string formatTime(std::chrono::system_clock::time_point t) {
-  return planner::formatAnnotationTime(t);
+  return retention::formatAnnotationTime(t);
 }
 
 double seconds(std::chrono::steady_clock::duration d) {
@@ -54,10 +54,11 @@ std::optional<int> shardIndexOf(const Json& object, const std::string& target_na
   const std::string base = "prometheus-" + target_name;
   const std::string name = metadataOf(object).value("name", "");
   if (name != base && !name.starts_with(base + "-shard-")) return std::nullopt;
-  if (auto index = planner::parseShardIndex(text(fieldOf(object, "labels"), kOperatorShardLabel)))
+  if (auto index =
+          retention::parseShardIndex(text(fieldOf(object, "labels"), api::kOperatorShardLabel)))
     return *index;
   if (name == base) return 0;
-  if (auto index = planner::parseShardIndex(name.substr(base.size() + 7))) return *index;
+  if (auto index = retention::parseShardIndex(name.substr(base.size() + 7))) return *index;
   return -1;
 }
 
@@ -103,9 +104,9 @@ std::vector<DeletionStart> deletionStarts(const std::vector<HistoryEvent>& histo
       }
     }
     const Json& labels = fieldOf(e.object, "labels");
-    d.attached = labels.contains(std::string(kOperatorNameLabel));
-    d.retained = text(labels, kRetainedLabel) == "true";
-    d.deadline = text(fieldOf(e.object, "annotations"), kDeletionTimestampAnnotation);
+    d.attached = labels.contains(std::string(api::kOperatorNameLabel));
+    d.retained = text(labels, api::kRetainedLabel) == "true";
+    d.deadline = text(fieldOf(e.object, "annotations"), api::kDeletionTimestampAnnotation);
     out.push_back(std::move(d));
   }
   return out;
@@ -115,7 +116,7 @@ std::vector<Violation> checkDeletions(const std::vector<DeletionStart>& starts, 
   std::vector<Violation> out;
   for (const DeletionStart& d : starts) {
     if (d.retained && !d.attached) {
-      auto deadline = planner::parseDeletionTimestamp(d.deadline);
+      auto deadline = retention::parseDeletionTimestamp(d.deadline);
       if (deadline && !deadline->isNever() && deadline->expiredAt(d.at)) continue;
       out.push_back(
           {"DeletedBeforeDeadline",

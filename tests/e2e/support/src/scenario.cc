@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "shardscaler/planner/naming.h"
+#include "shardscaler/retention/naming.h"
 
 namespace shardscaler::e2e {
 namespace {
@@ -95,7 +95,7 @@ std::vector<StatefulSetView> ShardSetScenario::statefulSets() const {
     v.uid = str(s, "/metadata/uid"_json_pointer);
     const Json& labels = s["metadata"].value("labels", Json::object());
     const Json& annotations = s["metadata"].value("annotations", Json::object());
-    if (auto idx = planner::parseShardIndex(labels.value("operator.prometheus.io/shard", ""))) {
+    if (auto idx = retention::parseShardIndex(labels.value("operator.prometheus.io/shard", ""))) {
       v.index = *idx;
     }
     v.attached = labels.contains("operator.prometheus.io/name");

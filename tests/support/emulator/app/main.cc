@@ -28,8 +28,8 @@ namespace {
 
 using namespace std::chrono_literals;
 using shardscaler::emulator::ActionLog;
-using shardscaler::emulator::ControllerOptions;
 using shardscaler::emulator::TargetController;
+using shardscaler::emulator::TargetControllerOptions;
 
 constexpr const char* kUsage = R"(usage: operator-emulator [flags]
 
@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
 
   shardscaler::k8s::RealClock clock;
   shardscaler::k8s::RestClient client(*config);
-  ControllerOptions options{
+  TargetControllerOptions options{
       .namespaces = flags.namespaces,
       .workers = flags.workers,
       .resync_period = flags.resync_period,

@@ -28,7 +28,7 @@ bool stateChanged(const Json& old_object, const Json& new_object) {
 
 TargetController::TargetController(const TargetKind& kind, k8s::KubeClient& client,
                                    const k8s::Clock& clock, ActionLog& log,
-                                   ControllerOptions options)
+                                   TargetControllerOptions options)
     : kind_(kind),
       client_(client),
       clock_(clock),

@@ -32,7 +32,7 @@
 
 namespace shardscaler::emulator {
 
-struct ControllerOptions {
+struct TargetControllerOptions {
   std::vector<std::string> namespaces;  // empty: all namespaces
   int workers = 1;                      // reconcile workers (the operator runs one)
   // Every period, every target is queued for reconcile (0: never). The real operator's informer
@@ -54,7 +54,7 @@ struct ControllerOptions {
 class TargetController {
  public:
   TargetController(const TargetKind& kind, k8s::KubeClient& client, const k8s::Clock& clock,
-                   ActionLog& log, ControllerOptions options);
+                   ActionLog& log, TargetControllerOptions options);
   ~TargetController();
   TargetController(const TargetController&) = delete;
   TargetController& operator=(const TargetController&) = delete;
@@ -96,7 +96,7 @@ class TargetController {
   const TargetKind& kind_;
   k8s::KubeClient& client_;
   const k8s::Clock& clock_;
-  ControllerOptions options_;
+  TargetControllerOptions options_;
   ActionLog& log_;
   WriteRecorder recorder_;
   TargetAssets assets_;

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "shardscaler/k8s_client/resource.h"
+#include "shardscaler/k8s_meta/resource.h"
 
 namespace shardscaler::emulator {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "shardscaler/e2e/cluster.h"
-#include "shardscaler/k8s_client/resource.h"
+#include "shardscaler/k8s_meta/resource.h"
 
 namespace shardscaler::e2e {
 

@@ -2,7 +2,7 @@
 // treat shardscaler as a black box and never link its application code for these.
 #pragma once
 
-#include "shardscaler/k8s_client/resource.h"
+#include "shardscaler/k8s_meta/resource.h"
 
 namespace shardscaler::e2e {
 

@@ -1,0 +1,125 @@
+// The retention planner: from a ShardSet, its target, the observed StatefulSets and `now`, the
+// ordered writes that move toward the desired shard count (docs/design.md §3), plus the status and
+// Events to publish. Pure and level-triggered: no I/O, no clock, same input => same plan.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "shardscaler/api/field_error.h"
+#include "shardscaler/api/shard_set.h"
+#include "shardscaler/api/shard_set_status.h"
+#include "shardscaler/retention/action.h"
+#include "shardscaler/retention/condition.h"
+#include "shardscaler/retention/desired_shards.h"
+#include "shardscaler/retention/policy.h"
+#include "shardscaler/retention/stateful_set.h"
+#include "shardscaler/retention/target.h"
+
+namespace shardscaler::retention {
+
+// How a transition stays safe when the operator's caches lag (docs/design.md, "Transitions under
+// a lagging operator").
+struct TransitionSafety {
+  // The admission guard is enforced (its webhook configuration is installed with
+  // failurePolicy Fail): the API server refuses the operator's writes that would lose a shard, so
+  // a transition need not wait for the operator.
+  bool guard_enforced = false;
+  // Without the guard: the operator must have acknowledged the pause before anything is detached
+  // or re-attached; this long after the pause (re-attach) or the last detach (lowering
+  // spec.shards), every operator sync that could still act on an older view is assumed over.
+  std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
+  // Without the guard: a pause the operator does not acknowledge within this time is undone
+  // (nothing was detached yet) and not tried again for as long.
+  std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
+};
+
+enum class PlanPurpose {
+  Converge,  // manage the target: move toward `want`, expire retained shards
+  // Let go of the target (the ShardSet is being deleted, or its targetRef moved elsewhere):
+  // undo an interrupted transition with the target's own shard count, resume it, drop the claim
+  // and the guard labels of active shards. Retained shards stay as they are. Never scales.
+  Release,
+};
+
+struct PlanInput {
+  api::ShardSet shard_set;
+  std::optional<Target> target;  // nullopt: GET returned 404
+  // Every StatefulSet that might be the target's: list the namespace with
+  // operator.prometheus.io/name=<target> and with shardscaler.io/shardset=<ShardSet> (or list
+  // it all); the planner ignores what it cannot prove is the target's.
+  std::vector<ObservedStatefulSet> stateful_sets;
+  std::chrono::system_clock::time_point now;
+
+  PlanPurpose purpose = PlanPurpose::Converge;
+  TransitionSafety safety;
+  // A write was refused for good a short while ago: start no transition, only undo one.
+  bool hold_transitions = false;
+  // When the target is claimed by another ShardSet: whether that ShardSet exists (a claim left
+  // by a ShardSet that is gone is taken over). nullopt: not looked up (counts as existing).
+  std::optional<bool> claim_holder_exists;
+};
+
+enum class PlanMode {
+  Converge,        // spec valid, target found: move toward `want`, expire retained shards
+  InvalidSpec,     // only restoring writes (see planShardSet)
+  TargetNotFound,  // no writes
+  TargetDeleting,  // target has a deletionTimestamp: no writes
+  TargetClaimed,   // another ShardSet manages the target: no writes
+  Release,         // PlanPurpose::Release: only restoring writes
+};
+std::string_view toString(PlanMode mode);
+
+// What the planner concluded, for logs and `shardscaler plan`.
+struct Decision {
+  PlanMode mode = PlanMode::Converge;
+  std::optional<DesiredShards> desired;   // set when the shard fields are valid
+  std::optional<int32_t> current_shards;  // target spec.shards as the operator reads it
+  std::optional<RetentionPolicy> policy;
+  // Deadline a shard detached now would get (Retain only).
+  std::optional<DeletionDeadline> new_deadline;
+  bool target_paused_by_us = false;
+  bool target_paused_by_others = false;
+  std::string claimed_by;  // the target's claim ("" = unclaimed)
+  // Why the transition waits instead of writing ("" = it does not): the operator has not
+  // acknowledged the pause yet, or the settle time has not passed.
+  std::string waiting_for;
+  // The transition was given up: the pause was not acknowledged in time, or a write was refused
+  // for good; what was undone is in the actions.
+  std::string abandoned_because;
+  std::vector<api::FieldError> problems;  // InvalidSpec reasons
+};
+
+struct Plan {
+  // Apply in order, stopping at the first failure (then re-read and re-plan; 409 Conflict is
+  // the expected outcome of a stale precondition). Order: ClaimTarget (alone), LabelStatefulSet...,
+  // PauseTarget, DetachStatefulSet..., ReattachStatefulSet... (lowest index first), UpdateTarget,
+  // DeleteStatefulSet....
+  std::vector<Action> actions;
+  api::ShardSetStatus status;  // from what was observed, not from what the actions will do
+  // Events not tied to an action (transitions of Degraded): publish with the status.
+  std::vector<Event> events;
+  // Reconcile again after this long (the next retention deadline, the end of a settle time, the
+  // next look at the operator's acknowledgement); nullopt = only on change.
+  std::optional<std::chrono::nanoseconds> requeue_after;
+  Decision decision;
+};
+
+// docs/design.md §3, level-triggered: any interrupted sequence is finished by the next plan.
+// Never deleted, whatever the input: a StatefulSet with index < the target's spec.shards or
+// < want; a retained one before its deadline, or with a missing/garbage deadline, or with
+// index < want (it is re-attached instead); anything takeInventory() does not attribute to
+// the target. InvalidSpec: the only writes are re-attaching retained shards below the
+// target's current shards and resuming a target this ShardSet paused (kept paused, and said
+// so, while an attached StatefulSet at index >= spec.shards exists, since the operator would
+// delete it). Nothing is written while the target is missing or being deleted, or claimed by
+// another ShardSet. spec.shards is lowered only from an observation in which every excess shard
+// is already detached (and, without the guard, has been for the settle time).
+Plan planShardSet(const PlanInput& input);
+
+// Multi-line human-readable account: the decision and each action's summary.
+std::string describe(const Plan& plan);
+
+}  // namespace shardscaler::retention

@@ -1,0 +1,67 @@
+// The parts of a Prometheus or PrometheusAgent object that the retention planner reads, and the
+// reader that fills them from the API object. Reading never guesses: bad fields are reported.
+#pragma once
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscaler/api/field_error.h"
+#include "shardscaler/retention/naming.h"
+
+namespace shardscaler::retention {
+
+struct Target {
+  TargetKind kind = TargetKind::Prometheus;
+  std::string ns;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  int64_t generation = 0;      // metadata.generation
+  bool being_deleted = false;  // metadata.deletionTimestamp set
+  StringMap annotations;
+
+  // What the operator last reported in status: status.paused, and the oldest observedGeneration
+  // among status.conditions (nullopt when it reported none).
+  std::optional<bool> status_paused;
+  std::optional<int64_t> status_observed_generation;
+
+  std::optional<int64_t> shards;         // spec.shards as written (the operator reads <= 1 as 1)
+  std::optional<int64_t> replicas;       // spec.replicas
+  bool paused = false;                   // spec.paused
+  std::optional<std::string> retention;  // spec.retention (servers only)
+  std::optional<std::string> retention_size;  // spec.retentionSize (servers only)
+  bool has_shard_retention_policy = false;    // spec.shardRetentionPolicy present
+  std::optional<std::string> when_scaled;     // spec.shardRetentionPolicy.whenScaled
+  bool has_retain = false;                    // spec.shardRetentionPolicy.retain present
+  std::string retain_period;                  // ...retain.retentionPeriod (may be "")
+  std::optional<std::string> sharding_mode;   // spec.shardingStrategy.mode
+  std::vector<std::string> topology_values;   // spec.shardingStrategy.topology.values
+
+  std::vector<api::FieldError> spec_errors;
+
+  // The shard count the operator runs: spec.shards, absent or <= 1 read as 1.
+  int32_t effectiveShards() const;
+  // Zones when spec.shardingStrategy.mode is Topology, else nullopt.
+  std::optional<size_t> topologyZones() const;
+  // The operator has acknowledged the pause: spec.paused, and its status reports paused for the
+  // current generation. (It reports from its cache, so this says its target view has the pause.)
+  bool pauseAcknowledged() const;
+  // The annotation, or nullptr.
+  const std::string* annotation(std::string_view key) const;
+  // Paused (spec.paused), and the pause is the ShardSet's: api::kPausedByAnnotation names it.
+  bool pausedBy(std::string_view shard_set) const;
+  // Not paused, but still carrying the ShardSet's api::kPausedByAnnotation (a resume that left it).
+  bool stalePausedBy(std::string_view shard_set) const;
+};
+
+// `kind` is the kind the caller fetched (list items carry no kind); a `kind` field in the
+// object must agree with it. Fails when the object cannot be that target at all.
+std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object, TargetKind kind);
+
+}  // namespace shardscaler::retention

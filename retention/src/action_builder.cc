@@ -1,0 +1,119 @@
+#include "action_builder.h"
+
+namespace shardscaler::retention {
+
+std::string ActionBuilder::shardText(const ShardStatefulSet& s) {
+  return "shard " + std::to_string(s.index) + " (StatefulSet " + s.object->name + ")";
+}
+
+std::string ActionBuilder::targetText() const {
+  return std::string(toString(target_.kind)) + " " + target_.name;
+}
+
+Action ActionBuilder::targetAction(ActionType type) const {
+  Action a;
+  a.type = type;
+  a.object_name = target_.name;
+  a.uid = target_.uid;
+  return a;
+}
+
+Action ActionBuilder::statefulSetAction(ActionType type, const ShardStatefulSet& s) const {
+  Action a;
+  a.type = type;
+  a.object_name = s.object->name;
+  a.shard_index = s.index;
+  a.uid = s.object->uid;
+  return a;
+}
+
+void ActionBuilder::claim() {
+  Action a = targetAction(ActionType::ClaimTarget);
+  a.resource_version = target_.resource_version;
+  a.merge_patch = patches::claimTarget(target_, ss_.name);
+  const std::string* holder = target_.annotation(api::kClaimedByAnnotation);
+  a.summary = "claim " + targetText() + " for ShardSet " + ss_.name +
+              (holder != nullptr ? " (its claim by ShardSet " + *holder + ", which is gone)" : "");
+  c_.plan.actions.push_back(std::move(a));
+}
+
+void ActionBuilder::pause() {
+  Action a = targetAction(ActionType::PauseTarget);
+  a.resource_version = target_.resource_version;
+  a.merge_patch = patches::pauseTarget(target_, ss_.name, c_.input.now);
+  a.summary = "pause " + targetText();
+  c_.plan.actions.push_back(std::move(a));
+}
+
+void ActionBuilder::guard(const ShardStatefulSet& s) {
+  Action a = statefulSetAction(ActionType::LabelStatefulSet, s);
+  a.merge_patch = patches::labelStatefulSet(*s.object, ss_.name);
+  a.summary = "guard " + shardText(s);
+  c_.plan.actions.push_back(std::move(a));
+}
+
+void ActionBuilder::unguard(const ShardStatefulSet& s) {
+  Action a = statefulSetAction(ActionType::LabelStatefulSet, s);
+  a.merge_patch = patches::labelStatefulSet(*s.object, std::nullopt);
+  a.summary = "remove the guard label from " + shardText(s);
+  c_.plan.actions.push_back(std::move(a));
+}
+
+void ActionBuilder::detach(const ShardStatefulSet& s, const DeletionDeadline& deadline) {
+  Action a = statefulSetAction(ActionType::DetachStatefulSet, s);
+  a.merge_patch = patches::detach(*s.object, target_, ss_.name, deadline, c_.input.now);
+  a.deadline = deadline;
+  const std::string until =
+      deadline.isNever() ? "with no deletion deadline" : "until " + deadline.toAnnotation();
+  a.summary = "detach " + shardText(s) + ", retained " + until;
+  a.events.push_back(
+      {EventType::Normal, std::string(kReasonShardRetained),
+       "Detached " + shardText(s) + " from " + targetText() + "; retained " + until});
+  c_.plan.actions.push_back(std::move(a));
+}
+
+void ActionBuilder::reattach(const ShardStatefulSet& s) {
+  Action a = statefulSetAction(ActionType::ReattachStatefulSet, s);
+  a.merge_patch = patches::reattach(*s.object, target_, ss_.name);
+  a.summary = "re-attach " + shardText(s);
+  a.events.push_back({EventType::Normal, std::string(kReasonShardReattached),
+                      "Re-attached retained " + shardText(s) + " to " + targetText()});
+  c_.plan.actions.push_back(std::move(a));
+}
+
+void ActionBuilder::update(const patches::TargetUpdate& u, std::vector<Event> events) {
+  Action a = targetAction(ActionType::UpdateTarget);
+  a.merge_patch = patches::updateTarget(target_, u);
+  if (u.precondition_resource_version) a.resource_version = target_.resource_version;
+  std::vector<std::string> parts;
+  if (u.shards) {
+    parts.push_back("set spec.shards " + std::to_string(target_.effectiveShards()) + " -> " +
+                    std::to_string(*u.shards));
+    events.insert(events.begin(),
+                  Event{EventType::Normal, std::string(kReasonTargetScaled),
+                        "Set " + targetText() + " spec.shards from " +
+                            std::to_string(target_.effectiveShards()) + " to " +
+                            std::to_string(*u.shards) + (u.unpause ? " and resumed it" : "")});
+  }
+  if (u.unpause) parts.emplace_back("resume (spec.paused=false)");
+  if (u.clear_paused_by && !u.unpause) parts.emplace_back("drop stale paused-by annotation");
+  if (u.release_claim) parts.emplace_back("release the claim");
+  for (size_t i = 0; i < parts.size(); ++i) a.summary += (i ? ", " : "") + parts[i];
+  a.summary += " on " + targetText();
+  a.events = std::move(events);
+  c_.plan.actions.push_back(std::move(a));
+}
+
+void ActionBuilder::remove(const ShardStatefulSet& s, std::optional<DeletionDeadline> passed,
+                           const std::string& why) {
+  Action a = statefulSetAction(ActionType::DeleteStatefulSet, s);
+  a.resource_version = s.object->resource_version;
+  a.merge_patch = nullptr;
+  a.deadline = passed;
+  a.summary = "delete " + shardText(s) + " (foreground): " + why;
+  a.events.push_back({EventType::Normal, std::string(kReasonShardDeleted),
+                      "Deleted " + shardText(s) + ": " + why});
+  c_.plan.actions.push_back(std::move(a));
+}
+
+}  // namespace shardscaler::retention

@@ -1,0 +1,43 @@
+// Builds the planner's actions, each with its preconditions, merge patch, summary and Events.
+// Private to the planner.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "patches.h"
+#include "plan_context.h"
+
+namespace shardscaler::retention {
+
+class ActionBuilder {
+ public:
+  explicit ActionBuilder(PlanContext& c) : c_(c), target_(*c.target), ss_(c.input.shard_set) {}
+
+  void claim();
+  void pause();
+  // Adds the guard label (release = false) or removes it (release = true).
+  // Puts this ShardSet's guard label on the shard, or takes it off.
+  void guard(const ShardStatefulSet& s);
+  void unguard(const ShardStatefulSet& s);
+  void detach(const ShardStatefulSet& s, const DeletionDeadline& deadline);
+  void reattach(const ShardStatefulSet& s);
+  // `events` are published after the update succeeded (TargetScaled is added when shards set).
+  void update(const patches::TargetUpdate& update, std::vector<Event> events = {});
+  void remove(const ShardStatefulSet& s, std::optional<DeletionDeadline> passed,
+              const std::string& why);
+
+  std::string targetText() const;
+  static std::string shardText(const ShardStatefulSet& s);
+
+ private:
+  Action targetAction(ActionType type) const;
+  Action statefulSetAction(ActionType type, const ShardStatefulSet& s) const;
+
+  PlanContext& c_;
+  const Target& target_;
+  const api::ShardSet& ss_;
+};
+
+}  // namespace shardscaler::retention

@@ -1,0 +1,44 @@
+// The JSON merge-patch bodies of the planner's writes. Private to the planner: each body carries
+// its own uid (and, where the write must not act on a stale read, resourceVersion) precondition.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "shardscaler/retention/deadline.h"
+#include "shardscaler/retention/stateful_set.h"
+#include "shardscaler/retention/target.h"
+
+namespace shardscaler::retention::patches {
+
+nlohmann::json claimTarget(const Target& target, const std::string& shard_set_name);
+nlohmann::json pauseTarget(const Target& target, const std::string& shard_set_name,
+                           std::chrono::system_clock::time_point now);
+
+struct TargetUpdate {
+  std::optional<int32_t> shards;
+  bool unpause = false;
+  bool clear_paused_by = false;
+  bool release_claim = false;  // also drops the scaled-down-at annotation
+  // Stamps api::kScaledDownAtAnnotation (with a lowering of spec.shards).
+  std::optional<std::chrono::system_clock::time_point> scaled_down_at;
+  // A shard-count change acts on what was just read (every detach held, every re-attach done):
+  // it carries the target's resourceVersion, so a target changed since then is re-read.
+  bool precondition_resource_version = false;
+};
+// The caller only asks when something is set.
+nlohmann::json updateTarget(const Target& target, const TargetUpdate& update);
+
+// Adds the guard label (shard_set_name set) or removes it (nullopt).
+nlohmann::json labelStatefulSet(const ObservedStatefulSet& sts,
+                                const std::optional<std::string>& shard_set_name);
+nlohmann::json detach(const ObservedStatefulSet& sts, const Target& target,
+                      const std::string& shard_set_name, const DeletionDeadline& deadline,
+                      std::chrono::system_clock::time_point now);
+nlohmann::json reattach(const ObservedStatefulSet& sts, const Target& target,
+                        const std::string& shard_set_name);
+
+}  // namespace shardscaler::retention::patches

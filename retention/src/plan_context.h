@@ -1,0 +1,42 @@
+// What the planner's parts share: the input, what was observed of it, and the plan being built.
+// Private to the planner.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "shardscaler/retention/planner.h"
+#include "shardscaler/retention/shard_inventory.h"
+
+namespace shardscaler::retention {
+
+struct PlanContext {
+  PlanContext(const PlanInput& in, Plan& out) : input(in), plan(out) {}
+
+  const PlanInput& input;
+  Plan& plan;
+  const Target* target = nullptr;           // the ShardSet's target, when found
+  std::optional<ShardInventory> inventory;  // when the target is found
+  // Set by the action half in InvalidSpec mode when the target stays paused.
+  std::string kept_paused_because;
+
+  // Come back after `wait` at the latest (keeps the earliest of several).
+  void requeueWithin(std::chrono::nanoseconds wait);
+};
+
+// Move toward `want`: PlanMode::Converge.
+void planConverge(PlanContext& context);
+// Why an interrupted transition is undone: it is abandoned (a pause not acknowledged, a write
+// refused for good, an invalid spec), or the ShardSet lets go of the target.
+enum class UndoFor { Abandon, Release };
+// Undo an interrupted transition at the target's current shard count, write nothing else:
+// re-attach shards the operator expects, keep (detach) attached shards it would delete if they
+// were re-attached by us, resume a target this ShardSet paused. A release also drops the claim
+// and the guard labels of active shards.
+void planUndo(PlanContext& context, UndoFor why);
+
+// Status, conditions, Degraded-transition events and requeue time; runs after the actions.
+void fillStatus(PlanContext& context);
+
+}  // namespace shardscaler::retention

@@ -1,0 +1,255 @@
+#include <algorithm>
+
+#include "plan_context.h"
+
+namespace shardscaler::retention {
+namespace {
+
+std::string join(const std::vector<std::string>& parts, std::string_view sep) {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (i > 0) out += sep;
+    out += parts[i];
+  }
+  return out;
+}
+
+std::string count(size_t n, std::string_view what) {
+  return std::to_string(n) + " " + std::string(what);
+}
+
+struct ConditionText {
+  bool status;
+  std::string_view reason;  // one of the kReason constants
+  std::string message;
+};
+
+// The actions in order, runs of the same StatefulSet action counted: "pause Prometheus main;
+// detach 2 StatefulSet(s); set spec.shards 5 -> 3, resume ...".
+std::string progressMessage(const std::vector<Action>& actions) {
+  std::vector<std::string> parts;
+  for (size_t i = 0; i < actions.size();) {
+    const Action& a = actions[i];
+    if (a.isTargetAction()) {
+      parts.push_back(a.summary);
+      ++i;
+      continue;
+    }
+    size_t run = 0;
+    while (i + run < actions.size() && actions[i + run].type == a.type) ++run;
+    const std::string_view verb = a.type == ActionType::DetachStatefulSet     ? "detach "
+                                  : a.type == ActionType::ReattachStatefulSet ? "re-attach "
+                                  : a.type == ActionType::LabelStatefulSet    ? "label "
+                                                                              : "delete ";
+    parts.push_back(std::string(verb) + count(run, "StatefulSet(s)"));
+    i += run;
+  }
+  return join(parts, "; ");
+}
+
+void convergeConditions(const PlanContext& c, int32_t active, ConditionText& ready,
+                        ConditionText& progressing) {
+  const Decision& d = c.plan.decision;
+  const Target& t = *c.target;
+  const int32_t cur = t.effectiveShards();
+  const int32_t want = d.desired->want;
+  const std::string target_text = std::string(toString(t.kind)) + " " + t.name;
+  // Deleting expired shards, guard labels, a claim or dropping a stale annotation do not change
+  // what is served.
+  const bool scaling =
+      !d.waiting_for.empty() || std::ranges::any_of(c.plan.actions, [](const Action& a) {
+        return a.type != ActionType::DeleteStatefulSet && a.type != ActionType::LabelStatefulSet &&
+               a.type != ActionType::ClaimTarget &&
+               !(a.type == ActionType::UpdateTarget && !a.merge_patch.contains("spec"));
+      });
+  std::vector<std::string> notes;
+  if (!d.desired->clamp_note.empty()) notes.push_back(d.desired->clamp_note);
+  if (!d.desired->rounding_note.empty()) notes.push_back(d.desired->rounding_note);
+  if (d.target_paused_by_others) {
+    notes.push_back(target_text +
+                    " is paused by someone else; the operator acts once it is "
+                    "unpaused");
+  }
+  const std::string suffix = notes.empty() ? "" : " (" + join(notes, "; ") + ")";
+  const std::string active_text =
+      std::to_string(active) + " of " + std::to_string(want) + " shards active";
+
+  if (scaling) {
+    ready = {
+        false, kReasonScaling,
+        "scaling " + target_text + " from " + std::to_string(cur) + " to " + std::to_string(want) +
+            " shards (whenScaled=" + std::string(toString(d.policy->when_scaled)) + ")" + suffix};
+  } else if (cur != want || active != want) {
+    ready = {false, kReasonWaitingForShards, active_text + suffix};
+  } else {
+    ready = {
+        true, kReasonShardsReady,
+        active_text + ", " + std::to_string(c.inventory->retained.size()) + " retained" + suffix};
+  }
+
+  if (!d.abandoned_because.empty() || d.waiting_for.starts_with("the hold after")) {
+    progressing = {false, kReasonPauseNotAcknowledged,
+                   "transition given up and undone: " +
+                       (d.abandoned_because.empty() ? d.waiting_for : d.abandoned_because)};
+  } else if (!c.plan.actions.empty() || !d.waiting_for.empty()) {
+    const std::string_view reason = want < cur   ? kReasonScalingDown
+                                    : want > cur ? kReasonScalingUp
+                                    : scaling    ? kReasonReconciling
+                                                 : kReasonDeletingShards;
+    std::string message = progressMessage(c.plan.actions);
+    if (!d.waiting_for.empty()) {
+      message += std::string(message.empty() ? "" : "; ") + "waiting for " + d.waiting_for;
+    }
+    progressing = {true, reason, message};
+  } else if (cur != want || active != want) {
+    progressing = {true, kReasonWaitingForOperator,
+                   active_text + "; waiting for the operator" + suffix};
+  } else {
+    progressing = {false, kReasonStable, "nothing to do"};
+  }
+}
+
+// The target's shards in the status: the count and selector of the active ones, the retained
+// ones with their deadlines. Returns the active count; unreadable deadlines go to `bad_deadlines`.
+int32_t fillShards(const PlanContext& c, api::ShardSetStatus& st,
+                   std::vector<std::string>& bad_deadlines) {
+  if (c.target == nullptr) return 0;
+  const Target& t = *c.target;
+  const int32_t cur = t.effectiveShards();
+  st.target_shards = cur;
+  std::vector<std::string> pods_of;
+  for (const auto& s : c.inventory->attached) {
+    if (!s.object->being_deleted && s.index < cur) pods_of.push_back(s.object->name);
+  }
+  const auto active = static_cast<int32_t>(pods_of.size());
+  if (pods_of.empty()) {
+    // Nothing active yet: name shard 0, the first the operator creates, so the selector stays
+    // valid ("in ()" is not) and bounded whatever spec.shards says.
+    pods_of.push_back(statefulSetName(t.kind, t.name, 0));
+  }
+  st.shards = active;
+  st.selector = activeShardPodSelector(t.name, pods_of);
+  for (const auto& s : c.inventory->retained) {
+    const std::string* ann = s.object->annotation(api::kDeletionTimestampAnnotation);
+    st.retained_shards.push_back({s.index, s.object->name, ann ? *ann : std::string()});
+    if (!s.deadline) {
+      bad_deadlines.push_back("StatefulSet " + s.object->name + " (shard " +
+                              std::to_string(s.index) + "): " + s.deadline_problem);
+    }
+  }
+  return active;
+}
+
+struct Conditions {
+  ConditionText ready;
+  ConditionText progressing;
+  ConditionText degraded{false, kReasonAsExpected, ""};
+};
+
+// Ready, Progressing and Degraded as the plan's mode says.
+Conditions modeConditions(const PlanContext& c, int32_t active) {
+  const Plan& plan = c.plan;
+  const Decision& d = plan.decision;
+  const api::ShardSet& ss = c.input.shard_set;
+  const std::string target_text = ss.spec.target_ref.kind + " " + ss.spec.target_ref.name;
+  Conditions out;
+  switch (d.mode) {
+    case PlanMode::InvalidSpec: {
+      std::vector<std::string> problems;
+      problems.reserve(d.problems.size());
+      for (const auto& p : d.problems) problems.push_back(p.describe());
+      std::string message = "invalid spec: " + join(problems, "; ");
+      if (!c.kept_paused_because.empty()) {
+        message += "; " + target_text + " " + c.kept_paused_because;
+      }
+      out.ready = {false, kReasonInvalidSpec, message};
+      out.progressing =
+          plan.actions.empty()
+              ? ConditionText{false, kReasonInvalidSpec, "no changes until the spec is fixed"}
+              : ConditionText{true, kReasonRestoringTarget, progressMessage(plan.actions)};
+      out.degraded = {true, kReasonInvalidSpec, message};
+      break;
+    }
+    case PlanMode::TargetNotFound: {
+      const std::string message = target_text + " not found in namespace " + ss.ns;
+      out.ready = {false, kReasonTargetNotFound, message};
+      out.progressing = {false, kReasonTargetNotFound, "waiting for the target to exist"};
+      out.degraded = {true, kReasonTargetNotFound, message};
+      break;
+    }
+    case PlanMode::TargetDeleting:
+      out.ready = {false, kReasonTargetDeleting, target_text + " is being deleted"};
+      out.progressing = {false, kReasonTargetDeleting,
+                         "no changes while the target is being deleted"};
+      break;
+    case PlanMode::TargetClaimed: {
+      const std::string message = target_text + " is managed by ShardSet " + d.claimed_by +
+                                  " (annotation " + std::string(api::kClaimedByAnnotation) +
+                                  "); this ShardSet changes nothing";
+      out.ready = {false, kReasonTargetClaimed, message};
+      out.progressing = {false, kReasonTargetClaimed, "waiting for the claim to go"};
+      out.degraded = {true, kReasonTargetClaimed, message};
+      break;
+    }
+    case PlanMode::Release:
+      out.ready = {false, kReasonReleasing, "letting go of " + target_text};
+      out.progressing = {!plan.actions.empty(), kReasonReleasing, progressMessage(plan.actions)};
+      break;
+    case PlanMode::Converge:
+      convergeConditions(c, active, out.ready, out.progressing);
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+void fillStatus(PlanContext& c) {
+  Plan& plan = c.plan;
+  const Decision& d = plan.decision;
+  const api::ShardSet& ss = c.input.shard_set;
+  api::ShardSetStatus& st = plan.status;
+  st.observed_generation = ss.generation;
+
+  std::vector<std::string> bad_deadlines;
+  const int32_t active = fillShards(c, st, bad_deadlines);
+  Conditions conditions = modeConditions(c, active);
+  ConditionText& degraded = conditions.degraded;
+  if (degraded.reason == kReasonAsExpected && !d.abandoned_because.empty()) {
+    degraded = {true, kReasonPauseNotAcknowledged, d.abandoned_because};
+  }
+  if (degraded.reason == kReasonAsExpected && !bad_deadlines.empty()) {
+    degraded = {true, kReasonInvalidDeletionTimestamp,
+                "kept, never deleted on doubt: " + join(bad_deadlines, "; ")};
+  }
+
+  const auto now = c.input.now;
+  const auto gen = ss.generation;
+  const ConditionText& ready = conditions.ready;
+  const ConditionText& progressing = conditions.progressing;
+  st.conditions = {
+      makeCondition(ss.conditions, kConditionReady, ready.status, ready.reason, ready.message, gen,
+                    now),
+      makeCondition(ss.conditions, kConditionProgressing, progressing.status, progressing.reason,
+                    progressing.message, gen, now),
+      makeCondition(ss.conditions, kConditionDegraded, degraded.status, degraded.reason,
+                    degraded.message, gen, now),
+  };
+
+  // Problems are announced once, when they appear or change, not on every reconcile.
+  const Condition* before = k8s::findStatusCondition(ss.conditions, kConditionDegraded);
+  if (degraded.status &&
+      (before == nullptr || before->status != "True" || before->reason != degraded.reason ||
+       before->message != degraded.message)) {
+    plan.events.push_back({EventType::Warning, std::string(degraded.reason), degraded.message});
+  }
+
+  if (d.mode == PlanMode::Converge) {
+    for (const auto& s : c.inventory->retained) {
+      if (s.object->being_deleted || s.index < d.desired->want || !s.deadline) continue;
+      if (auto wait = s.deadline->timeUntilExpiry(now)) c.requeueWithin(*wait);
+    }
+  }
+}
+
+}  // namespace shardscaler::retention

@@ -1,0 +1,127 @@
+#include "shardscaler/retention/target.h"
+
+#include "shardscaler/api/field_reader.h"
+
+namespace shardscaler::retention {
+
+int32_t Target::effectiveShards() const {
+  // As the operator's shardsNumber(): absent, 0 or negative all run one shard.
+  if (!shards.has_value() || *shards <= 1) return 1;
+  return *shards > INT32_MAX ? INT32_MAX : static_cast<int32_t>(*shards);
+}
+
+std::optional<size_t> Target::topologyZones() const {
+  if (sharding_mode != "Topology") return std::nullopt;
+  return topology_values.size();
+}
+
+bool Target::pauseAcknowledged() const {
+  return paused && status_paused == true && status_observed_generation.has_value() &&
+         *status_observed_generation >= generation;
+}
+
+const std::string* Target::annotation(std::string_view key) const {
+  auto it = annotations.find(key);
+  return it == annotations.end() ? nullptr : &it->second;
+}
+
+bool Target::pausedBy(std::string_view shard_set) const {
+  const std::string* by = annotation(api::kPausedByAnnotation);
+  return paused && by != nullptr && *by == shard_set;
+}
+
+bool Target::stalePausedBy(std::string_view shard_set) const {
+  const std::string* by = annotation(api::kPausedByAnnotation);
+  return !paused && by != nullptr && *by == shard_set;
+}
+
+namespace {
+
+// The operator's report, read leniently: a status it wrote in a shape we do not know is no
+// acknowledgement, never an error.
+void readOperatorStatus(const nlohmann::json& object, Target& t) {
+  const auto* status = api::member(object, "status");
+  if (status == nullptr || !status->is_object()) return;
+  if (const auto* paused = api::member(*status, "paused"); paused && paused->is_boolean()) {
+    t.status_paused = paused->get<bool>();
+  }
+  const auto* conditions = api::member(*status, "conditions");
+  if (conditions == nullptr || !conditions->is_array()) return;
+  for (const auto& c : *conditions) {
+    const auto* g = api::member(c, "observedGeneration");
+    if (g == nullptr || !g->is_number_integer()) continue;
+    const auto value = g->get<int64_t>();
+    if (!t.status_observed_generation || value < *t.status_observed_generation) {
+      t.status_observed_generation = value;
+    }
+  }
+}
+
+}  // namespace
+
+std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object, TargetKind kind) {
+  using api::member;
+  if (!object.is_object())
+    return std::unexpected(api::FieldError{"", "a target must be an object"});
+  if (const auto* k = member(object, "kind")) {
+    if (!k->is_string() || parseTargetKind(k->get<std::string>()) != kind) {
+      return std::unexpected(api::FieldError{
+          "kind", "expected " + std::string(toString(kind)) + ", got " + k->dump()});
+    }
+  }
+  std::vector<api::FieldError> meta_errors;
+  api::FieldReader meta(meta_errors);
+  Target t;
+  t.kind = kind;
+  if (const auto* metadata = meta.object(object, "metadata", "metadata")) {
+    t.name = meta.string(*metadata, "name", "metadata.name").value_or("");
+    t.ns = meta.string(*metadata, "namespace", "metadata.namespace").value_or("");
+    t.uid = meta.string(*metadata, "uid", "metadata.uid").value_or("");
+    t.resource_version =
+        meta.string(*metadata, "resourceVersion", "metadata.resourceVersion").value_or("");
+    t.generation = meta.integer(*metadata, "generation", "metadata.generation").value_or(0);
+    t.being_deleted = member(*metadata, "deletionTimestamp") != nullptr;
+    t.annotations = meta.stringMap(*metadata, "annotations", "metadata.annotations");
+  }
+  if (!meta_errors.empty()) return std::unexpected(meta_errors.front());
+  if (t.name.empty()) return std::unexpected(api::FieldError{"metadata.name", "required"});
+  if (t.uid.empty()) return std::unexpected(api::FieldError{"metadata.uid", "required"});
+
+  readOperatorStatus(object, t);
+
+  api::FieldReader r(t.spec_errors);
+  const auto* spec = r.object(object, "spec", "spec");
+  if (spec == nullptr) return t;
+  t.shards = r.integer(*spec, "shards", "spec.shards");
+  t.replicas = r.integer(*spec, "replicas", "spec.replicas");
+  t.paused = r.boolean(*spec, "paused", "spec.paused").value_or(false);
+  t.retention = r.string(*spec, "retention", "spec.retention");
+  t.retention_size = r.string(*spec, "retentionSize", "spec.retentionSize");
+  if (const auto* p = r.object(*spec, "shardRetentionPolicy", "spec.shardRetentionPolicy")) {
+    t.has_shard_retention_policy = true;
+    t.when_scaled = r.string(*p, "whenScaled", "spec.shardRetentionPolicy.whenScaled");
+    if (const auto* retain = r.object(*p, "retain", "spec.shardRetentionPolicy.retain")) {
+      t.has_retain = true;
+      t.retain_period =
+          r.string(*retain, "retentionPeriod", "spec.shardRetentionPolicy.retain.retentionPeriod")
+              .value_or("");
+    }
+  }
+  if (const auto* s = r.object(*spec, "shardingStrategy", "spec.shardingStrategy")) {
+    t.sharding_mode = r.string(*s, "mode", "spec.shardingStrategy.mode");
+    if (const auto* topo = r.object(*s, "topology", "spec.shardingStrategy.topology")) {
+      if (const auto* values = r.array(*topo, "values", "spec.shardingStrategy.topology.values")) {
+        for (const auto& v : *values) {
+          if (v.is_string()) {
+            t.topology_values.push_back(v.get<std::string>());
+          } else {
+            r.fail("spec.shardingStrategy.topology.values", "entries must be strings");
+          }
+        }
+      }
+    }
+  }
+  return t;
+}
+
+}  // namespace shardscaler::retention

@@ -1,0 +1,88 @@
+// Undoing a transition at the target's current shard count: for an invalid spec, a pause the
+// operator never acknowledged, a write refused for good, and the release of a target.
+#include <algorithm>
+
+#include "action_builder.h"
+
+namespace shardscaler::retention {
+
+void planUndo(PlanContext& c, UndoFor why) {
+  const bool release = why == UndoFor::Release;
+  const Target& target = *c.target;
+  const api::ShardSet& ss = c.input.shard_set;
+  const TransitionSafety& safety = c.input.safety;
+  const int32_t cur = target.effectiveShards();
+  const std::string* paused_by = target.annotation(api::kPausedByAnnotation);
+  const bool mine = paused_by != nullptr && *paused_by == ss.name;
+  const bool ours = target.paused && mine;
+  const std::string* claim = target.annotation(api::kClaimedByAnnotation);
+
+  std::vector<const ShardStatefulSet*> reattach, exposed, unlabel;
+  std::optional<std::chrono::system_clock::time_point> last_detach;
+  for (const auto& s : c.inventory->attached) {
+    if (s.object->being_deleted) continue;
+    if (s.index >= cur) {
+      exposed.push_back(&s);
+    } else if (s.carries_retention_marks) {
+      reattach.push_back(&s);
+    } else if (release && s.guard_labelled) {
+      unlabel.push_back(&s);
+    }
+  }
+  for (const auto& s : c.inventory->retained) {
+    if (s.object->being_deleted) continue;
+    if (s.index < cur) {
+      reattach.push_back(&s);
+    } else {
+      last_detach = std::max(last_detach, s.detached_at);
+    }
+  }
+  std::ranges::sort(reattach, {}, &ShardStatefulSet::index);
+
+  ActionBuilder b(c);
+  // Attached above the target's count while we hold it paused: shards a cut-short scale-up
+  // re-attached or the operator created. Resuming would let the operator delete them, so they are
+  // kept (detached) instead; never delete on doubt. Under Retain they get a retention period;
+  // under Delete a shard that still carries a deadline keeps it and any other is due now, so that
+  // once the target rests at its count it goes as whenScaled=Delete would have it go. With no
+  // readable policy (an invalid spec) they are kept until a person decides.
+  if (ours && !exposed.empty()) {
+    const Decision& d = c.plan.decision;
+    const bool delete_policy = d.policy && d.policy->when_scaled == WhenScaled::Delete;
+    for (const auto* s : exposed) {
+      DeletionDeadline deadline = d.new_deadline.value_or(DeletionDeadline::never());
+      if (delete_policy) {
+        deadline = s->deadline.value_or(DeletionDeadline::at(
+            Timestamp::fromTimePoint(std::chrono::floor<std::chrono::seconds>(c.input.now))));
+      }
+      b.detach(*s, deadline);
+    }
+  }
+  for (const auto* s : reattach) b.reattach(*s);
+  for (const auto* s : unlabel) b.unguard(*s);
+
+  // Resume only once the operator can no longer see attached a shard detached above its count.
+  bool may_resume = true;
+  if (!safety.guard_enforced) {
+    if (ours && !exposed.empty()) {
+      may_resume = false;  // detached just now: a later round waits out the settle time
+      c.requeueWithin(safety.settle_time);
+    } else if (last_detach && c.input.now < *last_detach + safety.settle_time) {
+      may_resume = false;
+      c.requeueWithin(*last_detach + safety.settle_time - c.input.now);
+    }
+  }
+  if (ours && !may_resume) {
+    c.kept_paused_because =
+        "kept paused for the settle time after detaching shards above its shard count";
+  }
+  const bool release_claim =
+      release && claim != nullptr && *claim == ss.name && (!ours || may_resume);
+  const bool unpause = ours && may_resume;
+  const bool clear = (mine && !target.paused) || unpause;
+  if (unpause || clear || release_claim) {
+    b.update({.unpause = unpause, .clear_paused_by = clear, .release_claim = release_claim});
+  }
+}
+
+}  // namespace shardscaler::retention

@@ -1,0 +1,320 @@
+#include "shard_set_reconciler.h"
+
+#include <algorithm>
+
+#include "shardscaler/api/api_resources.h"
+#include "shardscaler/api/shard_set.h"
+#include "shardscaler/controller/shard_set_status.h"
+#include "shardscaler/ingestion/ingestion_source.h"
+#include "shardscaler/retention/naming.h"
+
+#include "event_type.h"
+#include "object_fields.h"
+
+namespace shardscaler::controller {
+
+using k8s::Json;
+using k8s::ObjectPtr;
+
+namespace {
+
+k8s::InvolvedObject involvedObject(const Json& shard_set) {
+  return k8s::InvolvedObject{
+      .api_version = std::string(api::kApiVersion),
+      .kind = std::string(api::kShardSetKind),
+      .ns = stringAt(shard_set, "metadata", "namespace"),
+      .name = stringAt(shard_set, "metadata", "name"),
+      .uid = stringAt(shard_set, "metadata", "uid"),
+      .resource_version = stringAt(shard_set, "metadata", "resourceVersion"),
+  };
+}
+
+// "Prometheus/main": the value of api::kBoundTargetAnnotation.
+std::string targetRefText(const api::ShardSet& s) {
+  return s.spec.target_ref.kind + "/" + s.spec.target_ref.name;
+}
+
+// The ShardSet as bound to `bound` ("Kind/name"), for planning its release.
+std::optional<api::ShardSet> boundTo(const api::ShardSet& s, const std::string& bound) {
+  auto slash = bound.find('/');
+  if (slash == std::string::npos || !retention::parseTargetKind(bound.substr(0, slash))) {
+    return std::nullopt;
+  }
+  api::ShardSet copy = s;
+  copy.spec.target_ref.kind = bound.substr(0, slash);
+  copy.spec.target_ref.name = bound.substr(slash + 1);
+  return copy;
+}
+
+}  // namespace
+
+ShardSetReconciler::ShardSetReconciler(Parts parts, Options options)
+    : parts_(parts), options_(options) {}
+
+k8s::ReconcileOutcome ShardSetReconciler::reconcile(const std::string& key) {
+  const uint64_t id = next_reconcile_id_++;
+  // Every line of this reconcile carries these, so one reconcile's lines can be picked out.
+  const telemetry::LogContext log({{"key", key}, {"reconcile_id", id}});
+  const k8s::ObjectPtr object = parts_.caches.shardSet(key);
+  if (!object) {
+    // Deleted: forget everything about it. Its retained StatefulSets keep their deadlines
+    // and owner references; nothing is deleted on its behalf.
+    auto slash = key.find('/');
+    if (parts_.metrics != nullptr && slash != std::string::npos) {
+      parts_.metrics->removeShardSet(key.substr(0, slash), key.substr(slash + 1));
+    }
+    if (parts_.ingestion != nullptr) parts_.ingestion->untrack(key);
+    parts_.reader.liveReads().forget(key);
+    log.debug("reconcile: ShardSet gone");
+    return {};
+  }
+  return reconcileShardSet(*object, log);
+}
+
+k8s::Result<std::string> ShardSetReconciler::ensureFinalizer(const Json& object,
+                                                             const std::string& bound,
+                                                             const api::ShardSet& wanted) {
+  const Json& finalizers = object["metadata"].value("finalizers", Json::array());
+  if (std::ranges::find(finalizers, Json(api::kReleaseFinalizer)) != finalizers.end()) return bound;
+  // The resourceVersion test keeps a concurrent change of the list from being overwritten.
+  Json patch =
+      Json::array({{{"op", "test"},
+                    {"path", "/metadata/resourceVersion"},
+                    {"value", object["metadata"]["resourceVersion"]}},
+                   finalizers.empty() ? Json{{"op", "add"},
+                                             {"path", "/metadata/finalizers"},
+                                             {"value", Json::array({api::kReleaseFinalizer})}}
+                                      : Json{{"op", "add"},
+                                             {"path", "/metadata/finalizers/-"},
+                                             {"value", api::kReleaseFinalizer}}});
+  // The target it is about to claim, recorded before the claim: a crash between the claim and a
+  // later write then cannot leave a claim that a move or a deletion of the ShardSet would not
+  // release. A target it never gets to claim is released without a write.
+  std::string after = bound;
+  if (bound.empty() && retention::parseTargetKind(wanted.spec.target_ref.kind) &&
+      !wanted.spec.target_ref.name.empty()) {
+    after = targetRefText(wanted);
+    const Json& annotations = field(object, "metadata", "annotations");
+    // json_pointer escapes the key's '/' as a JSON Pointer token (RFC 6901).
+    const std::string path =
+        (Json::json_pointer("/metadata/annotations") / std::string(api::kBoundTargetAnnotation))
+            .to_string();
+    patch.push_back(annotations.is_object()
+                        ? Json{{"op", "add"}, {"path", path}, {"value", after}}
+                        : Json{{"op", "add"},
+                               {"path", "/metadata/annotations"},
+                               {"value", {{std::string(api::kBoundTargetAnnotation), after}}}});
+  }
+  auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
+                                      stringAt(object, "metadata", "name"), k8s::PatchType::Json,
+                                      patch, "", writeAnswer());
+  if (!r) return std::unexpected(r.error());
+  if (after != bound) parts_.own_writes.record(api::shardSets(), *r, k8s::objectKey(object));
+  return after;
+}
+
+k8s::Result<void> ShardSetReconciler::setBoundTarget(const Json& object, const std::string& value) {
+  Json patch{
+      {"metadata",
+       {{"annotations",
+         {{std::string(api::kBoundTargetAnnotation), value.empty() ? Json() : Json(value)}}}}}};
+  auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
+                                      stringAt(object, "metadata", "name"), k8s::PatchType::Merge,
+                                      patch, "", writeAnswer());
+  if (!r) return std::unexpected(r.error());
+  parts_.own_writes.record(api::shardSets(), *r,
+                           k8s::objectKey(object));  // its echo: shardSetHandlers
+  return {};
+}
+
+// Lets go of the target `shard_set` names: an interrupted transition undone at the target's own
+// shard count, the target resumed, its claim and the guard labels of its active shards dropped.
+// Retained StatefulSets stay as they are; without their ShardSet nobody deletes them at their
+// deadline, so an Event names them.
+std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::ShardSet& shard_set,
+                                                                 const k8s::InvolvedObject& subject,
+                                                                 const telemetry::LogContext& log) {
+  Rounds rounds = planAndApply(shard_set, subject, log, retention::PlanPurpose::Release);
+  if (rounds.stopped_with) return *rounds.stopped_with;
+  if (rounds.failure.error) {
+    return k8s::ReconcileOutcome{.result = k8s::ReconcileResult::Error,
+                                 .error = rounds.failure.error->describe()};
+  }
+  if (rounds.plan.requeue_after) {  // kept paused for the settle time: not released yet
+    return k8s::ReconcileOutcome{.requeue_after = *rounds.plan.requeue_after};
+  }
+  if (!rounds.plan.status.retained_shards.empty()) {
+    std::string names;
+    for (const auto& r : rounds.plan.status.retained_shards) {
+      names += (names.empty() ? "" : ", ") + r.stateful_set;
+    }
+    parts_.events.record(
+        subject, k8s::EventType::Warning, std::string(retention::kReasonRetainedShardsOrphaned),
+        "ShardSet no longer manages " + targetRefText(shard_set) +
+            "; its retained StatefulSets stay and will not be deleted at their "
+            "deadline: " +
+            names + " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) + "=" +
+            shard_set.name + " removes them)");
+  }
+  log.info("released", {{"target", targetRefText(shard_set)}});
+  return std::nullopt;
+}
+
+k8s::ReconcileOutcome ShardSetReconciler::releaseTarget(const Json& object,
+                                                        const api::ShardSet& shard_set,
+                                                        const k8s::InvolvedObject& subject,
+                                                        const telemetry::LogContext& log) {
+  const Json& finalizers = object["metadata"].value("finalizers", Json::array());
+  auto mine = std::ranges::find(finalizers, Json(api::kReleaseFinalizer));
+  if (mine == finalizers.end()) return {};  // released already; the API server deletes it
+
+  // The target it claimed, whatever the spec says now (it may be invalid).
+  const std::string bound = object["metadata"]
+                                .value("annotations", Json::object())
+                                .value(std::string(api::kBoundTargetAnnotation), "");
+  const std::optional<api::ShardSet> as_bound =
+      bound.empty() ? std::optional(shard_set) : boundTo(shard_set, bound);
+  if (as_bound) {
+    if (auto outcome = release(*as_bound, subject, log)) return *outcome;
+  }
+  Json patch = Json::array(
+      {{{"op", "test"},
+        {"path", "/metadata/resourceVersion"},
+        {"value", object["metadata"]["resourceVersion"]}},
+       {{"op", "remove"},
+        {"path", "/metadata/finalizers/" + std::to_string(mine - finalizers.begin())}}});
+  auto r = parts_.client.patch(api::shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json,
+                               patch);
+  if (!r && !r.error().is(k8s::ErrorKind::NotFound)) {
+    log.warn("removing finalizer failed", {{"error", r.error().describe()}});
+    return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
+  }
+  log.info("ShardSet deleted, target released");
+  return {};
+}
+
+k8s::ReconcileOutcome ShardSetReconciler::reconcileShardSet(const Json& object,
+                                                            const telemetry::LogContext& log) {
+  auto shard_set = api::decodeShardSet(object);
+  if (!shard_set) {
+    log.error("not a ShardSet", {{"error", shard_set.error().describe()}});
+    degraded("malformed_shardset");
+    return {};  // terminal: waiting does not make it a ShardSet
+  }
+  const k8s::InvolvedObject subject = involvedObject(object);
+  if (object["metadata"].contains("deletionTimestamp")) {
+    return releaseTarget(object, *shard_set, subject, log);
+  }
+  auto bound = ensureFinalizer(object,
+                               object["metadata"]
+                                   .value("annotations", Json::object())
+                                   .value(std::string(api::kBoundTargetAnnotation), ""),
+                               *shard_set);
+  if (!bound) {
+    log.error("adding finalizer failed",
+              {{"finalizer", api::kReleaseFinalizer}, {"error", bound.error().describe()}});
+    degraded("finalizer_failed");
+    return {.result = k8s::ReconcileResult::Error, .error = bound.error().describe()};
+  }
+
+  // spec.targetRef moved (or became invalid): the target it was bound to is released first, so
+  // that it is never left paused or with shards detached.
+  const std::string wanted = targetRefText(*shard_set);
+  if (!bound->empty() && *bound != wanted) {
+    if (auto old = boundTo(*shard_set, *bound)) {
+      if (auto outcome = release(*old, subject, log)) return *outcome;
+    }
+    if (auto r = setBoundTarget(object, ""); !r) {
+      return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
+    }
+  }
+
+  Rounds rounds = planAndApply(*shard_set, subject, log, retention::PlanPurpose::Converge);
+  if (rounds.stopped_with) return *rounds.stopped_with;
+  // Claimed or guarded, confirmed by the next reconcile, which writes the status (Rounds).
+  if (rounds.confirm_from_caches) return {.requeue_after = kConfirmFromCachesAfter};
+  if (rounds.plan.decision.claimed_by == shard_set->name && *bound != wanted) {
+    if (auto r = setBoundTarget(object, wanted); !r) {
+      return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
+    }
+  }
+
+  return report(object, *shard_set, subject, rounds, log);
+}
+
+// The status (replaced whole), the plan's Events and the ingestion condition's, the shard count
+// metrics and what the ingestion monitor tracks: what a reconcile reports once its rounds end.
+k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::ShardSet& shard_set,
+                                                 const k8s::InvolvedObject& subject,
+                                                 const Rounds& rounds,
+                                                 const telemetry::LogContext& log) {
+  const std::string key = k8s::objectKey(object);
+  const retention::Plan& plan = rounds.plan;
+  const ApplyOutcome& failure = rounds.failure;
+  for (const retention::Event& event : plan.events) {
+    parts_.events.record(subject, eventTypeOf(event.type), event.reason, event.message);
+  }
+  std::vector<retention::Event> ingestion_events;
+  // A write refused for good stays reported while its transitions are held.
+  const std::optional<std::string> refused =
+      failure.error
+          ? std::optional<std::string>(failure.failed_action + ": " + failure.error->describe())
+          : parts_.holds.heldBecause(key);
+  Json status = shardSetStatusJson(
+      plan, shard_set, parts_.ingestion != nullptr ? parts_.ingestion->snapshot(key) : std::nullopt,
+      refused, parts_.clock.now(), &ingestion_events);
+  for (const retention::Event& event : ingestion_events) {
+    parts_.events.record(subject, eventTypeOf(event.type), event.reason, event.message);
+  }
+  if (auto written = writeStatus(object, status); !written) {
+    log.warn("status write failed", {{"error", written.error().describe()}});
+    degraded("status_write_failed");
+    if (!failure.error) {
+      return {.result = k8s::ReconcileResult::Error, .error = written.error().describe()};
+    }
+  }
+  publishMetrics(shard_set, plan);
+  if (parts_.ingestion != nullptr) {
+    if (auto target = ingestionTarget(shard_set)) {
+      target->zones = rounds.zones;
+      target->active_shards = plan.status.target_shards;
+      parts_.ingestion->track(key, *target);
+    } else {
+      parts_.ingestion->untrack(key);
+    }
+  }
+  if (failure.error) {
+    return {.result = k8s::ReconcileResult::Error, .error = failure.error->describe()};
+  }
+  k8s::ReconcileOutcome done;
+  if (plan.requeue_after) done.requeue_after = *plan.requeue_after;
+  return done;
+}
+
+k8s::Result<void> ShardSetReconciler::writeStatus(const Json& object, const Json& status) {
+  auto current = object.find("status");
+  if (current != object.end() && *current == status) return {};
+  // Replace the whole status: a merge patch could not remove fields that no longer apply.
+  Json patch = Json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
+  auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
+                                      stringAt(object, "metadata", "name"), k8s::PatchType::Json,
+                                      patch, "status", writeAnswer());
+  if (!r) return std::unexpected(r.error());
+  return {};
+}
+
+void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set,
+                                        const retention::Plan& plan) {
+  if (parts_.metrics == nullptr) return;
+  const auto& d = plan.decision;
+  const int desired =
+      d.desired ? d.desired->want : static_cast<int>(shard_set.spec.shards.value_or(0));
+  parts_.metrics->setShardCounts(shard_set.ns, shard_set.name, desired, plan.status.shards,
+                                 static_cast<int>(plan.status.retained_shards.size()));
+}
+
+void ShardSetReconciler::degraded(std::string_view reason) {
+  if (parts_.metrics != nullptr) parts_.metrics->incDegraded(reason);
+}
+
+}  // namespace shardscaler::controller

@@ -1,0 +1,205 @@
+// The reconciler's read-plan-apply rounds: what a reconcile reads (ShardSetReader), how write
+// failures are met, and when a ShardSet at rest is planned from the caches instead.
+#include <algorithm>
+
+#include "shardscaler/api/api_resources.h"
+#include "shardscaler/retention/naming.h"
+
+#include "object_fields.h"
+#include "shard_set_reconciler.h"
+
+namespace shardscaler::controller {
+namespace {
+
+// A plan from the caches is kept only when it says the ShardSet is at rest on a target it holds:
+// nothing to write but the status, nothing to wait for, nothing to report.
+bool atRest(const retention::Plan& plan, const api::ShardSet& shard_set) {
+  const retention::Decision& d = plan.decision;
+  return plan.actions.empty() && plan.events.empty() && d.mode == retention::PlanMode::Converge &&
+         d.waiting_for.empty() && d.abandoned_because.empty() && !d.target_paused_by_us &&
+         !d.target_paused_by_others && d.claimed_by == shard_set.name;
+}
+
+// A plan of only a claim and guard labels, which changes neither the target's spec nor which
+// shards it has.
+bool onlyClaimsAndGuards(const retention::Plan& plan) {
+  return std::ranges::all_of(plan.actions, [](const retention::Action& a) {
+    return a.type == retention::ActionType::ClaimTarget ||
+           a.type == retention::ActionType::LabelStatefulSet;
+  });
+}
+
+}  // namespace
+
+retention::PlanInput ShardSetReconciler::planInput(const api::ShardSet& shard_set,
+                                                   Observed observed,
+                                                   retention::PlanPurpose purpose) const {
+  return retention::PlanInput{
+      .shard_set = shard_set,
+      .target = std::move(observed.target),
+      .stateful_sets = std::move(observed.stateful_sets),
+      .now = parts_.clock.now(),
+      .purpose = purpose,
+      .safety =
+          {
+              .guard_enforced = observed.guard_enforced,
+              .settle_time = options_.settle_time,
+              .pause_ack_timeout = options_.pause_ack_timeout,
+          },
+      .hold_transitions =
+          parts_.holds.heldBecause(k8s::objectKey(shard_set.ns, shard_set.name)).has_value(),
+      .claim_holder_exists = observed.claim_holder_exists,
+  };
+}
+
+void ShardSetReconciler::noteLiveRead(const std::string& key, const Rounds& rounds,
+                                      bool read_live_next) {
+  LiveReadRecord::Entry read{.read_live_next = read_live_next || rounds.stopped_with.has_value() ||
+                                               rounds.failure.error.has_value()};
+  if (!read.read_live_next) {
+    read.target_version = rounds.live_target_version;
+    read.shards_version = rounds.live_shards_version;
+  }
+  parts_.reader.liveReads().set(key, read);
+}
+
+ShardSetReconciler::Rounds ShardSetReconciler::planAndApply(const api::ShardSet& shard_set,
+                                                            const k8s::InvolvedObject& subject,
+                                                            const telemetry::LogContext& log,
+                                                            retention::PlanPurpose purpose) {
+  const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
+  if (purpose == retention::PlanPurpose::Converge) {
+    if (auto cached = parts_.reader.observeCached(shard_set)) {
+      Rounds rounds{.zones = cached->target->topologyZones()};
+      rounds.plan = retention::planShardSet(planInput(shard_set, std::move(*cached), purpose));
+      if (atRest(rounds.plan, shard_set)) {
+        log.debug("planned from the caches: at rest");
+        return rounds;
+      }
+    }
+  }
+  Rounds rounds = liveRounds(shard_set, subject, log, purpose);
+  // Rounds that wrote end with a live read after their last write, which found nothing more to
+  // do: what it saw is what the caches must have caught up with before the next reconcile may
+  // plan from them. A release is followed by nothing planned from the caches until a live read
+  // finds the ShardSet at rest.
+  noteLiveRead(key, rounds, purpose == retention::PlanPurpose::Release);
+  return rounds;
+}
+
+ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& shard_set,
+                                                          const k8s::InvolvedObject& subject,
+                                                          const telemetry::LogContext& log,
+                                                          retention::PlanPurpose purpose) {
+  const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
+  // This reconcile's writes, recorded as its own (own_writes.h), also those the applier sends
+  // from threads of its own.
+  OwnWritesClient writes_as_this(parts_.client, parts_.own_writes, key);
+  PlanApplier applier(writes_as_this, parts_.events, log, parts_.side_requests);
+  Rounds rounds;
+  for (int round = 0;; ++round) {
+    auto observed = parts_.reader.observe(shard_set, round == 0);
+    if (!observed) {
+      log.error("reading the target failed", {{"error", observed.error().describe()}});
+      degraded("observe_failed");
+      rounds.stopped_with = {.result = k8s::ReconcileResult::Error,
+                             .error = observed.error().describe()};
+      return rounds;
+    }
+    rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
+    rounds.live_target_version =
+        observed->target ? revisionOf(observed->target->resource_version) : 0;
+    rounds.live_shards_version = 0;
+    for (const auto& sts : observed->stateful_sets) {
+      rounds.live_shards_version =
+          std::max(rounds.live_shards_version, revisionOf(sts.resource_version));
+    }
+    const bool paused_by_us = observed->target && observed->target->pausedBy(shard_set.name);
+    rounds.plan = retention::planShardSet(planInput(shard_set, std::move(*observed), purpose));
+    const retention::Plan& plan = rounds.plan;
+    if (plan.actions.empty()) {
+      // While draining, a transition under way waits out a short wait and finishes.
+      if (!paused_by_us || plan.decision.waiting_for.empty() || !plan.requeue_after ||
+          !parts_.drain.waitOut(*plan.requeue_after)) {
+        return rounds;
+      }
+      log.info("shutting down; waited to finish the transition",
+               {{"waited_for", plan.decision.waiting_for}});
+      --round;  // a wait is not a round of writes
+      continue;
+    }
+    if (round == options_.max_rounds) {
+      log.warn("actions left after the last round",
+               {{"actions", plan.actions.size()}, {"rounds", round}});
+      rounds.stopped_with = {.result = k8s::ReconcileResult::Requeue};
+      return rounds;
+    }
+    auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
+    ApplyOutcome outcome =
+        applier.apply(plan, retention::targetResource(*kind), shard_set.ns, subject);
+    if (!outcome.error && purpose == retention::PlanPurpose::Converge &&
+        onlyClaimsAndGuards(plan)) {
+      // What the next round would read is what was read, plus these writes. Their echoes bring
+      // the caches there, which is where a read would have come from for the shards anyway (the
+      // API server's watch cache); the next reconcile plans from them (observeCached) once they
+      // hold the versions the writes were answered with.
+      rounds.confirm_from_caches = true;
+      rounds.live_target_version = std::max(rounds.live_target_version, outcome.target_version);
+      rounds.live_shards_version =
+          std::max(rounds.live_shards_version, outcome.stateful_set_version);
+      return rounds;
+    }
+    if (!afterApply(key, std::move(outcome), rounds, log)) return rounds;
+  }
+}
+
+bool ShardSetReconciler::afterApply(const std::string& key, ApplyOutcome outcome, Rounds& rounds,
+                                    const telemetry::LogContext& log) {
+  if (!outcome.error) return true;
+  if (outcome.needsReplan()) {
+    log.info("planning again",
+             {{"action", outcome.failed_action}, {"error", outcome.error->describe()}});
+    return true;
+  }
+  if (outcome.refusedByGuard()) {
+    // What the guard read live disagrees with what this plan was made from, for now: retried
+    // with backoff, not held.
+    log.warn("the shard guard refused a write of shardscaler's own",
+             {{"action", outcome.failed_action}, {"error", outcome.error->describe()}});
+    degraded("guard_refused_own_write");
+    rounds.failure = std::move(outcome);
+    return false;
+  }
+  log.error("action failed",
+            {{"action", outcome.failed_action}, {"error", outcome.error->describe()}});
+  degraded("apply_failed");
+  const bool first_refusal = outcome.isPermanent() && !parts_.holds.heldBecause(key);
+  rounds.failure = std::move(outcome);
+  if (!first_refusal) return false;
+  // Refused for good: retrying the same write cannot help, and the target must not stay paused
+  // waiting for it. Hold new transitions and plan again, which now undoes this one.
+  parts_.holds.hold(key, rounds.failure.failed_action + ": " + rounds.failure.error->describe());
+  log.warn("undoing the transition; transitions held",
+           {{"hold_seconds",
+             std::chrono::duration_cast<std::chrono::seconds>(parts_.holds.holdTime()).count()}});
+  return true;
+}
+
+k8s::Result<retention::Plan> ShardSetReconciler::dryRun(const std::string& ns,
+                                                        const std::string& name,
+                                                        std::optional<int32_t> shards) {
+  auto object = parts_.client.get(api::shardSets(), ns, name);
+  if (!object) return std::unexpected(object.error());
+  auto shard_set = api::decodeShardSet(*object);
+  if (!shard_set) {
+    return k8s::makeError(k8s::ErrorKind::Decode,
+                          ns + "/" + name + ": " + shard_set.error().describe());
+  }
+  if (shards) shard_set->spec.shards = *shards;
+  auto observed = parts_.reader.observe(*shard_set, true);
+  if (!observed) return std::unexpected(observed.error());
+  return retention::planShardSet(
+      planInput(*shard_set, std::move(*observed), retention::PlanPurpose::Converge));
+}
+
+}  // namespace shardscaler::controller

@@ -1,0 +1,335 @@
+#include "shardscaler/guard/decision.h"
+
+#include <algorithm>
+
+#include "shardscaler/api/shard_set.h"
+#include "shardscaler/k8s_meta/object_meta.h"
+#include "shardscaler/retention/deadline.h"
+#include "shardscaler/retention/desired_shards.h"
+#include "shardscaler/retention/policy.h"
+#include "shardscaler/retention/target.h"
+
+namespace shardscaler::guard {
+namespace {
+
+using Json = nlohmann::json;
+using api::kDeletionTimestampAnnotation;
+using api::kOperatorNameLabel;
+using api::kOperatorShardLabel;
+using api::kRetainedLabel;
+using api::kShardSetLabel;
+
+using k8s::meta::annotation;
+using k8s::meta::label;
+
+std::string joined(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (const auto& item : items) {
+    if (!out.empty()) out += separator;
+    out += item;
+  }
+  return out;
+}
+
+// The message's last sentence: who may do it anyway.
+std::string overrideHint(const GuardConfig& config) {
+  if (!config.exempt_groups.empty()) {
+    return "To override, act as a member of group " + joined(config.exempt_groups, " or ") +
+           " (--guard-exempt-groups).";
+  }
+  if (!config.exempt_users.empty()) {
+    return "To override, act as user " + joined(config.exempt_users, " or ") +
+           " (--guard-exempt-users).";
+  }
+  return "No identity is exempt (--guard-exempt-users, --guard-exempt-groups).";
+}
+
+// Everything one decision learns, read at most once each.
+class Judgement {
+ public:
+  Judgement(const AdmissionRequest& request, LiveObjects& live,
+            std::chrono::system_clock::time_point now, const GuardConfig& config)
+      : request_(request), live_(live), now_(now), config_(config) {}
+
+  Verdict run();
+
+ private:
+  Verdict allow(std::string_view reason, std::string note) {
+    verdict_.allowed = true;
+    verdict_.reason = reason;
+    verdict_.message = std::move(note);
+    return verdict_;
+  }
+  Verdict deny(std::string_view rule, const std::string& what) {
+    verdict_.allowed = false;
+    verdict_.reason = rule;
+    verdict_.message = std::string(api::kGuardDenialPrefix) + std::string(rule) + ": " + what +
+                       " " + overrideHint(config_);
+    return verdict_;
+  }
+
+  // "StatefulSet monitoring/prometheus-main-shard-3 (shard 3 of Prometheus main)"
+  std::string shardText() const {
+    std::string text = "StatefulSet " + request_.ns + "/" + name_;
+    std::string of;
+    if (verdict_.shard_index) of = "shard " + std::to_string(*verdict_.shard_index);
+    if (!verdict_.target.empty()) of += (of.empty() ? "" : " ") + ("of " + verdict_.target);
+    return of.empty() ? text : text + " (" + of + ")";
+  }
+  std::string retainedText() const {
+    const std::string* deadline = annotation(subject(), api::kDeletionTimestampAnnotation);
+    std::string text = "is retained by ShardSet " + verdict_.shard_set;
+    if (deadline == nullptr) {
+      return text + " but has no " + std::string(api::kDeletionTimestampAnnotation) +
+             " annotation, so it is kept (never delete on doubt)";
+    }
+    auto parsed = retention::parseDeletionTimestamp(*deadline);
+    if (!parsed) {
+      return text + " but its " + std::string(api::kDeletionTimestampAnnotation) +
+             " is unreadable (" + parsed.error() + "), so it is kept (never delete on doubt)";
+    }
+    if (parsed->isNever()) {
+      return text + " with no deadline (" + *deadline + " means never)";
+    }
+    return text + " until " + k8s::formatRfc3339(parsed->time());
+  }
+
+  const Json& subject() const { return request_.old_object; }
+  const LiveRead& target();
+  std::optional<Verdict> cleanup();
+  std::optional<Verdict> deleteRetained();
+  std::optional<Verdict> deleteActive();
+  std::optional<Verdict> deleteAboveTheCount(const std::optional<retention::Target>& target);
+
+  const AdmissionRequest& request_;
+  LiveObjects& live_;
+  const std::chrono::system_clock::time_point now_;
+  const GuardConfig& config_;
+
+  std::string name_;
+  api::ShardSet shard_set_;
+  std::optional<retention::TargetKind> target_kind_;
+  std::optional<LiveRead> target_;
+  Verdict verdict_;
+};
+
+const LiveRead& Judgement::target() {
+  if (!target_) {
+    target_ = target_kind_
+                  ? live_.target(request_.ns, *target_kind_, shard_set_.spec.target_ref.name)
+                  : LiveRead::failed("targetRef.kind \"" + shard_set_.spec.target_ref.kind +
+                                     "\" is not Prometheus or PrometheusAgent");
+  }
+  return *target_;
+}
+
+// The garbage collector and the namespace controller clean up after a deleted target or
+// namespace; blocking them would leave the deletion hanging.
+std::optional<Verdict> Judgement::cleanup() {
+  if (!config_.cleanupUser(request_.user.username)) return std::nullopt;
+  if (target_kind_) {
+    const LiveRead& t = target();
+    if (t.state == LiveRead::State::Absent) {
+      return allow(kAllowCleanup, verdict_.target + " is gone");
+    }
+    if (t.state == LiveRead::State::Found && k8s::meta::beingDeleted(t.object)) {
+      return allow(kAllowCleanup, verdict_.target + " is being deleted");
+    }
+  }
+  const LiveRead ns = live_.namespaceObject(request_.ns);
+  if (ns.state == LiveRead::State::Found) {
+    const bool terminating = k8s::meta::beingDeleted(ns.object) ||
+                             ns.object.value("/status/phase"_json_pointer, "") == "Terminating";
+    if (terminating) return allow(kAllowCleanup, "namespace " + request_.ns + " is being deleted");
+  } else if (ns.state == LiveRead::State::Failed) {
+    return deny(kRuleReadFailed, "cannot read namespace " + request_.ns + " (" + ns.error +
+                                     ") to tell whether it is being deleted, so the " +
+                                     std::string(toString(request_.operation)) + " of " +
+                                     shardText() + " is refused until it can be checked.");
+  }
+  return std::nullopt;
+}
+
+std::optional<Verdict> Judgement::deleteRetained() {
+  const std::string* deadline = annotation(subject(), api::kDeletionTimestampAnnotation);
+  if (deadline != nullptr) verdict_.deadline = *deadline;
+  if (deadline != nullptr) {
+    auto parsed = retention::parseDeletionTimestamp(*deadline);
+    if (parsed && parsed->expiredAt(now_)) return std::nullopt;
+  }
+  return deny(kRuleRetainedBeforeDeadline,
+              shardText() + " " + retainedText() + "; shardscaler deletes it once that passes.");
+}
+
+std::optional<Verdict> Judgement::deleteActive() {
+  const std::string* index_text = label(subject(), api::kOperatorShardLabel);
+  if (!verdict_.shard_index) {
+    return deny(kRuleUnknownShardIndex,
+                shardText() + " is labelled for ShardSet " + verdict_.shard_set + " but its " +
+                    std::string(api::kOperatorShardLabel) + " label is " +
+                    (index_text ? "\"" + *index_text + "\", not a shard index" : "missing") +
+                    ", so it counts as an active shard (never delete on doubt).");
+  }
+  const std::string scale_hint = " Change the shard count with `kubectl scale shardset/" +
+                                 verdict_.shard_set + " -n " + request_.ns + " --replicas=N`.";
+  if (!target_kind_) {
+    return deny(kRuleActiveShard, shardText() + " belongs to ShardSet " + verdict_.shard_set +
+                                      ", whose targetRef.kind \"" +
+                                      shard_set_.spec.target_ref.kind +
+                                      "\" is not Prometheus or PrometheusAgent, so it counts as "
+                                      "an active shard (never delete on doubt).");
+  }
+  const LiveRead& t = target();
+  std::optional<retention::Target> parsed_target;
+  if (t.state == LiveRead::State::Failed) {
+    return deny(kRuleReadFailed, "cannot read " + verdict_.target + " (" + t.error +
+                                     "), so the DELETE of " + shardText() +
+                                     " is refused until it can be checked.");
+  }
+  if (t.state == LiveRead::State::Found) {
+    auto p = retention::parseTarget(t.object, *target_kind_);
+    if (!p) {
+      return deny(kRuleReadFailed, "cannot read " + verdict_.target + " (" + p.error().describe() +
+                                       "), so the DELETE of " + shardText() +
+                                       " is refused until it can be checked.");
+    }
+    parsed_target = std::move(*p);
+  }
+  const auto desired = retention::desiredShards(
+      shard_set_.spec.shards, shard_set_.spec.min_shards, shard_set_.spec.max_shards,
+      parsed_target ? parsed_target->topologyZones() : std::nullopt);
+  if (!desired || !shard_set_.spec_errors.empty()) {
+    const auto& errors = desired ? shard_set_.spec_errors : desired.error();
+    const auto& first = errors.front();
+    return deny(kRuleActiveShard, shardText() + " belongs to ShardSet " + verdict_.shard_set +
+                                      ", whose spec is invalid (" + first.describe() +
+                                      "), so every shard labelled for it counts as active "
+                                      "(never delete on doubt)." +
+                                      scale_hint);
+  }
+  const int32_t target_shards = parsed_target ? parsed_target->effectiveShards() : 0;
+  const int32_t threshold = std::max(target_shards, desired->want);
+  if (*verdict_.shard_index >= threshold) return deleteAboveTheCount(parsed_target);
+  const std::string runs = parsed_target
+                               ? verdict_.target + " runs " + std::to_string(target_shards) +
+                                     " shard" + (target_shards == 1 ? "" : "s")
+                               : verdict_.target + " was not found";
+  return deny(kRuleActiveShard, shardText() + " is an active shard of ShardSet " +
+                                    verdict_.shard_set + " (" + runs + ", the ShardSet wants " +
+                                    std::to_string(desired->want) +
+                                    "); deleting it would lose the data it holds." + scale_hint);
+}
+
+// An attached shard at or above both counts is the operator's to delete only under Delete. Under
+// Retain shardscaler detaches it and keeps it until its deadline, so a DELETE comes from an
+// operator whose view lags: a sync that read a lower count than a scale-up just re-attached for,
+// or a scale-down shardscaler has not detached yet (a re-attached shard the ShardSet was scaled
+// back down from).
+std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retention::Target>& t) {
+  if (!t) return std::nullopt;  // no target: nothing runs the shard
+  auto policy = retention::resolveRetentionPolicy(shard_set_, *t);
+  if (!policy) {
+    return deny(kRuleActiveShard, shardText() + " belongs to ShardSet " + verdict_.shard_set +
+                                      ", whose retention policy is invalid (" +
+                                      policy.error().front().describe() +
+                                      "), so it counts as an active shard (never delete on "
+                                      "doubt).");
+  }
+  if (policy->when_scaled != retention::WhenScaled::Retain) return std::nullopt;
+  return deny(kRuleRetainOnScaleDown,
+              shardText() + " is beyond the shard count, but ShardSet " + verdict_.shard_set +
+                  " retains scaled-away shards (whenScaled=Retain, from " +
+                  policy->when_scaled_source +
+                  "): shardscaler detaches it and keeps it until its deadline; deleting it now "
+                  "would lose the data it holds.");
+}
+
+Verdict Judgement::run() {
+  const bool statefulsets = request_.group == "apps" && request_.resource == "statefulsets" &&
+                            request_.sub_resource.empty();
+  if (!statefulsets ||
+      (request_.operation != Operation::Delete && request_.operation != Operation::Update)) {
+    return allow(kAllowNotGuarded, "the guard judges only DELETE and UPDATE of StatefulSets");
+  }
+  name_ = request_.name;
+  if (name_.empty() && subject().is_object()) {
+    name_ = subject().value("/metadata/name"_json_pointer, "");
+  }
+  const bool update = request_.operation == Operation::Update;
+  if (!subject().is_object() || (update && !request_.object.is_object())) {
+    return deny(kRuleIncompleteReview, "the " + std::string(toString(request_.operation)) +
+                                           " review of StatefulSet " + request_.ns + "/" + name_ +
+                                           " carries no " +
+                                           (subject().is_object() ? "object" : "oldObject") +
+                                           ", so its labels cannot be checked.");
+  }
+  const std::string* shard_set_name = label(subject(), api::kShardSetLabel);
+  if (shard_set_name == nullptr) {
+    return allow(kAllowUnmanaged, "no ShardSet manages this StatefulSet");
+  }
+  verdict_.shard_set = *shard_set_name;
+  const bool retained = label(subject(), api::kRetainedLabel) != nullptr;
+  const bool attached = label(subject(), api::kOperatorNameLabel) != nullptr;
+  if (update &&
+      !(retained && !attached && label(request_.object, api::kOperatorNameLabel) != nullptr)) {
+    return allow(kAllowNotReattach, "the UPDATE does not re-attach a retained shard");
+  }
+  if (const std::string* index = label(subject(), api::kOperatorShardLabel)) {
+    verdict_.shard_index = retention::parseShardIndex(*index);
+  }
+  if (config_.exempt(request_.user)) {
+    return allow(kAllowExempt, "user " + request_.user.username + " is exempt");
+  }
+  if (config_.ownWrite(request_)) {
+    return allow(kAllowOwnWrite,
+                 "shardscaler's own re-attach (field manager " + request_.field_manager + ")");
+  }
+
+  const LiveRead shard_set = live_.shardSet(request_.ns, verdict_.shard_set);
+  if (shard_set.state == LiveRead::State::Absent) {
+    return allow(kAllowShardSetGone,
+                 "ShardSet " + verdict_.shard_set + " does not exist: the shard is released");
+  }
+  if (shard_set.state == LiveRead::State::Failed) {
+    return deny(kRuleReadFailed, "cannot read ShardSet " + request_.ns + "/" + verdict_.shard_set +
+                                     " (" + shard_set.error + "), so the " +
+                                     std::string(toString(request_.operation)) + " of " +
+                                     shardText() + " is refused until it can be checked.");
+  }
+  auto parsed = api::decodeShardSet(shard_set.object);
+  if (!parsed) {
+    return deny(kRuleReadFailed, "ShardSet " + request_.ns + "/" + verdict_.shard_set +
+                                     " cannot be read (" + parsed.error().describe() +
+                                     "), so the " + std::string(toString(request_.operation)) +
+                                     " of " + shardText() + " is refused.");
+  }
+  shard_set_ = std::move(*parsed);
+  target_kind_ = retention::parseTargetKind(shard_set_.spec.target_ref.kind);
+  verdict_.target = shard_set_.spec.target_ref.kind + " " + shard_set_.spec.target_ref.name;
+
+  if (auto v = cleanup()) return *v;
+  if (update) {
+    return deny(kRuleReattach, "this UPDATE puts " + std::string(api::kOperatorNameLabel) +
+                                   " back on " + shardText() + ", which " + retainedText() +
+                                   "; only shardscaler re-attaches retained shards (scale "
+                                   "ShardSet " +
+                                   verdict_.shard_set + " up instead).");
+  }
+  if (retained) {
+    if (auto v = deleteRetained()) return *v;
+  }
+  if (!retained || attached) {
+    if (auto v = deleteActive()) return *v;
+  }
+  if (retained) return allow(kAllowDeadlinePassed, "the retained shard's deadline has passed");
+  return allow(kAllowBeyondShardCount, "the shard's index is beyond the shard count");
+}
+
+}  // namespace
+
+Verdict decide(const AdmissionRequest& request, LiveObjects& live,
+               std::chrono::system_clock::time_point now, const GuardConfig& config) {
+  return Judgement(request, live, now, config).run();
+}
+
+}  // namespace shardscaler::guard

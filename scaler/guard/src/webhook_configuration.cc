@@ -1,0 +1,168 @@
+#include "shardscaler/guard/webhook_configuration.h"
+
+#include <algorithm>
+#include <array>
+
+#include "shardscaler/guard/shard_guard.h"
+#include "shardscaler/k8s_client/label_selector.h"
+#include "shardscaler/retention/naming.h"
+
+namespace shardscaler::guard {
+namespace {
+
+using Json = nlohmann::json;
+
+struct ExpectedWebhook {
+  std::string_view name;
+  std::string_view operation;
+  std::string_view selector_label;
+};
+
+constexpr std::array<ExpectedWebhook, 2> kExpected = {{
+    {kDeleteWebhookName, "DELETE", api::kShardSetLabel},
+    {kReattachWebhookName, "UPDATE", api::kRetainedLabel},
+}};
+
+Json webhook(const ExpectedWebhook& expected, const WebhookClientConfig& client) {
+  Json client_config = Json::object();
+  if (!client.url.empty()) {
+    client_config["url"] = client.url;
+  } else {
+    client_config["service"] = {{"namespace", client.service_namespace},
+                                {"name", client.service_name},
+                                {"path", kGuardPath},
+                                {"port", client.service_port}};
+  }
+  if (!client.ca_bundle.empty()) client_config["caBundle"] = client.ca_bundle;
+  return {
+      {"name", expected.name},
+      {"clientConfig", client_config},
+      {"rules", Json::array({{{"apiGroups", {"apps"}},
+                              {"apiVersions", {"v1"}},
+                              {"resources", {"statefulsets"}},
+                              {"operations", {expected.operation}},
+                              {"scope", "Namespaced"}}})},
+      {"objectSelector",
+       {{"matchExpressions",
+         Json::array({{{"key", expected.selector_label}, {"operator", "Exists"}}})}}},
+      {"failurePolicy", "Fail"},
+      {"matchPolicy", "Equivalent"},
+      {"sideEffects", "None"},
+      {"timeoutSeconds", kWebhookTimeoutSeconds},
+      {"admissionReviewVersions", {"v1"}},
+  };
+}
+
+bool listHas(const Json& list, std::string_view value) {
+  if (!list.is_array()) return false;
+  return std::ranges::any_of(list, [&](const Json& v) {
+    return v.is_string() && (v.get<std::string>() == value || v.get<std::string>() == "*");
+  });
+}
+
+bool coversStatefulSets(const Json& rules, std::string_view operation) {
+  if (!rules.is_array()) return false;
+  return std::ranges::any_of(rules, [&](const Json& rule) {
+    if (!rule.is_object()) return false;
+    const std::string scope = rule.value("scope", "*");
+    const bool resources =
+        listHas(rule.value("resources", Json()), "statefulsets") ||
+        (rule.contains("resources") &&
+         std::ranges::find(rule["resources"], Json("*/*")) != rule["resources"].end());
+    return listHas(rule.value("operations", Json()), operation) &&
+           listHas(rule.value("apiGroups", Json()), "apps") &&
+           listHas(rule.value("apiVersions", Json()), "v1") && resources &&
+           (scope == "*" || scope == "Namespaced");
+  });
+}
+
+// True when the selector selects at least every object that carries `label`: empty, or only
+// `label Exists` terms.
+bool selectsEveryLabelled(const Json& selector, std::string_view label) {
+  if (selector.is_null()) return true;
+  if (!selector.is_object()) return false;
+  if (selector.contains("matchLabels") && !selector["matchLabels"].is_null() &&
+      !selector["matchLabels"].empty()) {
+    return false;
+  }
+  const Json expressions = selector.value("matchExpressions", Json::array());
+  if (!expressions.is_array()) return false;
+  return std::ranges::all_of(expressions, [&](const Json& e) {
+    return e.is_object() && e.value("key", "") == label && e.value("operator", "") == "Exists";
+  });
+}
+
+std::string checkWebhook(const Json& hook, const ExpectedWebhook& expected,
+                         const Json& namespace_object) {
+  const std::string name(expected.name);
+  const std::string policy = hook.value("failurePolicy", "Fail");  // the v1 default
+  if (policy != "Fail") {
+    return "webhook " + name + " has failurePolicy " + policy + ", not Fail";
+  }
+  if (!coversStatefulSets(hook.value("rules", Json()), expected.operation)) {
+    return "webhook " + name + " has no rule for " + std::string(expected.operation) +
+           " of apps/v1 statefulsets";
+  }
+  if (!selectsEveryLabelled(hook.value("objectSelector", Json()), expected.selector_label)) {
+    return "webhook " + name + "'s objectSelector is narrower than " +
+           std::string(expected.selector_label) + " Exists";
+  }
+  if (!listHas(hook.value("admissionReviewVersions", Json()), "v1")) {
+    return "webhook " + name + "'s admissionReviewVersions lacks v1";
+  }
+  const Json client = hook.value("clientConfig", Json::object());
+  const Json bundle = client.is_object() ? client.value("caBundle", Json()) : Json();
+  if (!bundle.is_string() || bundle.get<std::string>().empty()) {
+    return "webhook " + name + " has no caBundle yet";
+  }
+  auto ns_selector = k8s::LabelSelector::fromObject(hook.value("namespaceSelector", Json()));
+  if (!ns_selector) return "webhook " + name + "'s namespaceSelector: " + ns_selector.error();
+  if (!ns_selector->empty()) {
+    if (namespace_object.is_null()) {
+      return "webhook " + name + " has a namespaceSelector and the namespace is unknown";
+    }
+    const k8s::Labels labels =
+        k8s::labelsOf(namespace_object.value("/metadata/labels"_json_pointer, Json::object()));
+    if (!ns_selector->matches(labels)) {
+      return "webhook " + name + "'s namespaceSelector leaves this namespace out";
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+Json webhookConfiguration(std::string_view name, const WebhookClientConfig& client) {
+  Json webhooks = Json::array();
+  for (const auto& expected : kExpected) webhooks.push_back(webhook(expected, client));
+  return {{"apiVersion", "admissionregistration.k8s.io/v1"},
+          {"kind", "ValidatingWebhookConfiguration"},
+          {"metadata", {{"name", name}}},
+          {"webhooks", webhooks}};
+}
+
+GuardStatus checkWebhookConfiguration(const Json& configuration, const Json& namespace_object) {
+  const std::string name = configuration.value("/metadata/name"_json_pointer, "");
+  const Json webhooks = configuration.value("webhooks", Json::array());
+  for (const auto& expected : kExpected) {
+    const auto hook =
+        webhooks.is_array()
+            ? std::ranges::find_if(webhooks,
+                                   [&](const Json& h) {
+                                     return h.is_object() && h.value("name", "") == expected.name;
+                                   })
+            : webhooks.end();
+    if (!webhooks.is_array() || hook == webhooks.end()) {
+      return {false, "ValidatingWebhookConfiguration " + name + " has no webhook " +
+                         std::string(expected.name)};
+    }
+    if (auto why = checkWebhook(*hook, expected, namespace_object); !why.empty()) {
+      std::string reason = "ValidatingWebhookConfiguration " + name;
+      reason.append(": ").append(why);
+      return {false, std::move(reason)};
+    }
+  }
+  return {true, "ValidatingWebhookConfiguration " + name + " enforces the guard"};
+}
+
+}  // namespace shardscaler::guard

@@ -1,0 +1,622 @@
+// Property checks over random observed states: no plan ever deletes an active, unexpired or
+// foreign StatefulSet, or resumes a target someone else paused; and a simulated cluster (operator
+// emulator, plans cut short at random, time moving) always converges with nothing lost.
+#include <algorithm>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+#include "shardscaler/retention/desired_shards.h"
+#include "shardscaler/retention/duration.h"
+#include "shardscaler/retention/planner.h"
+
+namespace shardscaler::retention {
+namespace {
+
+using namespace testing;
+using Rng = std::mt19937_64;
+
+template <typename T>
+const T& pick(Rng& rng, const std::vector<T>& options) {
+  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
+}
+bool chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+
+int64_t effectiveShards(const Json& target) {
+  const Json& s = target["spec"];
+  if (!s.contains("shards") || s["shards"].is_null()) return 1;
+  return std::max<int64_t>(1, s["shards"].get<int64_t>());
+}
+
+std::string annotation(const Json& obj, const std::string& key) {
+  const Json& md = obj["metadata"];
+  if (!md.contains("annotations") || !md["annotations"].contains(key)) return "";
+  return md["annotations"][key].get<std::string>();
+}
+
+std::string label(const Json& obj, const std::string& key) {
+  const Json& md = obj["metadata"];
+  if (!md.contains("labels") || !md["labels"].contains(key)) return "";
+  return md["labels"][key].get<std::string>();
+}
+
+bool targetPausedBy(const Json& target, const std::string& who) {
+  return target["spec"].value("paused", false) &&
+         annotation(target, "shardscaler.io/paused-by") == who;
+}
+
+bool acknowledged(const Json& target) {
+  const Json status = target.value("status", Json::object());
+  if (!status.value("paused", false)) return false;
+  const int64_t generation = target["metadata"].value("generation", 0);
+  bool any = false;
+  for (const auto& c : status.value("conditions", Json::array())) {
+    if (c.value("observedGeneration", -1) < generation) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::optional<std::chrono::system_clock::time_point> timeAnnotation(const Json& obj,
+                                                                    const std::string& key) {
+  const std::string text = annotation(obj, key);
+  return parseAnnotationTime(text.empty() ? nullptr : &text);
+}
+
+// The checks restate the rules from the raw objects, without the planner's own helpers.
+void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
+  const PlanMode mode = plan.decision.mode;
+  if (mode == PlanMode::TargetNotFound || mode == PlanMode::TargetDeleting ||
+      mode == PlanMode::TargetClaimed) {
+    EXPECT_TRUE(plan.actions.empty());
+    return;
+  }
+  if (plan.actions.empty()) return;
+  ASSERT_TRUE(w.target.has_value());
+  const Json& target = *w.target;
+  const int64_t cur = effectiveShards(target);
+  const bool target_paused = target["spec"].value("paused", false);
+  const bool ours = targetPausedBy(target, "main");
+  const bool guarded = in.safety.guard_enforced;
+  const auto settle = in.safety.settle_time;
+  const std::string claim = annotation(target, "shardscaler.io/claimed-by");
+  const bool converging = mode == PlanMode::Converge;
+  if (converging && claim != "main") {
+    // A target this ShardSet has not claimed gets the claim first, and nothing after it but the
+    // guard label on its attached shards.
+    EXPECT_EQ(plan.actions[0].type, ActionType::ClaimTarget);
+    for (std::size_t i = 1; i < plan.actions.size(); ++i) {
+      const Action& a = plan.actions[i];
+      EXPECT_EQ(a.type, ActionType::LabelStatefulSet) << a.summary;
+      EXPECT_EQ(a.merge_patch["metadata"]["labels"]["shardscaler.io/shardset"], "main")
+          << a.summary;
+    }
+  }
+  std::optional<int32_t> want;
+  if (auto d = desiredShards(in.shard_set.spec.shards, in.shard_set.spec.min_shards,
+                             in.shard_set.spec.max_shards, in.target->topologyZones())) {
+    want = d->want;
+  }
+  // Without the guard: the latest detach of a shard at or above `want`, as the annotations say.
+  std::optional<std::chrono::system_clock::time_point> last_detach;
+  for (const auto& s : w.stateful_sets) {
+    if (label(s, "shardscaler.io/retained") != "true" ||
+        label(s, "shardscaler.io/shardset") != "main" ||
+        s["metadata"].contains("deletionTimestamp"))
+      continue;
+    const std::string shard = label(s, "operator.prometheus.io/shard");
+    if (shard.empty() || !label(s, "operator.prometheus.io/name").empty()) continue;
+    if (s["metadata"]["name"] != stsName(std::stoi(shard)) ||
+        s["metadata"]["ownerReferences"].empty() ||
+        s["metadata"]["ownerReferences"][0]["uid"] != kTargetUid ||
+        label(s, "operator.prometheus.io/mode") != "server")
+      continue;  // not provably ours: the operator cannot see it either
+    // Shards below this are about to be (or stay) expected by the operator: re-attached.
+    const int64_t kept_from = converging && want ? *want : cur;
+    if (std::stoi(shard) < kept_from) continue;
+    last_detach = std::max(last_detach, timeAnnotation(s, "shardscaler.io/detached-at"));
+  }
+  for (const Action& a : plan.actions) {
+    SCOPED_TRACE(a.summary);  // the whole plan is printed once, by the caller
+    if (a.isTargetAction()) {
+      EXPECT_EQ(a.uid, kTargetUid);
+      EXPECT_EQ(a.merge_patch["metadata"]["uid"], kTargetUid);
+      if (a.type == ActionType::ClaimTarget) {
+        EXPECT_TRUE(converging);
+        EXPECT_NE(claim, "main");
+        EXPECT_TRUE(claim.empty() || in.claim_holder_exists == false);
+        EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"].get<std::string>());
+      } else if (a.type == ActionType::PauseTarget) {
+        EXPECT_TRUE(converging);
+        EXPECT_FALSE(in.hold_transitions);
+        // Paused again only to stamp a pause of ours that has no readable paused-at.
+        // (With the guard only while a shard below the target's count is yet to appear: then
+        // the settle time after the pause gates lowering spec.shards, guard or not.)
+        EXPECT_TRUE(!target_paused ||
+                    (ours && !timeAnnotation(target, "shardscaler.io/paused-at")));
+      } else if (a.merge_patch.contains("spec")) {
+        const Json& spec = a.merge_patch["spec"];
+        if (spec.contains("paused")) {
+          EXPECT_EQ(spec["paused"], false);
+          // Never resume what someone else paused; resume what we paused (now or before).
+          EXPECT_TRUE(ours || (!target_paused && std::ranges::any_of(plan.actions, [](auto& p) {
+                        return p.type == ActionType::PauseTarget;
+                      })));
+          // Without the guard, not while the operator may still see a just-detached shard.
+          if (!guarded && last_detach) {
+            EXPECT_GE(w.now, *last_detach + settle);
+          }
+        }
+        if (spec.contains("shards")) {
+          EXPECT_TRUE(converging);
+          EXPECT_FALSE(in.hold_transitions);
+          EXPECT_EQ(spec["shards"], want.value_or(-1));
+          // Acts on what was read: the observed resourceVersion is a precondition, of the update
+          // itself or, with the guard, of the pause this plan starts with.
+          const bool paused_in_plan = std::ranges::any_of(
+              plan.actions, [](const Action& p) { return p.type == ActionType::PauseTarget; });
+          if (guarded && paused_in_plan) {
+            EXPECT_TRUE(a.resource_version.empty());
+            EXPECT_EQ(only(plan, ActionType::PauseTarget).resource_version,
+                      target["metadata"]["resourceVersion"].get<std::string>());
+          } else {
+            EXPECT_EQ(a.resource_version, target["metadata"]["resourceVersion"].get<std::string>());
+          }
+          if (!guarded && last_detach) {
+            EXPECT_GE(w.now, *last_detach + settle);
+          }
+          if (!guarded && ours && spec["shards"].get<int64_t>() < cur &&
+              plan.decision.policy->when_scaled == WhenScaled::Retain) {
+            EXPECT_TRUE(acknowledged(target)) << "lowered before the pause was acknowledged";
+          }
+        }
+      }
+      continue;
+    }
+    // Every StatefulSet write names an object that exists, is provably the target's shard i.
+    const Json* sts = nullptr;
+    for (const auto& s : w.stateful_sets) {
+      if (s["metadata"]["name"] == a.object_name) sts = &s;
+    }
+    ASSERT_NE(sts, nullptr);
+    EXPECT_EQ((*sts)["metadata"]["uid"], a.uid);
+    const std::string shard = label(*sts, "operator.prometheus.io/shard");
+    ASSERT_TRUE(a.shard_index.has_value());
+    EXPECT_EQ(shard, std::to_string(*a.shard_index));
+    EXPECT_EQ(a.object_name, stsName(*a.shard_index));
+    bool owned = false;
+    for (const auto& o : (*sts)["metadata"].value("ownerReferences", Json::array())) {
+      owned = owned || (o["uid"] == kTargetUid && o["kind"] == "Prometheus");
+    }
+    EXPECT_TRUE(owned);
+    EXPECT_FALSE((*sts)["metadata"].contains("deletionTimestamp"));
+    const std::string name_label = label(*sts, "operator.prometheus.io/name");
+    const int index = *a.shard_index;
+    switch (a.type) {
+      case ActionType::DeleteStatefulSet: {
+        EXPECT_TRUE(converging);
+        EXPECT_GE(index, cur) << "deleted a shard the target still counts";
+        ASSERT_TRUE(want.has_value());
+        EXPECT_GE(index, *want) << "deleted a shard that is wanted";
+        EXPECT_EQ((*sts)["metadata"]["resourceVersion"], a.resource_version);
+        if (!name_label.empty()) {
+          EXPECT_EQ(name_label, "main");
+          EXPECT_EQ(plan.decision.policy->when_scaled, WhenScaled::Delete);
+        } else {
+          EXPECT_EQ(label(*sts, "shardscaler.io/retained"), "true");
+          EXPECT_EQ(label(*sts, "shardscaler.io/shardset"), "main");
+          auto deadline =
+              parseDeletionTimestamp(annotation(*sts, "operator.prometheus.io/deletion-timestamp"));
+          ASSERT_TRUE(deadline.has_value()) << "deleted with a garbage deadline";
+          EXPECT_FALSE(deadline->isNever());
+          EXPECT_TRUE(deadline->expiredAt(w.now)) << "deleted before its deadline";
+        }
+        break;
+      }
+      case ActionType::DetachStatefulSet:
+        EXPECT_EQ(name_label, "main");
+        if (converging && plan.decision.abandoned_because.empty()) {
+          ASSERT_TRUE(want.has_value());
+          EXPECT_GE(index, *want);
+          EXPECT_TRUE(target_paused || plan.actions.front().type == ActionType::PauseTarget ||
+                      plan.actions.back().type == ActionType::PauseTarget ||
+                      std::ranges::any_of(plan.actions, [](const Action& x) {
+                        return x.type == ActionType::PauseTarget;
+                      }));
+          if (!guarded && !(target_paused && !ours)) {
+            EXPECT_TRUE(ours && acknowledged(target)) << "detached before the pause was seen";
+          }
+        } else {
+          // Undoing: only a shard the operator would delete, while we hold the target paused.
+          EXPECT_TRUE(ours);
+          EXPECT_GE(index, cur);
+        }
+        break;
+      case ActionType::ReattachStatefulSet:
+        if (converging && plan.decision.abandoned_because.empty()) {
+          EXPECT_LT(index, want.value_or(-1));
+          if (!guarded && ours && index >= cur) {
+            EXPECT_TRUE(acknowledged(target));
+            const auto paused_at = timeAnnotation(target, "shardscaler.io/paused-at");
+            ASSERT_TRUE(paused_at.has_value());
+            EXPECT_GE(w.now, *paused_at + settle) << "re-attached within the settle time";
+          }
+        } else {
+          EXPECT_LT(index, cur);
+        }
+        break;
+      case ActionType::LabelStatefulSet: {
+        EXPECT_EQ(name_label, "main");  // only active shards carry the guard label on its own
+        const Json value = a.merge_patch["metadata"]["labels"]["shardscaler.io/shardset"];
+        if (mode == PlanMode::Release) {
+          EXPECT_TRUE(value.is_null());
+        } else {
+          EXPECT_TRUE(converging);
+          EXPECT_EQ(value, "main");
+        }
+        break;
+      }
+      default:
+        ADD_FAILURE() << "unexpected action";
+    }
+  }
+}
+
+Json randomStatefulSet(Rng& rng, int index) {
+  const std::vector<std::string> deadlines = {"2026-11-20T00:00:00Z",
+                                              "2026-11-25T00:00:00Z",
+                                              "2026-11-22T10:00:00Z",
+                                              "2026-11-22T09:59:59Z",
+                                              "0001-01-01T00:00:00Z",
+                                              "garbage",
+                                              ""};
+  Json s;
+  switch (std::uniform_int_distribution<int>(0, 9)(rng)) {
+    case 0:
+    case 1:
+    case 2:
+    case 3:
+      s = attachedSts(index);
+      break;
+    case 4:
+    case 5:
+    case 6:
+      s = retainedSts(index, pick(rng, deadlines));
+      break;
+    case 7:
+      s = retainedSts(index, pick(rng, deadlines));
+      s["metadata"]["labels"]["operator.prometheus.io/name"] = "main";  // re-labelled
+      break;
+    default: {  // foreign in one way or another
+      s = chance(rng, 0.5) ? attachedSts(index) : retainedSts(index, "2026-11-20T00:00:00Z");
+      auto& md = s["metadata"];
+      switch (std::uniform_int_distribution<int>(0, 6)(rng)) {
+        case 0:
+          md["ownerReferences"][0]["uid"] = "other-uid";
+          break;
+        case 1:
+          md["ownerReferences"] = Json::array();
+          break;
+        case 2:
+          md["name"] = "prometheus-other-shard-" + std::to_string(index);
+          break;
+        case 3:
+          md["labels"]["operator.prometheus.io/shard"] = std::to_string(index + 1);
+          break;
+        case 4:
+          md["labels"]["shardscaler.io/shardset"] = "other";
+          md["labels"].erase("operator.prometheus.io/name");
+          break;
+        case 5:
+          md["labels"]["operator.prometheus.io/mode"] = "agent";
+          break;
+        default:
+          md["labels"].erase("operator.prometheus.io/shard");
+          break;
+      }
+    }
+  }
+  if (chance(rng, 0.1)) s["metadata"]["deletionTimestamp"] = "2026-11-22T09:00:00Z";
+  if (chance(rng, 0.5)) {
+    s["metadata"]["annotations"]["shardscaler.io/detached-at"] =
+        pick(rng, std::vector<std::string>{"2026-11-22T09:59:58Z", "2026-11-22T09:59:40Z",
+                                           "2026-11-21T00:00:00Z"});
+  }
+  if (chance(rng, 0.1)) s["metadata"]["labels"].erase("shardscaler.io/shardset");
+  return s;
+}
+
+World randomWorld(Rng& rng) {
+  Json spec = Json::object();
+  const std::vector<int> mins = {-1, 0, 1, 2, 3};
+  if (chance(rng, 0.3)) spec["minShards"] = pick(rng, mins);
+  if (chance(rng, 0.3)) spec["maxShards"] = std::uniform_int_distribution<int>(1, 9)(rng);
+  const std::vector<std::string> whens = {"", "Retain", "Retain", "Delete", "Keep"};
+  const std::vector<std::string> periods = {"", "1h", "3d", "0", "bad"};
+  const std::string when = pick(rng, whens), period = pick(rng, periods);
+  if (!when.empty()) spec["shardRetentionPolicy"]["whenScaled"] = when;
+  if (!period.empty()) spec["shardRetentionPolicy"]["retain"]["retentionPeriod"] = period;
+  World w;
+  w.shard_set = shardSetJson(std::uniform_int_distribution<int>(-1, 9)(rng), spec);
+  if (chance(rng, 0.05)) w.shard_set["spec"].erase("shards");
+
+  if (chance(rng, 0.92)) {
+    Json tspec = Json::object();
+    if (chance(rng, 0.3))
+      tspec["retention"] = pick(rng, std::vector<std::string>{"15d", "bad", ""});
+    if (chance(rng, 0.2)) tspec["retentionSize"] = "10GB";
+    if (chance(rng, 0.3))
+      tspec["shardRetentionPolicy"]["whenScaled"] =
+          pick(rng, whens).empty() ? "Retain" : pick(rng, whens);
+    if (chance(rng, 0.15)) {
+      tspec["shardingStrategy"] = {
+          {"mode", "Topology"},
+          {"topology", {{"values", chance(rng, 0.5) ? Json{"a", "b"} : Json{"a", "b", "c"}}}}};
+    }
+    Json t = targetJson(std::uniform_int_distribution<int>(0, 9)(rng), tspec);
+    if (chance(rng, 0.1)) t["spec"].erase("shards");
+    if (chance(rng, 0.4)) t = pausedBy(t, pick(rng, std::vector<std::string>{"", "main", "other"}));
+    if (chance(rng, 0.1))
+      t["metadata"]["annotations"]["shardscaler.io/paused-by"] = "main";  // stale
+    if (chance(rng, 0.04)) t["metadata"]["deletionTimestamp"] = "2026-11-22T09:00:00Z";
+    if (chance(rng, 0.15)) {
+      t["metadata"]["annotations"].erase("shardscaler.io/claimed-by");
+    } else if (chance(rng, 0.1)) {
+      t["metadata"]["annotations"]["shardscaler.io/claimed-by"] = "other";
+      w.claim_holder_exists = chance(rng, 0.5);
+    }
+    if (t["spec"].value("paused", false) && chance(rng, 0.3)) {
+      t["status"]["paused"] = false;  // the operator has not seen the pause yet
+    }
+    if (chance(rng, 0.5)) {
+      t["metadata"]["annotations"]["shardscaler.io/paused-at"] =
+          pick(rng, std::vector<std::string>{"2026-11-22T09:59:55Z", "2026-11-22T09:59:45Z",
+                                             "2026-11-22T09:59:00Z", "garbage"});
+    }
+    w.target = t;
+  }
+  w.guarded = chance(rng, 0.5);
+  if (chance(rng, 0.1)) w.purpose = PlanPurpose::Release;
+  w.hold = chance(rng, 0.05);
+  for (int i = 0; i < 10; ++i) {
+    if (chance(rng, 0.7)) w.stateful_sets.push_back(randomStatefulSet(rng, i));
+  }
+  return w;
+}
+
+TEST(PlannerProperty, RandomObservationsNeverLeadToUnsafeWrites) {
+  Rng rng(20261122);
+  size_t deletes = 0, detaches = 0, reattaches = 0, unpauses = 0;
+  for (int n = 0; n < 5000; ++n) {
+    const World w = randomWorld(rng);
+    const PlanInput in = w.input();
+    const Plan plan = planShardSet(in);
+    expectSafe(w, in, plan);
+    if (::testing::Test::HasFailure()) {
+      ADD_FAILURE() << "first failing world (" << n << "):\n"
+                    << w.shard_set.dump() << "\n"
+                    << (w.target ? w.target->dump() : "no target") << "\n"
+                    << describe(plan);
+      return;
+    }
+    for (const auto& a : plan.actions) {
+      deletes += a.type == ActionType::DeleteStatefulSet;
+      detaches += a.type == ActionType::DetachStatefulSet;
+      reattaches += a.type == ActionType::ReattachStatefulSet;
+      unpauses += a.type == ActionType::UpdateTarget && a.merge_patch.contains("spec") &&
+                  a.merge_patch["spec"].contains("paused");
+    }
+  }
+  // The generator reaches every kind of write (else the checks above check nothing).
+  EXPECT_GT(deletes, 200u);
+  EXPECT_GT(detaches, 200u);
+  EXPECT_GT(reattaches, 200u);
+  EXPECT_GT(unpauses, 200u);
+}
+
+// A namespace with the target, its StatefulSets and an operator that behaves as docs/design.md §2.
+class Cluster {
+ public:
+  Cluster(uint64_t seed, bool retain) : rng_(seed), retain_(retain) {
+    w_.shard_set = shardSetJson(3, {{"minShards", 1},
+                                    {"maxShards", 8},
+                                    {"shardRetentionPolicy",
+                                     {{"whenScaled", retain ? "Retain" : "Delete"},
+                                      {"retain", {{"retentionPeriod", "1d"}}}}}});
+    w_.target = targetJson(3);
+    w_.stateful_sets = attachedRange(0, 3);
+  }
+
+  void run(int steps) {
+    for (int i = 0; i < steps && !::testing::Test::HasFatalFailure(); ++i) {
+      const int roll = std::uniform_int_distribution<int>(0, 99)(rng_);
+      if (roll < 20) {
+        w_.shard_set["spec"]["shards"] = std::uniform_int_distribution<int>(1, 8)(rng_);
+        w_.shard_set["metadata"]["generation"] =
+            w_.shard_set["metadata"]["generation"].get<int>() + 1;
+      } else if (roll < 60) {
+        reconcile(/*may_crash=*/true);
+      } else if (roll < 85) {
+        operatorStep();
+      } else {
+        w_.now += std::chrono::hours(std::uniform_int_distribution<int>(0, 30)(rng_));
+      }
+    }
+  }
+
+  // No more spec changes or crashes: reconcile and let the operator act until both rest.
+  void settle() {
+    for (int round = 0; round < 30; ++round) {
+      const bool planned = reconcile(/*may_crash=*/false);
+      const bool operated = operatorStep();
+      if (planned || operated) continue;
+      // Both rest; a plan that waits (the settle time after a pause) is requeued that much later.
+      const auto waiting = planShardSet(w_.input()).requeue_after;
+      if (!waiting) return;
+      w_.now += std::chrono::duration_cast<std::chrono::system_clock::duration>(*waiting);
+    }
+    FAIL() << "did not converge";
+  }
+
+  void expectConverged() {
+    const Plan plan = planShardSet(w_.input());
+    const int32_t want = plan.decision.desired->want;
+    const Json& t = *w_.target;
+    EXPECT_EQ(effectiveShards(t), want);
+    EXPECT_FALSE(t["spec"].value("paused", false));
+    EXPECT_EQ(annotation(t, "shardscaler.io/paused-by"), "");
+    std::set<int> attached;
+    for (const auto& s : w_.stateful_sets) {
+      const int index = std::stoi(label(s, "operator.prometheus.io/shard"));
+      if (!label(s, "operator.prometheus.io/name").empty()) {
+        EXPECT_LT(index, want) << s.dump();
+        EXPECT_EQ(label(s, "shardscaler.io/retained"), "") << s.dump();
+        attached.insert(index);
+      } else {
+        EXPECT_TRUE(retain_);
+        EXPECT_GE(index, want) << s.dump();
+        auto d = parseDeletionTimestamp(annotation(s, "operator.prometheus.io/deletion-timestamp"));
+        ASSERT_TRUE(d.has_value());
+        EXPECT_FALSE(d->expiredAt(w_.now)) << s.dump();
+      }
+    }
+    EXPECT_EQ(attached.size(), static_cast<size_t>(want));
+    EXPECT_EQ(plan.status.shards, want);
+    EXPECT_EQ(condition(plan, kConditionReady).status, "True")
+        << condition(plan, kConditionReady).message;
+    if (retain_) {
+      EXPECT_EQ(operator_deletes_, 0) << "the operator deleted a shard's data";
+    }
+  }
+
+  int plannerDeletes() const { return planner_deletes_; }
+
+ private:
+  Json* find(const std::string& name) {
+    for (auto& s : w_.stateful_sets) {
+      if (s["metadata"]["name"] == name) return &s;
+    }
+    return nullptr;
+  }
+
+  std::string nextRv() { return std::to_string(++rv_); }
+
+  // Applies one action as the API server would; false on 404/409.
+  bool apply(const Action& a) {
+    if (a.isTargetAction()) {
+      Json& t = *w_.target;
+      if (t["metadata"]["uid"] != a.uid) return false;
+      if (!a.resource_version.empty() && t["metadata"]["resourceVersion"] != a.resource_version)
+        return false;
+      const Json spec_before = t["spec"];
+      t.merge_patch(a.merge_patch);
+      t["metadata"]["resourceVersion"] = nextRv();
+      if (t["spec"] != spec_before) {
+        t["metadata"]["generation"] = t["metadata"]["generation"].get<int64_t>() + 1;
+      }
+      return true;
+    }
+    Json* s = find(a.object_name);
+    if (s == nullptr || (*s)["metadata"]["uid"] != a.uid) return false;
+    if (a.type == ActionType::DeleteStatefulSet) {
+      if ((*s)["metadata"]["resourceVersion"] != a.resource_version) return false;
+      std::erase_if(w_.stateful_sets,
+                    [&](const Json& x) { return x["metadata"]["name"] == a.object_name; });
+      ++planner_deletes_;
+      return true;
+    }
+    s->merge_patch(a.merge_patch);
+    (*s)["metadata"]["resourceVersion"] = nextRv();
+    return true;
+  }
+
+  // One plan, applied in order; with may_crash, cut short at a random point, and the operator
+  // may act between two writes. Returns whether the plan had actions.
+  bool reconcile(bool may_crash) {
+    const PlanInput in = w_.input();
+    const Plan plan = planShardSet(in);
+    expectSafe(w_, in, plan);
+    if (::testing::Test::HasFailure()) {
+      ADD_FAILURE() << "unsafe plan in the cluster:\n" << describe(plan);
+      return false;
+    }
+    size_t stop = plan.actions.size();
+    if (may_crash && chance(rng_, 0.5)) stop = std::uniform_int_distribution<size_t>(0, stop)(rng_);
+    for (size_t i = 0; i < stop; ++i) {
+      if (!apply(plan.actions[i])) break;
+      if (may_crash && chance(rng_, 0.2)) operatorStep();
+    }
+    return !plan.actions.empty();
+  }
+
+  // The operator, unless paused: deletes what it selects beyond spec.shards, creates what is
+  // missing, and puts its labels back on an existing StatefulSet it expected (AlreadyExists).
+  bool operatorStep() {
+    Json& t = *w_.target;
+    // Reports in its status whether it saw the pause, for the generation it saw (§11).
+    const bool paused = t["spec"].value("paused", false);
+    const Json& generation = t["metadata"]["generation"];
+    const Json status{{"paused", paused},
+                      {"conditions",
+                       {{{"type", "Available"}, {"observedGeneration", generation}},
+                        {{"type", "Reconciled"}, {"observedGeneration", generation}}}}};
+    if (t.value("status", Json()) != status) {
+      t["status"] = status;
+      t["metadata"]["resourceVersion"] = nextRv();
+      return true;
+    }
+    if (paused) return false;
+    const int64_t n = effectiveShards(t);
+    bool changed = false;
+    const size_t before = w_.stateful_sets.size();
+    std::erase_if(w_.stateful_sets, [&](const Json& s) {
+      return label(s, "operator.prometheus.io/name") == "main" &&
+             std::stoi(label(s, "operator.prometheus.io/shard")) >= n;
+    });
+    operator_deletes_ += static_cast<int>(before - w_.stateful_sets.size());
+    changed = before != w_.stateful_sets.size();
+    for (int i = 0; i < n; ++i) {
+      if (Json* s = find(stsName(i))) {
+        if (label(*s, "operator.prometheus.io/name").empty()) {
+          (*s)["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
+          (*s)["metadata"]["resourceVersion"] = nextRv();
+          changed = true;
+        }
+        continue;
+      }
+      Json s = attachedSts(i);
+      s["metadata"]["uid"] = "sim-uid-" + std::to_string(++uid_);
+      s["metadata"]["resourceVersion"] = nextRv();
+      w_.stateful_sets.push_back(std::move(s));
+      changed = true;
+    }
+    return changed;
+  }
+
+  Rng rng_;
+  bool retain_;
+  World w_;
+  int rv_ = 2000;
+  int uid_ = 0;
+  int operator_deletes_ = 0;
+  int planner_deletes_ = 0;
+};
+
+TEST(PlannerProperty, InterruptedScalingAlwaysConvergesWithNothingLost) {
+  int expired_deletes = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    const bool retain = seed % 3 != 0;
+    SCOPED_TRACE("seed " + std::to_string(seed) + (retain ? " Retain" : " Delete"));
+    Cluster cluster(seed, retain);
+    cluster.run(80);
+    cluster.settle();
+    cluster.expectConverged();
+    if (::testing::Test::HasFailure()) return;
+    if (retain) expired_deletes += cluster.plannerDeletes();
+  }
+  EXPECT_GT(expired_deletes, 50) << "retained shards never expired in the simulation";
+}
+
+}  // namespace
+}  // namespace shardscaler::retention
