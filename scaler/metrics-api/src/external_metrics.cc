@@ -7,6 +7,7 @@
 #include <map>
 
 #include "shardscaler/api/field_names.h"
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/duration.h"
 
@@ -107,7 +108,13 @@ std::string MilliQuantity::toString() const {
   return std::to_string(milli) + "m";
 }
 
-int64_t rateMilli(double samples_per_second) {
+std::optional<int64_t> rateMilli(double samples_per_second) {
+  // The bound is checked first: llround of a value past int64's range is unspecified, and the
+  // product past it undefined.
+  if (!std::isfinite(samples_per_second) || samples_per_second < 0 ||
+      samples_per_second > kMaxShardSamplesPerSecond) {
+    return std::nullopt;
+  }
   return std::llround(samples_per_second * 100.0) * 10;
 }
 
@@ -149,8 +156,9 @@ std::expected<FreshIngestion, MetricFailure> freshIngestion(
   return FreshIngestion{std::move(ingestion), last_update};
 }
 
-// The total and the busiest of the active shards' rates (indexes below `active`), in milli
-// samples/s; every active shard must have one.
+// The total and the busiest of the active shards' rates (indexes below `active`, at most
+// api::kShardCountMaximum), in milli samples/s; every active shard must have one, within
+// kMaxShardSamplesPerSecond, so that the total fits.
 struct ActiveRates {
   int64_t total_milli = 0;
   int64_t max_milli = 0;
@@ -168,7 +176,17 @@ std::expected<ActiveRates, MetricFailure> activeRates(const Json& ingestion, int
     if (rate == entry.end() || !rate->is_number()) continue;
     const double v = rate->get<double>();
     if (!std::isfinite(v) || v < 0) continue;
-    milli_by_index[entry[field::kIndex].get<int64_t>()] = rateMilli(v);
+    const int64_t index = entry[field::kIndex].get<int64_t>();
+    const auto milli = rateMilli(v);
+    if (!milli) {
+      if (index < 0 || index >= active) continue;  // a retained shard's rate counts for nothing
+      char shown[32];
+      std::snprintf(shown, sizeof shown, "%.3g", v);
+      return std::unexpected(failure(
+          "RateOutOfRange", "shard " + std::to_string(index) + " of " + who + " has a rate of " +
+                                shown + " samples/s, more than the 1e12 a value is given for"));
+    }
+    milli_by_index[index] = *milli;
   }
   std::vector<int64_t> missing;
   ActiveRates rates;
@@ -209,13 +227,20 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
               "known which shards are active"));
   }
   const int64_t active = target_shards->get<int64_t>();
-  auto rates = activeRates(fresh->ingestion, active, who);
-  if (!rates) return std::unexpected(rates.error());
   if (active <= 0) {
     return std::unexpected(failure(
         "TargetShardsUnknown",
         who + " reports no active shard (status.targetShards " + std::to_string(active) + ")"));
   }
+  // The work of one request is bounded by what a ShardSet may have, not by what its status says.
+  if (active > api::kShardCountMaximum) {
+    return std::unexpected(failure(
+        "TargetShardsUnknown", who + " reports status.targetShards " + std::to_string(active) +
+                                   ", more than the " + std::to_string(api::kShardCountMaximum) +
+                                   " shards a ShardSet may have"));
+  }
+  auto rates = activeRates(fresh->ingestion, active, who);
+  if (!rates) return std::unexpected(rates.error());
 
   MetricValue value{.shard_set = shard_set[field::kMetadata].value(field::kName, ""),
                     .value = {},
@@ -235,7 +260,13 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
             who + " has no status.recommendedShards: spec.ingestion.targetSamplesPerShard is "
                   "not set"));
       }
-      value.value.milli = recommended->get<int64_t>() * 1000;
+      const int64_t shards = recommended->get<int64_t>();
+      if (shards < 0 || shards > api::kShardCountMaximum) {
+        return std::unexpected(failure(
+            "NoRecommendation", who + " has status.recommendedShards " + std::to_string(shards) +
+                                    ", outside 0.." + std::to_string(api::kShardCountMaximum)));
+      }
+      value.value.milli = shards * 1000;
       break;
     }
   }
