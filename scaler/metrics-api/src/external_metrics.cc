@@ -30,9 +30,22 @@ constexpr std::array<MetricInfo, 3> kMetrics = {{
 
 constexpr auto kDefaultInterval = std::chrono::seconds(30);
 
+// object[key] when it is a string, else "": a ShardSet is read back from the API server, where
+// anyone with write access to its status could have put any type.
+std::string stringAt(const Json& object, std::string_view key) {
+  if (!object.is_object()) return "";
+  auto value = object.find(key);
+  return value != object.end() && value->is_string() ? value->get<std::string>() : "";
+}
+
+// metadata.namespace/name, "" for what is missing or not a string.
+std::string metadataField(const Json& shard_set, std::string_view name) {
+  auto metadata = shard_set.find(field::kMetadata);
+  return metadata == shard_set.end() ? "" : stringAt(*metadata, name);
+}
+
 std::string keyOf(const Json& shard_set) {
-  const Json& metadata = shard_set.value(field::kMetadata, Json::object());
-  return metadata.value(field::kNamespace, "") + "/" + metadata.value(field::kName, "");
+  return metadataField(shard_set, field::kNamespace) + "/" + metadataField(shard_set, field::kName);
 }
 
 std::string seconds(std::chrono::nanoseconds d) {
@@ -134,24 +147,29 @@ std::expected<FreshIngestion, MetricFailure> freshIngestion(
         "NoRates", who + " has no ingestion rates in its status: set spec.ingestion, and wait "
                          "for shardscaler's first query"));
   }
-  if (const std::string error = ingestion.value(field::kError, ""); !error.empty()) {
+  if (const std::string error = stringAt(ingestion, field::kError); !error.empty()) {
     return std::unexpected(
         failure("QueryFailed", "the last ingestion query of " + who + " failed: " + error));
   }
-  const std::string last_update = ingestion.value(field::kLastUpdate, "");
+  const std::string last_update = stringAt(ingestion, field::kLastUpdate);
   const auto updated = k8s::parseRfc3339(last_update);
-  if (!updated) {
+  // Years 0000..9999 parse, but only 1677..2262 fit a time_point in nanoseconds.
+  const auto updated_at = updated ? updated->toTimePoint() : std::nullopt;
+  if (!updated_at) {
     return std::unexpected(failure(
         "NoRates", who + " has no valid status.ingestion.lastUpdate (\"" + last_update + "\")"));
   }
   const auto interval = intervalOf(shard_set);
   const auto max_age = maxRateAge(interval, policy);
-  const auto age = now - std::chrono::system_clock::time_point(updated->seconds);
-  if (age > max_age) {
+  // In seconds: the difference of two such time points may not fit in nanoseconds.
+  const auto age = std::chrono::floor<std::chrono::seconds>(now) -
+                   std::chrono::floor<std::chrono::seconds>(*updated_at);
+  if (age > std::chrono::ceil<std::chrono::seconds>(max_age)) {
     return std::unexpected(failure(
-        "StaleRates", "the rates of " + who + " are from " + last_update + ", " + seconds(age) +
-                          " ago, older than " + seconds(max_age) + " (spec.ingestion.interval " +
-                          seconds(interval) + "): shardscaler has written no newer status"));
+        "StaleRates", "the rates of " + who + " are from " + last_update + ", " +
+                          std::to_string(age.count()) + "s ago, older than " + seconds(max_age) +
+                          " (spec.ingestion.interval " + seconds(interval) +
+                          "): shardscaler has written no newer status"));
   }
   return FreshIngestion{std::move(ingestion), last_update};
 }
@@ -216,7 +234,8 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
                                                       std::chrono::system_clock::time_point now,
                                                       const StalenessPolicy& policy) {
   const std::string who = "ShardSet " + keyOf(shard_set);
-  const Json status = shard_set.value(field::kStatus, Json::object());
+  const Json status =
+      shard_set.is_object() ? shard_set.value(field::kStatus, Json::object()) : Json::object();
   auto fresh = freshIngestion(shard_set, status, who, now, policy);
   if (!fresh) return std::unexpected(fresh.error());
   const auto target_shards = status.find(field::kTargetShards);
@@ -242,7 +261,7 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
   auto rates = activeRates(fresh->ingestion, active, who);
   if (!rates) return std::unexpected(rates.error());
 
-  MetricValue value{.shard_set = shard_set[field::kMetadata].value(field::kName, ""),
+  MetricValue value{.shard_set = metadataField(shard_set, field::kName),
                     .value = {},
                     .timestamp = fresh->last_update};
   switch (kind) {

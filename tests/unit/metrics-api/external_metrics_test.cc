@@ -151,6 +151,23 @@ TEST(ExternalMetrics, WorkAndArithmeticAreBoundedWhateverTheStatusSays) {
   // A retained shard's rate is not read.
   EXPECT_TRUE(metricValue(shardSet({1, 1e300}, 1), MetricKind::SamplesPerSecond, kNow, {}));
 
+  // Found by fuzz_metric_value: a lastUpdate outside 1677..2262 overflowed the nanosecond time
+  // point (UBSan), and a ShardSet without metadata or with a non-string error threw.
+  for (const char* year : {"0100-01-01T00:00:00Z", "9999-12-31T23:59:59Z"}) {
+    EXPECT_EQ(
+        metricValue(shardSet({1}, 1, year), MetricKind::SamplesPerSecond, kNow, {}).error().reason,
+        "NoRates")
+        << year;
+  }
+  Json no_metadata = shardSet({1});
+  no_metadata.erase("metadata");
+  auto unnamed = metricValue(no_metadata, MetricKind::SamplesPerSecond, kNow, {});
+  ASSERT_TRUE(unnamed.has_value());
+  EXPECT_EQ(unnamed->shard_set, "");
+  Json numeric_error = shardSet({1});
+  numeric_error["status"]["ingestion"]["error"] = 42;
+  EXPECT_TRUE(metricValue(numeric_error, MetricKind::SamplesPerSecond, kNow, {}));
+
   Json recommended = shardSet({1});
   recommended["status"]["recommendedShards"] = int64_t{1} << 60;
   EXPECT_EQ(metricValue(recommended, MetricKind::RecommendedShards, kNow, {}).error().reason,
