@@ -12,11 +12,22 @@ namespace {
 
 using Json = nlohmann::json;
 
+// metadata.name, "" when it is missing or not a string (a list item is whatever was stored).
+std::string nameOf(const Json& object) {
+  if (!object.is_object()) return "";
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return "";
+  auto name = metadata->find("name");
+  return name != metadata->end() && name->is_string() ? name->get<std::string>() : "";
+}
+
 serving::Response errorResponse(const ApiError& error, RequestOutcome& outcome) {
   outcome.status = error.status;
   if (outcome.reason.empty()) outcome.reason = error.reason;
   outcome.message = error.message;
-  return serving::Response::json(error.status, statusJson(error).dump());
+  // A message may quote the request (its path), whose bytes need not be UTF-8.
+  return serving::Response::json(
+      error.status, statusJson(error).dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 
 std::string routeName(Route route) {
@@ -181,10 +192,10 @@ serving::Response MetricsApiHandler::serveMetric(const ApiRequest& request,
   }
   std::vector<const Json*> selected;
   for (const Json& candidate : candidates) {
-    const std::string name = candidate["metadata"].value("name", "");
+    const std::string name = nameOf(candidate);
     if (request.selector.matches({{shard_set_label, name}})) selected.push_back(&candidate);
   }
-  std::ranges::sort(selected, {}, [](const Json* j) { return (*j)["metadata"].value("name", ""); });
+  std::ranges::sort(selected, {}, [](const Json* j) { return nameOf(*j); });
   if (selected.empty() && !request.selector.empty()) {
     outcome.reason = "NoShardSet";
     return errorResponse({404, "NotFound",

@@ -173,6 +173,35 @@ TEST_F(MetricsApiHandlerTest, AnUnknownShardSetIsNotFound) {
   EXPECT_THAT(response.body, HasSubstr("no ShardSet in namespace monitoring matches"));
 }
 
+// Found by fuzz_metrics_api_request: a path or a user header that is not UTF-8 made the JSON of
+// the answer throw (nlohmann type_error 316) instead of answering.
+TEST_F(MetricsApiHandlerTest, BytesThatAreNotUtf8AreAnsweredNotThrown) {
+  auto response = handle(request("/apis/\xff\x9f/v1"));
+  EXPECT_EQ(response.status, 404);
+  EXPECT_FALSE(json::parse(response.body, nullptr, false).is_discarded()) << response.body;
+
+  // A namespace that is not a DNS label is not one: 404, and no SubjectAccessReview names it.
+  response =
+      handle(request("/apis/external.metrics.k8s.io/v1beta1/namespaces/moni\xfftoring/"
+                     "shardscaler_samples_per_second",
+                     "labelSelector=shardset%3Dmain"));
+  EXPECT_EQ(response.status, 404);
+  EXPECT_FALSE(json::parse(response.body, nullptr, false).is_discarded()) << response.body;
+
+  // Found by the same target: a listed ShardSet without metadata made value() throw on null.
+  client_.shard_sets["monitoring/nameless"] = json{{"spec", json::object()}};
+  EXPECT_EQ(handle(request(kMetricPath, "labelSelector=shardset%3Dmain")).status, 200);
+
+  auto user = request(kMetricPath, "labelSelector=shardset%3Dmain");
+  user.headers = {{"X-Remote-User", "system:\xc0\xaf"}};
+  EXPECT_EQ(handle(user).status, 401);
+  auto cn = request(kMetricPath, "labelSelector=shardset%3Dmain");
+  cn.peer.subject_common_name = "front-proxy-cl\xff";
+  response = handle(cn);
+  EXPECT_EQ(response.status, 401);
+  EXPECT_FALSE(json::parse(response.body, nullptr, false).is_discarded()) << response.body;
+}
+
 TEST_F(MetricsApiHandlerTest, DirectAndAnonymousCallersAre401BeforeAnyRoute) {
   serving::Request direct = request(kMetricPath, "labelSelector=shardset%3Dmain");
   direct.peer = {};
