@@ -21,13 +21,17 @@ std::string nameOf(const Json& object) {
   return name != metadata->end() && name->is_string() ? name->get<std::string>() : "";
 }
 
+// What the client sent (a label selector, a path) may be any bytes, and an error repeats it: what
+// is not UTF-8 is replaced rather than thrown on (a 500 where a 400 is due).
+std::string jsonText(const Json& document) {
+  return document.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 serving::Response errorResponse(const ApiError& error, RequestOutcome& outcome) {
   outcome.status = error.status;
   if (outcome.reason.empty()) outcome.reason = error.reason;
   outcome.message = error.message;
-  // A message may quote the request (its path), whose bytes need not be UTF-8.
-  return serving::Response::json(
-      error.status, statusJson(error).dump(-1, ' ', false, Json::error_handler_t::replace));
+  return serving::Response::json(error.status, jsonText(statusJson(error)));
 }
 
 std::string routeName(Route route) {
@@ -108,11 +112,11 @@ serving::Response MetricsApiHandler::answer(const serving::Request& request,
   outcome.status = 200;
   switch (parsed->route) {
     case Route::GroupList:
-      return serving::Response::json(200, apiGroupList().dump());
+      return serving::Response::json(200, jsonText(apiGroupList()));
     case Route::Group:
-      return serving::Response::json(200, apiGroup().dump());
+      return serving::Response::json(200, jsonText(apiGroup()));
     case Route::ResourceList:
-      return serving::Response::json(200, apiResourceList().dump());
+      return serving::Response::json(200, jsonText(apiResourceList()));
     case Route::OpenApiV2: {
       const OpenApiDocument& document = openApiV2();
       serving::Response response;
@@ -219,7 +223,7 @@ serving::Response MetricsApiHandler::serveMetric(const ApiRequest& request,
   }
   outcome.values = static_cast<int>(values.size());
   return serving::Response::json(
-      200, externalMetricValueList(metricName(request.metric), values).dump());
+      200, jsonText(externalMetricValueList(metricName(request.metric), values)));
 }
 
 }  // namespace shardscaler::metrics_api

@@ -133,6 +133,7 @@ class Service {
         http_(HttpServer::Handlers{
             .metrics = [this] { return metrics_.serialize(); },
             .readiness = [this] { return readiness(); },
+            .liveness = [this] { return liveness(); },
             .degraded = [this](std::string_view reason) { metrics_.incDegraded(reason); },
         }) {
     if (options.webhook_bind_address) {
@@ -201,6 +202,12 @@ class Service {
     } else {
       cache_failures_.erase(std::string(r.resource));
     }
+  }
+
+  // What a restart would cure: a server thread that has died.
+  std::expected<void, std::string> liveness() const {
+    if (guard_) return guard_->liveness();
+    return {};
   }
 
   std::expected<void, std::string> readiness() const {

@@ -152,6 +152,19 @@ TEST_F(MetricsApiHandlerTest, ServesTheTotalOfAShardSet) {
   EXPECT_EQ(outcomes_[0].values, 1);
 }
 
+// A selector that is not UTF-8 once decoded: the error repeats it, and must still be a 400
+// Status, not a 500 from a JSON encoder that throws on invalid UTF-8.
+TEST_F(MetricsApiHandlerTest, ASelectorThatIsNotUtf8IsABadRequest) {
+  for (const char* query :
+       {"labelSelector=%FF", "labelSelector=shardset%3D%FF%FE", "labelSelector=%C3%28%3Dx"}) {
+    auto response = handle(request(kMetricPath, query));
+    EXPECT_EQ(response.status, 400) << query << ": " << response.body;
+    json status = json::parse(response.body, nullptr, false);
+    ASSERT_FALSE(status.is_discarded()) << query;
+    EXPECT_EQ(status["reason"], "BadRequest") << query;
+  }
+}
+
 TEST_F(MetricsApiHandlerTest, AStaleShardSetIsAnErrorNeverAZero) {
   auto response = handle(request(kMetricPath, "labelSelector=shardset%3Dold"));
   EXPECT_EQ(response.status, 503);
