@@ -15,7 +15,21 @@ function(shardscaler_unit_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main
                                         shardscaler::build_options)
+  if(ARG_LABEL STREQUAL "unit" AND NOT SHARDSCALER_UNIT_TESTS_IN_ALL)
+    set_target_properties(${name} PROPERTIES EXCLUDE_FROM_ALL TRUE)
+  endif()
   gtest_discover_tests(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT 120 DISCOVERY_TIMEOUT 60)
+  set_property(GLOBAL APPEND PROPERTY SHARDSCALER_TESTS_${ARG_LABEL} ${name})
+endfunction()
+
+# shardscaler_label_target(<label>): a target <label>_tests that builds every test executable of
+# that label and nothing else (the sanitizer builds run only the unit tests).
+function(shardscaler_label_target label)
+  get_property(executables GLOBAL PROPERTY SHARDSCALER_TESTS_${label})
+  add_custom_target(${label}_tests)
+  if(executables)
+    add_dependencies(${label}_tests ${executables})
+  endif()
 endfunction()
 
 # shardscaler_server_test(<name> LABEL integration|e2e [TIMEOUT s] SOURCES ... LIBS ...)

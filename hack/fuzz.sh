@@ -3,7 +3,7 @@
 # clang, ASan and UBSan in build-fuzz, then runs each for a bounded time from its seed corpus
 # (tests/fuzz/corpus/<target>, read only; new inputs go to a temporary directory). Any crash,
 # sanitizer report, leak or timeout fails the run and leaves the input in build-fuzz/crashes.
-# usage: hack/fuzz.sh [SECONDS per target, default 20] [TARGET...]
+# usage: hack/fuzz.sh [SECONDS per target, default 20] [TARGET...] (hack/test.sh gives 15)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$SHARDSCALER_ROOT"
@@ -26,6 +26,7 @@ mkdir -p "$crashes"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 failed=()
+total_runs=0
 for t in "${targets[@]}"; do
   seeds=tests/fuzz/corpus/$t
   [ -d "$seeds" ] || die "no seed corpus for $t (want $seeds)"
@@ -42,6 +43,8 @@ for t in "${targets[@]}"; do
   fi
   grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$scratch/$t.log" |
     tr '\n' ' ' | sed "s/^/    /;s/\$/\n/"
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$scratch/$t.log")
+  total_runs=$((total_runs + ${runs:-0}))
 done
 [ ${#failed[@]} -eq 0 ] || die "fuzz target(s) failed: ${failed[*]} (inputs in $crashes)"
-log "fuzz: ${#targets[@]} target(s) ran ${seconds}s each without a failure"
+log "fuzz: ${#targets[@]} target(s) ran ${seconds}s each, $total_runs inputs, without a failure"

@@ -47,8 +47,7 @@ void dropManagedFields(Json& object) {
 
 Informer::Informer(KubeClient& client, Resource resource, const InformerOptions& options,
                    const Clock& clock)
-    : clock_(clock),
-      resync_period_(options.resync_period),
+    : resync_period_(options.resync_period),
       store_(options.indexers),
       reflector_(client, std::move(resource), reflectorOptions(options), *this, clock),
       lifecycle_(clock) {}

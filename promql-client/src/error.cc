@@ -30,6 +30,8 @@ std::string_view toString(ErrorKind kind) {
       return "http";
     case ErrorKind::Config:
       return "config";
+    case ErrorKind::ResponseTooLarge:
+      return "response_too_large";
   }
   return "unknown";
 }

@@ -1,5 +1,6 @@
 #include "shardscaler/promql_client/prometheus_client.h"
 
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
@@ -14,7 +15,10 @@ namespace shardscaler::promql {
 namespace {
 
 constexpr size_t kMaxQueryInMessage = 300;
-constexpr size_t kMaxBodyInMessage = 300;
+// Of a body that is not an API response: in Error::detail (logs) only, never in the message.
+constexpr size_t kMaxBodyInDetail = 300;
+// Of the API's own error text, which goes into the message.
+constexpr size_t kMaxApiErrorInMessage = 200;
 
 std::unexpected<Error> configError(std::string message) {
   return std::unexpected(makeError(ErrorKind::Config, std::move(message)));
@@ -47,9 +51,35 @@ std::string quoteForMessage(std::string_view text, size_t max) {
   return out;
 }
 
+// The first line of the API's error text, printable ASCII only and bounded: what the server
+// says about the query, without whatever else a body may carry.
+std::string apiErrorLine(std::string_view text) {
+  text = text.substr(0, text.find_first_of("\r\n"));
+  std::string out;
+  for (char c : text.substr(0, kMaxApiErrorInMessage)) {
+    out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  }
+  if (text.size() > kMaxApiErrorInMessage) out += "...";
+  return out;
+}
+
+// Where libcurl writes a response body: it stops taking bytes past `max`, which makes libcurl
+// abort the transfer (CURLE_WRITE_ERROR).
+struct BodySink {
+  std::string* body;
+  size_t max;
+  bool too_large = false;
+};
+
 size_t appendBody(char* data, size_t size, size_t count, void* user) {
-  static_cast<std::string*>(user)->append(data, size * count);
-  return size * count;
+  auto* sink = static_cast<BodySink*>(user);
+  const size_t n = size * count;
+  if (n > sink->max - std::min(sink->max, sink->body->size())) {
+    sink->too_large = true;
+    return 0;
+  }
+  sink->body->append(data, n);
+  return n;
 }
 
 struct CurlSlist {
@@ -127,6 +157,11 @@ Result<std::unique_ptr<PrometheusClient>> PrometheusClient::create(ClientOptions
     return configError("Prometheus URL " + quoteForMessage(url, 200) +
                        " must start with http:// or https://");
   }
+  if (url.find_first_of("?#") != std::string::npos) {
+    return configError("Prometheus URL " + quoteForMessage(url, 200) +
+                       " must not have a query or a fragment: the client appends the API's path "
+                       "and parameters");
+  }
   while (!url.empty() && url.back() == '/') url.pop_back();
   const int auth_methods = (options.bearer_token.empty() ? 0 : 1) +
                            (options.bearer_token_file.empty() ? 0 : 1) +
@@ -141,6 +176,10 @@ Result<std::unique_ptr<PrometheusClient>> PrometheusClient::create(ClientOptions
   }
   if (options.timeout <= std::chrono::milliseconds::zero()) {
     return configError("Prometheus client for " + url + ": the timeout must be positive");
+  }
+  if (options.max_response_bytes == 0) {
+    return configError("Prometheus client for " + url +
+                       ": the largest response it reads must be positive");
   }
   auto state = std::make_unique<State>(std::move(options));
   return std::unique_ptr<PrometheusClient>(new PrometheusClient(std::move(state)));
@@ -225,23 +264,27 @@ Result<QueryResult> PrometheusClient::State::call(const ApiCall& api_call) {
   auto decoded = decodeApiResponse(response->body);
   const bool ok_status = response->status >= 200 && response->status < 300;
   if (!decoded) {
+    // Whatever the URL names answered something else than the API: say so, but keep its text
+    // out of the message (it may be any service's page or data) and in the detail, for logs.
     Error error = makeError(ok_status ? ErrorKind::Decode : ErrorKind::Http, "",
                             static_cast<int>(response->status));
+    const std::string size = std::to_string(response->body.size()) + " bytes";
     if (ok_status) {
-      error.message = "the response is not a Prometheus API response (" + decoded.error() +
-                      ") from " + method + context;
+      error.message = "the response (" + size + ") from " + method + context +
+                      " is not a Prometheus API response";
+      error.detail = decoded.error().substr(0, kMaxBodyInDetail);
     } else {
-      error.message =
-          method + context + " answered HTTP " + std::to_string(response->status) +
-          " without an API error body: " + quoteForMessage(response->body, kMaxBodyInMessage);
+      error.message = method + context + " answered HTTP " + std::to_string(response->status) +
+                      " without a Prometheus API error body (" + size + ")";
+      error.detail = quoteForMessage(response->body, kMaxBodyInDetail);
     }
     return fail(std::move(error));
   }
   if (!decoded->success) {
     Error error = makeError(errorKindFromApiType(decoded->error_type),
-                            decoded->error + " (" + method + context + ")",
+                            apiErrorLine(decoded->error) + " (" + method + context + ")",
                             static_cast<int>(response->status));
-    error.error_type = decoded->error_type;
+    error.error_type = apiErrorLine(decoded->error_type);
     error.warnings = std::move(decoded->warnings);
     return fail(std::move(error));
   }
@@ -288,8 +331,12 @@ Result<HttpResponse> PrometheusClient::State::perform(CURL* curl, const std::str
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.list);
   applyClientOptions(curl, options);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  BodySink sink{.body = &response.body, .max = options.max_response_bytes};
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, &appendBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+  // Refuses at once a body whose Content-Length is already too large; the sink stops the rest.
+  curl_easy_setopt(curl, CURLOPT_MAXFILESIZE_LARGE,
+                   static_cast<curl_off_t>(options.max_response_bytes));
 
   const CURLcode code = curl_easy_perform(curl);
   long new_connections = 0;
@@ -300,6 +347,14 @@ Result<HttpResponse> PrometheusClient::State::perform(CURL* curl, const std::str
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, nullptr);
 
   const std::string method = use_get ? "GET " : "POST ";
+  if (sink.too_large || code == CURLE_FILESIZE_EXCEEDED) {
+    return std::unexpected(makeError(
+        ErrorKind::ResponseTooLarge,
+        "the response from " + method + context + " is larger than " +
+            std::to_string(options.max_response_bytes) +
+            " bytes; the client stopped reading it (a query that returns fewer series, or a URL "
+            "that names a Prometheus, fits)"));
+  }
   if (code == CURLE_OPERATION_TIMEDOUT) {
     return std::unexpected(
         makeError(ErrorKind::ClientTimeout,

@@ -21,6 +21,7 @@
 
 #include "shardscaler/e2e/deploy_rbac.h"
 #include "shardscaler/e2e/guard_webhook.h"
+#include "shardscaler/e2e/hand_built_shards.h"
 #include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/e2e/shardscaler_metrics.h"
@@ -41,9 +42,7 @@ const k8s::Resource kWebhookConfigurations{"admissionregistration.k8s.io", "v1",
 constexpr const char* kWebhookConfiguration = "shardscaler-guard";
 constexpr const char* kGuardedLabel = "e2e.shardscaler.io/guarded-by";
 
-std::string shardName(int index) {
-  return index == 0 ? "prometheus-main" : "prometheus-main-shard-" + std::to_string(index);
-}
+std::string shardName(int index) { return handBuiltShardName(index); }
 
 // Rights of a plain user on StatefulSets.
 std::string userRoles(const std::string& ns) {
@@ -58,65 +57,9 @@ std::string userRoles(const std::string& ns) {
          "subjects: [{kind: User, name: user-1, apiGroup: rbac.authorization.k8s.io}]\n";
 }
 
-// The target, ShardSet and shard StatefulSets of the other namespace, made as the operator and
-// shardscaler would have them: Prometheus main with `shards`, ShardSet main asking for as many.
-void buildByHand(const std::string& ns, int shards) {
-  apply(
-      "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: main, "
-      "namespace: " +
-      ns + "}\nspec: {replicas: 1, shards: " + std::to_string(shards) + "}\n");
-  apply(shardSetYaml(ns, "main",
-                     {.shards = shards, .when_scaled = "Retain", .retention_period = "1h"}));
-}
-Json shardStatefulSet(const std::string& ns, int index) {
-  const Json target = getOrNull(kPrometheuses, ns, "main");
-  const std::string app = "guard-e2e-" + std::to_string(index);
-  return {{"apiVersion", "apps/v1"},
-          {"kind", "StatefulSet"},
-          {"metadata",
-           {{"name", shardName(index)},
-            {"namespace", ns},
-            {"labels",
-             {{"app.kubernetes.io/managed-by", "prometheus-operator"},
-              {"operator.prometheus.io/name", "main"},
-              {"operator.prometheus.io/mode", "server"},
-              {"operator.prometheus.io/shard", std::to_string(index)},
-              {"shardscaler.io/shardset", "main"}}},
-            {"ownerReferences",
-             {{{"apiVersion", "monitoring.coreos.com/v1"},
-               {"kind", "Prometheus"},
-               {"name", "main"},
-               {"uid", target.is_object() ? target["metadata"]["uid"] : Json("")},
-               {"controller", true}}}}}},
-          {"spec",
-           {{"replicas", 0},
-            {"serviceName", ""},
-            {"selector", {{"matchLabels", {{"app", app}}}}},
-            {"template",
-             {{"metadata", {{"labels", {{"app", app}}}}},
-              {"spec", {{"containers", {{{"name", "prometheus"}, {"image", "none"}}}}}}}}}}};
-}
-void createActiveShard(const std::string& ns, int index) {
-  auto r = adminClient().create(k8s::resources::statefulSets(), ns, shardStatefulSet(ns, index));
-  if (!r) throw std::runtime_error("create shard: " + r.error().describe());
-}
-// Detached as shardscaler detaches: no operator.prometheus.io/name, retained, a deadline.
-void createRetainedShard(const std::string& ns, int index, const std::string& deadline) {
-  Json sts = shardStatefulSet(ns, index);
-  sts["metadata"]["labels"].erase("operator.prometheus.io/name");
-  sts["metadata"]["labels"]["shardscaler.io/retained"] = "true";
-  sts["metadata"]["annotations"] = {
-      {"operator.prometheus.io/deletion-timestamp", deadline},
-      {"shardscaler.io/detached-labels", R"({"operator.prometheus.io/name":"main"})"}};
-  auto r = adminClient().create(k8s::resources::statefulSets(), ns, sts);
-  if (!r) throw std::runtime_error("create retained shard: " + r.error().describe());
-}
+void buildByHand(const std::string& ns, int shards) { buildTargetByHand(ns, shards); }
+Json shardStatefulSet(const std::string& ns, int index) { return handBuiltShard(ns, index); }
 
-// The StatefulSet exists and no deletion has started.
-bool intact(const std::string& ns, const std::string& name) {
-  const Json sts = getOrNull(k8s::resources::statefulSets(), ns, name);
-  return sts.is_object() && !sts["metadata"].contains("deletionTimestamp");
-}
 ::testing::AssertionResult waitGone(const std::string& ns, const std::string& name,
                                     std::chrono::seconds timeout = 60s) {
   std::string last;
@@ -360,7 +303,10 @@ TEST_F(GuardTest, MembersOfSystemMastersMayDeleteAnyShard) {
   }
 }
 
-TEST_F(GuardTest, UnmanagedStatefulSetsAndActiveShardUpdatesNeverReachTheGuard) {
+// StatefulSets no ShardSet manages never reach the guard. Updates of managed ones do (an active
+// shard's index or labels changed by hand would let a later DELETE through), and those that leave
+// what the rules read alone pass, unread.
+TEST_F(GuardTest, UnmanagedStatefulSetsNeverReachTheGuardAndPlainUpdatesPassIt) {
   buildByHand(other_ns_, 2);
   createActiveShard(other_ns_, 1);
   Json plain = shardStatefulSet(other_ns_, 7);
@@ -368,16 +314,58 @@ TEST_F(GuardTest, UnmanagedStatefulSetsAndActiveShardUpdatesNeverReachTheGuard) 
   plain["metadata"]["labels"] = {{"app", "web"}};
   plain["metadata"].erase("ownerReferences");
   ASSERT_TRUE(adminClient().create(k8s::resources::statefulSets(), other_ns_, plain));
-  const double reviews_before =
-      metric(kReviews, kAllowedDeletes) + metric(kReviews, kAllowedUpdates);
+  const double deletes_before = metric(kReviews, kAllowedDeletes);
+  const double updates_before = metric(kReviews, kAllowedUpdates);
 
-  auto relabel = asUser("label statefulset " + shardName(1) + " -n " + other_ns_ + " team=a");
-  EXPECT_EQ(relabel.exit_code, 0) << relabel.err;
+  auto relabel_plain = asUser("label statefulset web -n " + other_ns_ + " team=a");
+  EXPECT_EQ(relabel_plain.exit_code, 0) << relabel_plain.err;
   auto removed = asUser("delete statefulset web -n " + other_ns_);
   EXPECT_EQ(removed.exit_code, 0) << removed.err;
   EXPECT_TRUE(waitGone(other_ns_, "web"));
-  EXPECT_EQ(metric(kReviews, kAllowedDeletes) + metric(kReviews, kAllowedUpdates), reviews_before)
-      << "the objectSelectors should keep these requests away from the webhook";
+  EXPECT_EQ(metric(kReviews, kAllowedDeletes), deletes_before)
+      << "the objectSelector should keep this DELETE away from the webhook";
+  EXPECT_EQ(metric(kReviews, kAllowedUpdates), updates_before)
+      << "the objectSelector should keep this UPDATE away from the webhook";
+
+  auto relabel = asUser("label statefulset " + shardName(1) + " -n " + other_ns_ + " team=a");
+  EXPECT_EQ(relabel.exit_code, 0) << relabel.err;
+  auto scaled = asUser("patch statefulset " + shardName(1) + " -n " + other_ns_ +
+                       " --type=merge -p '{\"spec\":{\"replicas\":1}}'");
+  EXPECT_EQ(scaled.exit_code, 0) << scaled.err;
+  EXPECT_EQ(metric(kReviews, kAllowedUpdates), updates_before + 2);
+}
+
+// The operator's ordinary updates of active shards (a changed target spec: updateStatefulSet with
+// mergeMetadata), as plain user-2 through the UPDATE webhook: they pass, and the shards stay.
+TEST_F(GuardTest, TheOperatorsUpdatesOfActiveShardsPass) {
+  createPrometheus(2);
+  applyShardSet({.shards = 2, .when_scaled = "Retain", .retention_period = "1h"});
+  ASSERT_TRUE(waitForSettled(2, 0));
+  const double updates_before = metric(kReviews, kAllowedUpdates);
+  const size_t writes_before = emulatorStatefulSetWrites("update").size();
+  auto changed = kubectl("patch prometheus main -n " + ns_ +
+                         " --type=merge -p '{\"spec\":{\"retention\":\"2d\"}}'");
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  // The updates since the change: both shards updated, none refused.
+  const auto since = [&] {
+    auto updates = emulatorStatefulSetWrites("update");
+    updates.erase(updates.begin(), updates.begin() + static_cast<std::ptrdiff_t>(writes_before));
+    return updates;
+  };
+  ASSERT_TRUE(waitFor("the emulator's updates of both shards", [&](std::string* seen) {
+    const auto updates = since();
+    int ok = 0;
+    for (const auto& a : updates) ok += a.ok() ? 1 : 0;
+    *seen = std::to_string(updates.size()) + " updates, " + std::to_string(ok) + " ok";
+    for (const auto& a : updates) {
+      if (!a.ok()) *seen += "; refused: " + a.outcome;
+    }
+    return ok >= 2;
+  }));
+  for (const auto& a : since()) EXPECT_TRUE(a.ok()) << a.name << ": " << a.outcome;
+  EXPECT_GE(metric(kReviews, kAllowedUpdates), updates_before + 2);
+  EXPECT_EQ(metric(kDenials, R"(rule="GuardedMetadata")"), 0);
+  EXPECT_TRUE(waitForSettled(2, 0));
 }
 
 // The operator's view lags: it does not see that shard 1 was detached, so it creates it again and,
@@ -432,7 +420,7 @@ TEST_F(GuardTest, TheOperatorCannotRelabelARetainedShard) {
     *seen = "no refused patch of " + shardName(1) + " in " + emulator.actionLogPath().string();
     return false;
   }));
-  EXPECT_THAT(outcome, HasSubstr("admission webhook \"reattach.guard.shardscaler.io\" denied the "
+  EXPECT_THAT(outcome, HasSubstr("admission webhook \"update.guard.shardscaler.io\" denied the "
                                  "request: shardscaler guard: rule Reattach: this UPDATE puts "
                                  "operator.prometheus.io/name back on StatefulSet " +
                                  ns +

@@ -1,8 +1,8 @@
 // docs/design.md section 4 end to end: real Prometheus shards (named like the operator's pods)
 // under load, one Prometheus scraping them with namespace/pod labels, and shardscaler reporting
 // each shard's ingestion rate and a recommendation in the ShardSet's status, `kubectl get
-// shardsets` and /metrics. Failures (Prometheus down, silent, a malformed query, an empty result)
-// are conditions and Events, never a crash and never a scale change.
+// shardsets` and /metrics. Failures (Prometheus down, silent, a malformed query, an empty result,
+// a URL outside the allow-list) are conditions and Events, never a crash and never a scale change.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -79,6 +79,7 @@ class SilentServer {
     ::close(fd_);
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  uint16_t port() const { return port_; }
   int accepted() const { return accepted_; }
 
  private:
@@ -360,6 +361,31 @@ TEST_F(IngestionTest, APrometheusThatNeverAnswersIsAQueryTimeout) {
     *seen = target["spec"].dump();
     return target["spec"].value("shards", -1) == 2;
   }));
+}
+
+// spec.ingestion.prometheusURL is whoever created the ShardSet's: the real binary never sends a
+// request to a URL outside --prometheus-url-allow (the harness allows 127.0.0.1 only, so
+// "localhost" is outside), nor to one carrying a query, and says so in the condition and an
+// Event without touching the shard count.
+TEST_F(IngestionTest, AUrlOutsideTheAllowListOrWithAQueryIsNeverQueried) {
+  createPrometheus(3);
+  SilentServer silent;
+  applyShardSetWithIngestion("http://localhost:" + std::to_string(silent.port()), "", "2s");
+  ASSERT_TRUE(waitForSettled(3, 0));
+  const auto uids = statefulSetUids();
+  ASSERT_TRUE(waitForIngestion("False", "PrometheusURLNotAllowed"));
+  expectReportedWithoutScaling("PrometheusURLNotAllowed", uids);
+  EXPECT_NE(condition("IngestionAvailable")->value("message", "").find("--prometheus-url-allow"),
+            std::string::npos)
+      << condition("IngestionAvailable")->dump();
+
+  applyShardSetWithIngestion(silent.url() + "/?match[]=up", "", "2s");
+  ASSERT_TRUE(waitForIngestion("False", "InvalidPrometheusURL"));
+  EXPECT_NE(condition("IngestionAvailable")->value("message", "").find("must not have a query"),
+            std::string::npos)
+      << condition("IngestionAvailable")->dump();
+  // Each URL was judged at least once by now; not one connection was made.
+  EXPECT_EQ(silent.accepted(), 0);
 }
 
 }  // namespace

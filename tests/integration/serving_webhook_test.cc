@@ -123,7 +123,7 @@ TEST(ServingWebhook, TheApiServerCallsTheWebhookThroughEveryRotation) {
   server_options.certificates = store;
   // Idle connections close between attempts, so every attempt is a new TLS handshake against
   // the caBundle the API server holds at that moment (a kept-alive connection was verified once).
-  server_options.limits.read_timeout = milliseconds(100);
+  server_options.limits.idle_timeout = milliseconds(100);
   HttpsServer server(server_options);
   server.handle("POST", "/validate", [&](const Request& r) { return denyDeletes(r, calls); });
   auto port = server.start();

@@ -3,7 +3,9 @@
 #include <array>
 #include <optional>
 
+#include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/k8s_client/json_strings.h"
+#include "shardscaler/k8s_client/validation.h"
 
 namespace shardscaler::guard {
 namespace {
@@ -19,21 +21,36 @@ std::unexpected<std::string> bad(std::string_view what) {
   return std::unexpected("AdmissionReview: " + std::string(what));
 }
 
-// The deepest nesting of arrays and objects, not counting brackets inside strings.
-int nestingDepth(std::string_view text) {
+// A StatefulSet and its old copy hold a few thousand JSON values; each value parsed costs some
+// hundred bytes whatever its text, so this bounds what one review can cost in memory (a body of
+// "[],[],..." would otherwise cost twenty times its size).
+constexpr std::size_t kMaxValues = 100000;
+
+struct JsonShape {
+  int deepest = 0;         // nesting of arrays and objects, brackets inside strings not counted
+  std::size_t values = 0;  // about how many values: containers and separators
+};
+
+JsonShape jsonShape(std::string_view text) {
+  JsonShape shape;
   int depth = 0;
-  int deepest = 0;
   k8s::JsonStringTracker strings;
   for (char c : text) {
     if (strings.consume(c)) continue;
     if (c == '[' || c == '{') {
-      deepest = std::max(deepest, ++depth);
+      shape.deepest = std::max(shape.deepest, ++depth);
+      ++shape.values;
     } else if (c == ']' || c == '}') {
       --depth;
+    } else if (c == ',') {
+      ++shape.values;
     }
   }
-  return deepest;
+  return shape;
 }
+
+// A value of the request repeated in an error: short and printable.
+std::string echoed(std::string_view value) { return "\"" + untrustedText(value) + "\""; }
 
 // A field that must be a string when present; nullopt when absent or null.
 std::expected<std::optional<std::string>, std::string> optionalString(const Json& parent,
@@ -136,12 +153,67 @@ std::expected<void, std::string> parseSubject(const Json& r, AdmissionRequest& o
   if (!operation_text) return std::unexpected(operation_text.error());
   const auto operation = parseOperation(*operation_text);
   if (!operation) {
-    return bad("request.operation: \"" + *operation_text +
-               "\" is not CREATE, UPDATE, DELETE or CONNECT");
+    return bad("request.operation: " + echoed(*operation_text) +
+               " is not CREATE, UPDATE, DELETE or CONNECT");
   }
   out.operation = *operation;
 
   return {};
+}
+
+// A map of metadata (labels, annotations): absent, null, or an object of strings.
+std::expected<void, std::string> checkStringMap(const Json& metadata, std::string_view key,
+                                                const std::string& path, bool labels) {
+  const auto it = metadata.find(key);
+  if (it == metadata.end() || it->is_null()) return {};
+  if (!it->is_object()) return bad(path + ": expected an object, got " + it->type_name());
+  for (const auto& [name, value] : it->items()) {
+    if (!value.is_string()) return bad(path + ": values must be strings");
+    if (labels &&
+        (!k8s::isQualifiedName(name) || !k8s::isValidLabelValue(value.get<std::string>()))) {
+      return bad(path + ": holds a key or value that is not a valid label");
+    }
+  }
+  return {};
+}
+
+// object / oldObject of a StatefulSet review: the metadata the guard reads is what the API server
+// would have sent, or the review is not one it sent.
+std::expected<void, std::string> checkObjectMetadata(const Json& object, const std::string& path,
+                                                     bool statefulset) {
+  if (object.is_null()) return {};
+  const auto metadata = object.find("metadata");
+  if (metadata == object.end() || metadata->is_null()) {
+    if (statefulset) return bad(path + ".metadata: missing");
+    return {};
+  }
+  if (!metadata->is_object()) {
+    return bad(path + ".metadata: expected an object, got " + metadata->type_name());
+  }
+  for (const char* key : {"name", "namespace"}) {
+    auto value = optionalString(*metadata, key, path + ".metadata." + key);
+    if (!value) return std::unexpected(value.error());
+    if (!statefulset || !value->has_value() || (*value)->empty()) continue;
+    const bool valid = std::string_view(key) == "name" ? k8s::isDns1123Subdomain(**value)
+                                                       : k8s::isDns1123Label(**value);
+    if (!valid) return bad(path + ".metadata." + key + ": not a valid " + key);
+  }
+  if (auto ok = checkStringMap(*metadata, "labels", path + ".metadata.labels", statefulset); !ok) {
+    return ok;
+  }
+  return checkStringMap(*metadata, "annotations", path + ".metadata.annotations", false);
+}
+
+std::expected<void, std::string> checkNames(const AdmissionRequest& r) {
+  const bool statefulset = r.group == "apps" && r.resource == "statefulsets";
+  if (statefulset && !r.ns.empty() && !k8s::isDns1123Label(r.ns)) {
+    return bad("request.namespace: not a valid namespace");
+  }
+  if (statefulset && !r.name.empty() && !k8s::isDns1123Subdomain(r.name)) {
+    return bad("request.name: not a valid name");
+  }
+  if (auto ok = checkObjectMetadata(r.object, "request.object", statefulset); !ok) return ok;
+  return checkObjectMetadata(r.old_object, "request.oldObject", statefulset);
 }
 
 }  // namespace
@@ -166,8 +238,12 @@ std::expected<AdmissionRequest, std::string> decodeAdmissionReview(std::string_v
     return bad("body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +
                std::to_string(kMaxReviewBytes));
   }
-  if (nestingDepth(body) > kMaxNesting) {
+  const JsonShape shape = jsonShape(body);
+  if (shape.deepest > kMaxNesting) {
     return bad("JSON nested deeper than " + std::to_string(kMaxNesting) + " levels");
+  }
+  if (shape.values > kMaxValues) {
+    return bad("more than " + std::to_string(kMaxValues) + " JSON values");
   }
   const Json review = Json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (review.is_discarded()) return bad("body is not valid JSON");
@@ -177,13 +253,13 @@ std::expected<AdmissionRequest, std::string> decodeAdmissionReview(std::string_v
   if (!api_version) return std::unexpected(api_version.error());
   if (!api_version->has_value()) return bad("apiVersion: missing");
   if (**api_version != kApiVersion) {
-    return bad("apiVersion \"" + **api_version +
-               "\" is not served (the webhook's admissionReviewVersions must be [v1])");
+    return bad("apiVersion " + echoed(**api_version) +
+               " is not served (the webhook's admissionReviewVersions must be [v1])");
   }
   auto kind = optionalString(review, "kind", "kind");
   if (!kind) return std::unexpected(kind.error());
   if (kind->value_or("") != "AdmissionReview") {
-    return bad("kind \"" + kind->value_or("") + "\" is not AdmissionReview");
+    return bad("kind " + echoed(kind->value_or("")) + " is not AdmissionReview");
   }
   auto request = requiredObject(review, "request", "request");
   if (!request) return std::unexpected(request.error());
@@ -216,6 +292,7 @@ std::expected<AdmissionRequest, std::string> decodeAdmissionReview(std::string_v
   auto old_object = optionalObject(r, "oldObject", "request.oldObject");
   if (!old_object) return std::unexpected(old_object.error());
   out.old_object = std::move(*old_object);
+  if (auto names = checkNames(out); !names) return std::unexpected(names.error());
   return out;
 }
 

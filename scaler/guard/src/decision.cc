@@ -1,8 +1,11 @@
 #include "shardscaler/guard/decision.h"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "shardscaler/api/shard_set.h"
+#include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/k8s_meta/object_meta.h"
 #include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/desired_shards.h"
@@ -13,7 +16,10 @@ namespace shardscaler::guard {
 namespace {
 
 using Json = nlohmann::json;
+using api::kDeletionDeadlineAnnotation;
 using api::kDeletionTimestampAnnotation;
+using api::kDrainedAtAnnotation;
+using api::kOperatorDeletionDeadlineAnnotation;
 using api::kOperatorNameLabel;
 using api::kOperatorShardLabel;
 using api::kRetainedLabel;
@@ -44,6 +50,51 @@ std::string overrideHint(const GuardConfig& config) {
   return "No identity is exempt (--guard-exempt-users, --guard-exempt-groups).";
 }
 
+// The kind of a failed read ("Forbidden", "Timeout", "Transport"): what a denial message may say
+// of it. The rest of the error (the server's own words) goes to the log only.
+std::string failureKind(std::string_view error) {
+  return std::string(error.substr(0, error.find_first_of(" (:")));
+}
+
+// Label and annotation values as a denial message repeats them.
+std::string valueText(const std::string* value) {
+  return value == nullptr ? "none" : "\"" + untrustedText(*value) + "\"";
+}
+
+// What the DELETE rules read of a shard, so that no UPDATE by anyone but shardscaler may change
+// it: a changed shard index, a moved deadline or a dropped ShardSet label would let a later
+// DELETE through.
+struct GuardedKey {
+  bool is_label;  // else an annotation
+  std::string_view key;
+};
+constexpr GuardedKey kGuardedKeys[] = {
+    {true, kShardSetLabel},
+    {true, kRetainedLabel},
+    {true, kOperatorShardLabel},
+    {false, kDeletionTimestampAnnotation},
+    {false, kDeletionDeadlineAnnotation},
+    {false, kOperatorDeletionDeadlineAnnotation},
+    {false, kDrainedAtAnnotation},
+};
+
+// "label operator.prometheus.io/shard from \"1\" to \"999\"", one per guarded key that changed.
+std::vector<std::string> guardedChanges(const Json& old_object, const Json& object) {
+  std::vector<std::string> changes;
+  for (const auto& guarded : kGuardedKeys) {
+    const std::string* before =
+        guarded.is_label ? label(old_object, guarded.key) : annotation(old_object, guarded.key);
+    const std::string* after =
+        guarded.is_label ? label(object, guarded.key) : annotation(object, guarded.key);
+    if (before == nullptr && after == nullptr) continue;
+    if (before != nullptr && after != nullptr && *before == *after) continue;
+    changes.push_back(std::string(guarded.is_label ? "label " : "annotation ") +
+                      std::string(guarded.key) + " from " + valueText(before) + " to " +
+                      valueText(after));
+  }
+  return changes;
+}
+
 // Everything one decision learns, read at most once each.
 class Judgement {
  public:
@@ -60,8 +111,9 @@ class Judgement {
     verdict_.message = std::move(note);
     return verdict_;
   }
-  Verdict deny(std::string_view rule, const std::string& what) {
+  Verdict deny(std::string_view rule, const std::string& what, std::string detail = {}) {
     verdict_.allowed = false;
+    verdict_.detail = std::move(detail);
     verdict_.reason = rule;
     verdict_.message = std::string(api::kGuardDenialPrefix) + std::string(rule) + ": " + what +
                        " " + overrideHint(config_);
@@ -91,10 +143,11 @@ class Judgement {
     auto parsed = retention::parseDeletionTimestamp(*deadline);
     if (!parsed) {
       return text + " but its " + std::string(api::kDeletionTimestampAnnotation) +
-             " is unreadable (" + parsed.error() + "), so it is kept (never delete on doubt)";
+             " is unreadable (" + untrustedText(parsed.error(), 128) +
+             "), so it is kept (never delete on doubt)";
     }
     if (parsed->isNever()) {
-      return text + " with no deadline (" + *deadline + " means never)";
+      return text + " with no deadline (" + untrustedText(*deadline) + " means never)";
     }
     return text + " until " + k8s::formatRfc3339(parsed->time());
   }
@@ -109,6 +162,14 @@ class Judgement {
   std::optional<Verdict> deleteDue(const retention::DeletionDeadline& deadline);
   std::optional<Verdict> deleteActive();
   std::optional<Verdict> deleteAboveTheCount(const std::optional<retention::Target>& target);
+  Verdict readFailed(const std::string& what, const std::string& error) {
+    return deny(kRuleReadFailed,
+                "cannot read " + what + " (" + failureKind(error) + "), so the " +
+                    std::string(toString(request_.operation)) + " of " + shardText() +
+                    " is refused until it can be checked.",
+                error);
+  }
+  std::optional<Verdict> judgeUpdate(const std::vector<std::string>& changes, bool reattach);
 
   const AdmissionRequest& request_;
   LiveObjects& live_;
@@ -151,17 +212,15 @@ std::optional<Verdict> Judgement::cleanup() {
                              ns.object.value("/status/phase"_json_pointer, "") == "Terminating";
     if (terminating) return allow(kAllowCleanup, "namespace " + request_.ns + " is being deleted");
   } else if (ns.state == LiveRead::State::Failed) {
-    return deny(kRuleReadFailed, "cannot read namespace " + request_.ns + " (" + ns.error +
-                                     ") to tell whether it is being deleted, so the " +
-                                     std::string(toString(request_.operation)) + " of " +
-                                     shardText() + " is refused until it can be checked.");
+    return readFailed("namespace " + request_.ns + " to tell whether it is being deleted",
+                      ns.error);
   }
   return std::nullopt;
 }
 
 std::optional<Verdict> Judgement::deleteRetained() {
   const std::string* deadline = deadlineAnnotation();
-  if (deadline != nullptr) verdict_.deadline = *deadline;
+  if (deadline != nullptr) verdict_.deadline = untrustedText(*deadline);
   if (deadline != nullptr) {
     auto parsed = retention::parseDeletionTimestamp(*deadline);
     if (parsed && parsed->expiredAt(now_)) return deleteDue(*parsed);
@@ -207,7 +266,7 @@ std::optional<Verdict> Judgement::operatorRetention() {
   if (deadline == nullptr) return std::nullopt;
   auto parsed = retention::parseDeletionTimestamp(*deadline);
   if (parsed && parsed->expiredAt(now_)) return std::nullopt;
-  verdict_.deadline = *deadline;
+  verdict_.deadline = untrustedText(*deadline);
   return deny(kRuleRetainedBeforeDeadline,
               shardText() + " carries " + std::string(api::kOperatorDeletionDeadlineAnnotation) +
                   " \"" + *deadline + "\", " +
@@ -223,31 +282,29 @@ std::optional<Verdict> Judgement::deleteActive() {
     return deny(kRuleUnknownShardIndex,
                 shardText() + " is labelled for ShardSet " + verdict_.shard_set + " but its " +
                     std::string(api::kOperatorShardLabel) + " label is " +
-                    (index_text ? "\"" + *index_text + "\", not a shard index" : "missing") +
+                    (index_text ? valueText(index_text) + ", not a shard index" : "missing") +
                     ", so it counts as an active shard (never delete on doubt).");
   }
   const std::string scale_hint = " Change the shard count with `kubectl scale shardset/" +
                                  verdict_.shard_set + " -n " + request_.ns + " --replicas=N`.";
   if (!target_kind_) {
     return deny(kRuleActiveShard, shardText() + " belongs to ShardSet " + verdict_.shard_set +
-                                      ", whose targetRef.kind \"" +
-                                      shard_set_.spec.target_ref.kind +
-                                      "\" is not Prometheus or PrometheusAgent, so it counts as "
+                                      ", whose targetRef.kind " +
+                                      valueText(&shard_set_.spec.target_ref.kind) +
+                                      " is not Prometheus or PrometheusAgent, so it counts as "
                                       "an active shard (never delete on doubt).");
   }
   const LiveRead& t = target();
   std::optional<retention::Target> parsed_target;
-  if (t.state == LiveRead::State::Failed) {
-    return deny(kRuleReadFailed, "cannot read " + verdict_.target + " (" + t.error +
-                                     "), so the DELETE of " + shardText() +
-                                     " is refused until it can be checked.");
-  }
+  if (t.state == LiveRead::State::Failed) return readFailed(verdict_.target, t.error);
   if (t.state == LiveRead::State::Found) {
     auto p = retention::parseTarget(t.object, *target_kind_);
     if (!p) {
-      return deny(kRuleReadFailed, "cannot read " + verdict_.target + " (" + p.error().describe() +
-                                       "), so the DELETE of " + shardText() +
-                                       " is refused until it can be checked.");
+      return deny(kRuleReadFailed,
+                  "cannot read " + verdict_.target +
+                      " (its spec does not decode), so the DELETE of " + shardText() +
+                      " is refused until it can be checked.",
+                  p.error().describe());
     }
     parsed_target = std::move(*p);
   }
@@ -257,11 +314,13 @@ std::optional<Verdict> Judgement::deleteActive() {
   if (!desired || !shard_set_.spec_errors.empty()) {
     const auto& errors = desired ? shard_set_.spec_errors : desired.error();
     const auto& first = errors.front();
-    return deny(kRuleActiveShard, shardText() + " belongs to ShardSet " + verdict_.shard_set +
-                                      ", whose spec is invalid (" + first.describe() +
-                                      "), so every shard labelled for it counts as active "
-                                      "(never delete on doubt)." +
-                                      scale_hint);
+    return deny(kRuleActiveShard,
+                shardText() + " belongs to ShardSet " + verdict_.shard_set +
+                    ", whose spec is invalid (" + untrustedText(first.field) +
+                    "), so every shard labelled for it counts as active "
+                    "(never delete on doubt)." +
+                    scale_hint,
+                first.describe());
   }
   const int32_t target_shards = parsed_target ? parsed_target->effectiveShards() : 0;
   const int32_t threshold = std::max(target_shards, desired->want);
@@ -285,11 +344,12 @@ std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retent
   if (!t) return std::nullopt;  // no target: nothing runs the shard
   auto policy = retention::resolveRetentionPolicy(shard_set_, *t);
   if (!policy) {
-    return deny(kRuleActiveShard, shardText() + " belongs to ShardSet " + verdict_.shard_set +
-                                      ", whose retention policy is invalid (" +
-                                      policy.error().front().describe() +
-                                      "), so it counts as an active shard (never delete on "
-                                      "doubt).");
+    return deny(kRuleActiveShard,
+                shardText() + " belongs to ShardSet " + verdict_.shard_set +
+                    ", whose retention policy is invalid (" +
+                    untrustedText(policy.error().front().field) +
+                    "), so it counts as an active shard (never delete on doubt).",
+                policy.error().front().describe());
   }
   auto drain = retention::resolveDrainPolicy(shard_set_);
   if (policy->when_scaled != retention::WhenScaled::Retain && drain && !drain->enabled) {
@@ -310,6 +370,27 @@ std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retent
                   "would lose the data it holds.");
 }
 
+// After the ShardSet was read: only shardscaler (or the cleanup after a deleted target or
+// namespace) changes what the DELETE rules read.
+std::optional<Verdict> Judgement::judgeUpdate(const std::vector<std::string>& changes,
+                                              bool reattach) {
+  if (auto v = cleanup()) return *v;
+  if (reattach) {
+    return deny(kRuleReattach, "this UPDATE puts " + std::string(api::kOperatorNameLabel) +
+                                   " back on " + shardText() + ", which " + retainedText() +
+                                   "; only shardscaler re-attaches retained shards (scale "
+                                   "ShardSet " +
+                                   verdict_.shard_set + " up instead).");
+  }
+  std::string listed;
+  for (const auto& change : changes) listed += (listed.empty() ? "" : ", ") + change;
+  return deny(kRuleGuardedMetadata,
+              "this UPDATE changes " + listed + " of " + shardText() +
+                  ", which the guard reads to decide whether the StatefulSet may be deleted; only "
+                  "shardscaler changes them (scale ShardSet " +
+                  verdict_.shard_set + " instead, or delete the ShardSet to release its shards).");
+}
+
 Verdict Judgement::run() {
   const bool statefulsets = request_.group == "apps" && request_.resource == "statefulsets" &&
                             request_.sub_resource.empty();
@@ -318,9 +399,7 @@ Verdict Judgement::run() {
     return allow(kAllowNotGuarded, "the guard judges only DELETE and UPDATE of StatefulSets");
   }
   name_ = request_.name;
-  if (name_.empty() && subject().is_object()) {
-    name_ = subject().value("/metadata/name"_json_pointer, "");
-  }
+  if (name_.empty()) name_ = k8s::meta::stringAt(subject(), "metadata", "name");
   const bool update = request_.operation == Operation::Update;
   if (!subject().is_object() || (update && !request_.object.is_object())) {
     return deny(kRuleIncompleteReview, "the " + std::string(toString(request_.operation)) +
@@ -333,54 +412,56 @@ Verdict Judgement::run() {
   if (shard_set_name == nullptr) {
     return allow(kAllowUnmanaged, "no ShardSet manages this StatefulSet");
   }
-  verdict_.shard_set = *shard_set_name;
+  verdict_.shard_set = untrustedText(*shard_set_name);
   const bool retained = label(subject(), api::kRetainedLabel) != nullptr;
   const bool attached = label(subject(), api::kOperatorNameLabel) != nullptr;
-  if (update &&
-      !(retained && !attached && label(request_.object, api::kOperatorNameLabel) != nullptr)) {
-    return allow(kAllowNotReattach, "the UPDATE does not re-attach a retained shard");
+  const bool reattach =
+      update && retained && !attached && label(request_.object, api::kOperatorNameLabel) != nullptr;
+  const std::vector<std::string> changes =
+      update ? guardedChanges(subject(), request_.object) : std::vector<std::string>{};
+  if (update && !reattach && changes.empty()) {
+    return allow(kAllowNoGuardedChange, "the UPDATE changes nothing the guard's rules read");
   }
   if (const std::string* index = label(subject(), api::kOperatorShardLabel)) {
     verdict_.shard_index = retention::parseShardIndex(*index);
   }
+  if (const std::string* deadline = deadlineAnnotation()) {
+    verdict_.deadline = untrustedText(*deadline);
+  }
   if (config_.exempt(request_.user)) {
-    return allow(kAllowExempt, "user " + request_.user.username + " is exempt");
+    return allow(kAllowExempt, "user " + untrustedText(request_.user.username) + " is exempt");
   }
   if (config_.ownWrite(request_)) {
     return allow(kAllowOwnWrite,
-                 "shardscaler's own re-attach (field manager " + request_.field_manager + ")");
+                 "shardscaler's own write (field manager " + request_.field_manager + ")");
   }
 
-  const LiveRead shard_set = live_.shardSet(request_.ns, verdict_.shard_set);
+  const LiveRead shard_set = live_.shardSet(request_.ns, *shard_set_name);
   if (shard_set.state == LiveRead::State::Absent) {
     return allow(kAllowShardSetGone,
                  "ShardSet " + verdict_.shard_set + " does not exist: the shard is released");
   }
   if (shard_set.state == LiveRead::State::Failed) {
-    return deny(kRuleReadFailed, "cannot read ShardSet " + request_.ns + "/" + verdict_.shard_set +
-                                     " (" + shard_set.error + "), so the " +
-                                     std::string(toString(request_.operation)) + " of " +
-                                     shardText() + " is refused until it can be checked.");
+    return readFailed("ShardSet " + request_.ns + "/" + verdict_.shard_set, shard_set.error);
   }
   auto parsed = api::decodeShardSet(shard_set.object);
   if (!parsed) {
-    return deny(kRuleReadFailed, "ShardSet " + request_.ns + "/" + verdict_.shard_set +
-                                     " cannot be read (" + parsed.error().describe() +
-                                     "), so the " + std::string(toString(request_.operation)) +
-                                     " of " + shardText() + " is refused.");
+    return deny(kRuleReadFailed,
+                "ShardSet " + request_.ns + "/" + verdict_.shard_set +
+                    " cannot be read (it does not decode), so the " +
+                    std::string(toString(request_.operation)) + " of " + shardText() +
+                    " is refused.",
+                parsed.error().describe());
   }
   shard_set_ = std::move(*parsed);
   target_kind_ = retention::parseTargetKind(shard_set_.spec.target_ref.kind);
-  verdict_.target = shard_set_.spec.target_ref.kind + " " + shard_set_.spec.target_ref.name;
+  verdict_.target = untrustedText(shard_set_.spec.target_ref.kind) + " " +
+                    untrustedText(shard_set_.spec.target_ref.name);
 
-  if (auto v = cleanup()) return *v;
   if (update) {
-    return deny(kRuleReattach, "this UPDATE puts " + std::string(api::kOperatorNameLabel) +
-                                   " back on " + shardText() + ", which " + retainedText() +
-                                   "; only shardscaler re-attaches retained shards (scale "
-                                   "ShardSet " +
-                                   verdict_.shard_set + " up instead).");
+    if (auto v = judgeUpdate(changes, reattach)) return *v;
   }
+  if (auto v = cleanup()) return *v;
   if (auto v = operatorRetention()) return *v;
   if (retained) {
     if (auto v = deleteRetained()) return *v;

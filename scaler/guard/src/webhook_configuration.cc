@@ -20,7 +20,7 @@ struct ExpectedWebhook {
 
 constexpr std::array<ExpectedWebhook, 2> kExpected = {{
     {kDeleteWebhookName, "DELETE", api::kShardSetLabel},
-    {kReattachWebhookName, "UPDATE", api::kRetainedLabel},
+    {kUpdateWebhookName, "UPDATE", api::kShardSetLabel},
 }};
 
 Json webhook(const ExpectedWebhook& expected, const WebhookClientConfig& client) {

@@ -14,16 +14,19 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// "QueryTimeout" -> "ingestion_query_timeout", for the degraded-events counter.
+// "QueryTimeout" -> "ingestion_query_timeout", "PrometheusURLNotAllowed" ->
+// "ingestion_prometheus_url_not_allowed", for the degraded-events counter: a word starts at a
+// capital after a small letter, or at the last capital of a run followed by a small one.
 std::string degradedReason(std::string_view reason) {
+  auto upper = [&](size_t i) {
+    return i < reason.size() && std::isupper(static_cast<unsigned char>(reason[i])) != 0;
+  };
   std::string out = "ingestion";
-  for (char c : reason) {
-    if (std::isupper(static_cast<unsigned char>(c)) != 0) {
+  for (size_t i = 0; i < reason.size(); ++i) {
+    if (upper(i) && (i == 0 || !upper(i - 1) || (i + 1 < reason.size() && !upper(i + 1)))) {
       out += '_';
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else {
-      out += c;
     }
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(reason[i])));
   }
   return out;
 }
@@ -189,6 +192,10 @@ std::map<std::string, IngestionMonitor::Entry>::iterator IngestionMonitor::nextD
 IngestionMonitor::Job IngestionMonitor::startJobLocked(const std::string& key, Entry& entry) {
   Job job{.key = key, .generation = entry.generation, .target = entry.target};
   entry.in_flight_generation = entry.generation;
+  if (auto refused = options_.url_policy.refusal(entry.target.prometheus_url)) {
+    job.refusal = std::move(refused);
+    return job;
+  }
   const ClientKey client_key{entry.target.prometheus_url, queryTimeout(entry.target)};
   if (auto it = clients_.find(client_key); it != clients_.end()) {
     job.client = it->second;
@@ -211,7 +218,9 @@ IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
   const std::string query = ingestionQuery(t);
 
   std::expected<std::vector<ShardRate>, IngestionFailure> rates;
-  if (!job.client) {
+  if (job.refusal) {
+    rates = std::unexpected(*job.refusal);
+  } else if (!job.client) {
     rates = std::unexpected(failureOfError(*job.client_error));
   } else {
     const auto started = clock_.monotonicNow();
@@ -236,6 +245,7 @@ IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
                          {"reason", snapshot.error_reason},
                          {"prometheus", t.prometheus_url},
                          {"error", snapshot.error},
+                         {"detail", rates.error().detail},
                          {"query", query}});
     if (metrics_ != nullptr) metrics_->incDegraded(degradedReason(snapshot.error_reason));
     return snapshot;

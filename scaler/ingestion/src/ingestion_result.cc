@@ -35,10 +35,13 @@ IngestionFailure failureOfError(const promql::Error& error) {
     case promql::ErrorKind::Config:
       reason = kReasonInvalidPrometheusURL;
       break;
+    case promql::ErrorKind::ResponseTooLarge:
+      reason = kReasonResponseTooLarge;
+      break;
     default:
       break;
   }
-  return {std::string(reason), error.describe()};
+  return {std::string(reason), error.describe(), error.detail};
 }
 
 std::expected<std::vector<ShardRate>, IngestionFailure> shardRates(

@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -26,8 +27,12 @@ ApiError notFound(std::string_view path, const std::string& why) {
 }
 
 // A path segment as the API server accepts it: not empty, no '%', not "." or "..".
-bool validSegment(std::string_view s) {
-  return !s.empty() && s != "." && s != ".." && s.find('%') == std::string_view::npos;
+// A namespace name: a DNS-1123 label, as the API server requires. Anything else (bytes that are
+// not UTF-8 among them) never reaches a SubjectAccessReview.
+bool validNamespace(std::string_view s) {
+  auto inner = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'; };
+  return !s.empty() && s.size() <= 63 && std::ranges::all_of(s, inner) && s.front() != '-' &&
+         s.back() != '-';
 }
 
 }  // namespace
@@ -88,7 +93,7 @@ std::expected<ApiRequest, ApiError> parseApiRequest(std::string_view method, std
     request.route = Route::ResourceList;
     return request;
   }
-  if (parts.size() != 6 || parts[3] != "namespaces" || !validSegment(parts[4])) {
+  if (parts.size() != 6 || parts[3] != "namespaces" || !validNamespace(parts[4])) {
     return std::unexpected(notFound(
         path, "metrics are read as /apis/" + std::string(kGroupVersion) +
                   "/namespaces/<namespace>/<metric>?labelSelector=" + std::string(kShardSetLabel) +

@@ -7,6 +7,7 @@
 #include <map>
 
 #include "shardscaler/api/field_names.h"
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/duration.h"
 
@@ -29,9 +30,22 @@ constexpr std::array<MetricInfo, 3> kMetrics = {{
 
 constexpr auto kDefaultInterval = std::chrono::seconds(30);
 
+// object[key] when it is a string, else "": a ShardSet is read back from the API server, where
+// anyone with write access to its status could have put any type.
+std::string stringAt(const Json& object, std::string_view key) {
+  if (!object.is_object()) return "";
+  auto value = object.find(key);
+  return value != object.end() && value->is_string() ? value->get<std::string>() : "";
+}
+
+// metadata.namespace/name, "" for what is missing or not a string.
+std::string metadataField(const Json& shard_set, std::string_view name) {
+  auto metadata = shard_set.find(field::kMetadata);
+  return metadata == shard_set.end() ? "" : stringAt(*metadata, name);
+}
+
 std::string keyOf(const Json& shard_set) {
-  const Json& metadata = shard_set.value(field::kMetadata, Json::object());
-  return metadata.value(field::kNamespace, "") + "/" + metadata.value(field::kName, "");
+  return metadataField(shard_set, field::kNamespace) + "/" + metadataField(shard_set, field::kName);
 }
 
 std::string seconds(std::chrono::nanoseconds d) {
@@ -107,7 +121,13 @@ std::string MilliQuantity::toString() const {
   return std::to_string(milli) + "m";
 }
 
-int64_t rateMilli(double samples_per_second) {
+std::optional<int64_t> rateMilli(double samples_per_second) {
+  // The bound is checked first: llround of a value past int64's range is unspecified, and the
+  // product past it undefined.
+  if (!std::isfinite(samples_per_second) || samples_per_second < 0 ||
+      samples_per_second > kMaxShardSamplesPerSecond) {
+    return std::nullopt;
+  }
   return std::llround(samples_per_second * 100.0) * 10;
 }
 
@@ -127,30 +147,36 @@ std::expected<FreshIngestion, MetricFailure> freshIngestion(
         "NoRates", who + " has no ingestion rates in its status: set spec.ingestion, and wait "
                          "for shardscaler's first query"));
   }
-  if (const std::string error = ingestion.value(field::kError, ""); !error.empty()) {
+  if (const std::string error = stringAt(ingestion, field::kError); !error.empty()) {
     return std::unexpected(
         failure("QueryFailed", "the last ingestion query of " + who + " failed: " + error));
   }
-  const std::string last_update = ingestion.value(field::kLastUpdate, "");
+  const std::string last_update = stringAt(ingestion, field::kLastUpdate);
   const auto updated = k8s::parseRfc3339(last_update);
-  if (!updated) {
+  // Years 0000..9999 parse, but only 1677..2262 fit a time_point in nanoseconds.
+  const auto updated_at = updated ? updated->toTimePoint() : std::nullopt;
+  if (!updated_at) {
     return std::unexpected(failure(
         "NoRates", who + " has no valid status.ingestion.lastUpdate (\"" + last_update + "\")"));
   }
   const auto interval = intervalOf(shard_set);
   const auto max_age = maxRateAge(interval, policy);
-  const auto age = now - std::chrono::system_clock::time_point(updated->seconds);
-  if (age > max_age) {
+  // In seconds: the difference of two such time points may not fit in nanoseconds.
+  const auto age = std::chrono::floor<std::chrono::seconds>(now) -
+                   std::chrono::floor<std::chrono::seconds>(*updated_at);
+  if (age > std::chrono::ceil<std::chrono::seconds>(max_age)) {
     return std::unexpected(failure(
-        "StaleRates", "the rates of " + who + " are from " + last_update + ", " + seconds(age) +
-                          " ago, older than " + seconds(max_age) + " (spec.ingestion.interval " +
-                          seconds(interval) + "): shardscaler has written no newer status"));
+        "StaleRates", "the rates of " + who + " are from " + last_update + ", " +
+                          std::to_string(age.count()) + "s ago, older than " + seconds(max_age) +
+                          " (spec.ingestion.interval " + seconds(interval) +
+                          "): shardscaler has written no newer status"));
   }
   return FreshIngestion{std::move(ingestion), last_update};
 }
 
-// The total and the busiest of the active shards' rates (indexes below `active`), in milli
-// samples/s; every active shard must have one.
+// The total and the busiest of the active shards' rates (indexes below `active`, at most
+// api::kShardCountMaximum), in milli samples/s; every active shard must have one, within
+// kMaxShardSamplesPerSecond, so that the total fits.
 struct ActiveRates {
   int64_t total_milli = 0;
   int64_t max_milli = 0;
@@ -168,7 +194,17 @@ std::expected<ActiveRates, MetricFailure> activeRates(const Json& ingestion, int
     if (rate == entry.end() || !rate->is_number()) continue;
     const double v = rate->get<double>();
     if (!std::isfinite(v) || v < 0) continue;
-    milli_by_index[entry[field::kIndex].get<int64_t>()] = rateMilli(v);
+    const int64_t index = entry[field::kIndex].get<int64_t>();
+    const auto milli = rateMilli(v);
+    if (!milli) {
+      if (index < 0 || index >= active) continue;  // a retained shard's rate counts for nothing
+      char shown[32];
+      std::snprintf(shown, sizeof shown, "%.3g", v);
+      return std::unexpected(failure(
+          "RateOutOfRange", "shard " + std::to_string(index) + " of " + who + " has a rate of " +
+                                shown + " samples/s, more than the 1e12 a value is given for"));
+    }
+    milli_by_index[index] = *milli;
   }
   std::vector<int64_t> missing;
   ActiveRates rates;
@@ -198,7 +234,8 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
                                                       std::chrono::system_clock::time_point now,
                                                       const StalenessPolicy& policy) {
   const std::string who = "ShardSet " + keyOf(shard_set);
-  const Json status = shard_set.value(field::kStatus, Json::object());
+  const Json status =
+      shard_set.is_object() ? shard_set.value(field::kStatus, Json::object()) : Json::object();
   auto fresh = freshIngestion(shard_set, status, who, now, policy);
   if (!fresh) return std::unexpected(fresh.error());
   const auto target_shards = status.find(field::kTargetShards);
@@ -209,15 +246,22 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
               "known which shards are active"));
   }
   const int64_t active = target_shards->get<int64_t>();
-  auto rates = activeRates(fresh->ingestion, active, who);
-  if (!rates) return std::unexpected(rates.error());
   if (active <= 0) {
     return std::unexpected(failure(
         "TargetShardsUnknown",
         who + " reports no active shard (status.targetShards " + std::to_string(active) + ")"));
   }
+  // The work of one request is bounded by what a ShardSet may have, not by what its status says.
+  if (active > api::kShardCountMaximum) {
+    return std::unexpected(failure(
+        "TargetShardsUnknown", who + " reports status.targetShards " + std::to_string(active) +
+                                   ", more than the " + std::to_string(api::kShardCountMaximum) +
+                                   " shards a ShardSet may have"));
+  }
+  auto rates = activeRates(fresh->ingestion, active, who);
+  if (!rates) return std::unexpected(rates.error());
 
-  MetricValue value{.shard_set = shard_set[field::kMetadata].value(field::kName, ""),
+  MetricValue value{.shard_set = metadataField(shard_set, field::kName),
                     .value = {},
                     .timestamp = fresh->last_update};
   switch (kind) {
@@ -235,7 +279,13 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
             who + " has no status.recommendedShards: spec.ingestion.targetSamplesPerShard is "
                   "not set"));
       }
-      value.value.milli = recommended->get<int64_t>() * 1000;
+      const int64_t shards = recommended->get<int64_t>();
+      if (shards < 0 || shards > api::kShardCountMaximum) {
+        return std::unexpected(failure(
+            "NoRecommendation", who + " has status.recommendedShards " + std::to_string(shards) +
+                                    ", outside 0.." + std::to_string(api::kShardCountMaximum)));
+      }
+      value.value.milli = shards * 1000;
       break;
     }
   }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 namespace shardscaler::metrics_api {
 namespace {
@@ -85,6 +86,41 @@ std::expected<RequestHeaderConfig, std::string> requestHeaderConfigFromConfigMap
   return config;
 }
 
+namespace {
+
+// Well-formed UTF-8 (RFC 3629): no overlong forms, surrogates or code points past U+10FFFF.
+bool isUtf8(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + n >= text.size()) return false;
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(text[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    constexpr uint32_t kMinOf[] = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMinOf[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::expected<UserInfo, std::string> authenticate(const serving::PeerCertificate& peer,
                                                   const serving::HeaderList& headers,
                                                   const RequestHeaderConfig& config) {
@@ -98,6 +134,10 @@ std::expected<UserInfo, std::string> authenticate(const serving::PeerCertificate
     return std::unexpected(
         "no client certificate signed by the front proxy's CA (requestheader-client-ca-file): "
         "call this API through the Kubernetes API server");
+  }
+  // Every name below ends up in JSON (a SubjectAccessReview, a Status), which must be UTF-8.
+  if (!isUtf8(peer.subject_common_name)) {
+    return std::unexpected(std::string("client certificate CN is not UTF-8"));
   }
   if (!config.allowed_names.empty() &&
       std::ranges::find(config.allowed_names, peer.subject_common_name) ==
@@ -132,6 +172,11 @@ std::expected<UserInfo, std::string> authenticate(const serving::PeerCertificate
           value);
     }
   }
+  bool utf8 = isUtf8(user.name) && std::ranges::all_of(user.groups, isUtf8);
+  for (const auto& [key, values] : user.extra) {
+    utf8 = utf8 && isUtf8(key) && std::ranges::all_of(values, isUtf8);
+  }
+  if (!utf8) return std::unexpected(std::string("the front proxy's user headers are not UTF-8"));
   if (std::ranges::find(user.groups, kAuthenticatedGroup) == user.groups.end() &&
       user.name != "system:anonymous") {
     user.groups.emplace_back(kAuthenticatedGroup);

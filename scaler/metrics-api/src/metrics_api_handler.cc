@@ -12,11 +12,26 @@ namespace {
 
 using Json = nlohmann::json;
 
+// metadata.name, "" when it is missing or not a string (a list item is whatever was stored).
+std::string nameOf(const Json& object) {
+  if (!object.is_object()) return "";
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return "";
+  auto name = metadata->find("name");
+  return name != metadata->end() && name->is_string() ? name->get<std::string>() : "";
+}
+
+// What the client sent (a label selector, a path) may be any bytes, and an error repeats it: what
+// is not UTF-8 is replaced rather than thrown on (a 500 where a 400 is due).
+std::string jsonText(const Json& document) {
+  return document.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 serving::Response errorResponse(const ApiError& error, RequestOutcome& outcome) {
   outcome.status = error.status;
   if (outcome.reason.empty()) outcome.reason = error.reason;
   outcome.message = error.message;
-  return serving::Response::json(error.status, statusJson(error).dump());
+  return serving::Response::json(error.status, jsonText(statusJson(error)));
 }
 
 std::string routeName(Route route) {
@@ -97,11 +112,11 @@ serving::Response MetricsApiHandler::answer(const serving::Request& request,
   outcome.status = 200;
   switch (parsed->route) {
     case Route::GroupList:
-      return serving::Response::json(200, apiGroupList().dump());
+      return serving::Response::json(200, jsonText(apiGroupList()));
     case Route::Group:
-      return serving::Response::json(200, apiGroup().dump());
+      return serving::Response::json(200, jsonText(apiGroup()));
     case Route::ResourceList:
-      return serving::Response::json(200, apiResourceList().dump());
+      return serving::Response::json(200, jsonText(apiResourceList()));
     case Route::OpenApiV2: {
       const OpenApiDocument& document = openApiV2();
       serving::Response response;
@@ -181,10 +196,10 @@ serving::Response MetricsApiHandler::serveMetric(const ApiRequest& request,
   }
   std::vector<const Json*> selected;
   for (const Json& candidate : candidates) {
-    const std::string name = candidate["metadata"].value("name", "");
+    const std::string name = nameOf(candidate);
     if (request.selector.matches({{shard_set_label, name}})) selected.push_back(&candidate);
   }
-  std::ranges::sort(selected, {}, [](const Json* j) { return (*j)["metadata"].value("name", ""); });
+  std::ranges::sort(selected, {}, [](const Json* j) { return nameOf(*j); });
   if (selected.empty() && !request.selector.empty()) {
     outcome.reason = "NoShardSet";
     return errorResponse({404, "NotFound",
@@ -208,7 +223,7 @@ serving::Response MetricsApiHandler::serveMetric(const ApiRequest& request,
   }
   outcome.values = static_cast<int>(values.size());
   return serving::Response::json(
-      200, externalMetricValueList(metricName(request.metric), values).dump());
+      200, jsonText(externalMetricValueList(metricName(request.metric), values)));
 }
 
 }  // namespace shardscaler::metrics_api

@@ -117,10 +117,15 @@ std::expected<std::vector<ConfigValue>, std::string> readConfigFile(
   std::stringstream buffer;
   buffer << in.rdbuf();
   if (in.bad()) return fail(prefix + "cannot read: " + std::strerror(errno));
+  return readConfigText(buffer.str(), path, specs);
+}
 
+std::expected<std::vector<ConfigValue>, std::string> readConfigText(
+    std::string_view text, const std::string& path, const std::vector<RunSpec>& specs) {
+  const std::string prefix = "config file " + path + ": ";
   YAML::Node root;
   try {
-    root = YAML::Load(buffer.str());
+    root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
     if (e.mark.is_null()) return fail(prefix + e.msg);
     return fail(prefix + "line " + std::to_string(e.mark.line + 1) + ": " + e.msg);

@@ -4,6 +4,7 @@
 
 #include <expected>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "option_spec.h"
@@ -19,5 +20,8 @@ struct ConfigValue {
 // `config file /x: line 3: workers: "x" is not a number`.
 std::expected<std::vector<ConfigValue>, std::string> readConfigFile(
     const std::string& path, const std::vector<RunSpec>& specs);
+// The same for the file's text; `path` names it in the errors.
+std::expected<std::vector<ConfigValue>, std::string> readConfigText(
+    std::string_view text, const std::string& path, const std::vector<RunSpec>& specs);
 
 }  // namespace shardscaler::service::detail

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "shardscaler/guard/self_identity.h"
+#include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::service {
@@ -57,7 +58,11 @@ bool pause(const k8s::Clock& clock, std::chrono::nanoseconds d,
 
 GuardServer::GuardServer(const RunOptions& options, k8s::RestClient& client,
                          std::shared_ptr<const k8s::Clock> clock, telemetry::Metrics& metrics)
-    : options_(options), client_(client), clock_(std::move(clock)), metrics_(metrics) {
+    : options_(options),
+      client_(client),
+      clock_(std::move(clock)),
+      metrics_(metrics),
+      warnings_(clock_) {
   if (options.external_metrics_api) {
     metrics_api_ = std::make_unique<MetricsApiServer>(options, client_, clock_, metrics_);
   }
@@ -96,12 +101,18 @@ std::expected<std::string, std::string> GuardServer::selfUser(
   }
 }
 
+// One line per denial (and per bad review), at most a few per rule and period: a client repeating
+// a forged review must not flood the log. The metrics count every one.
 void GuardServer::observe(const guard::ReviewRecord& r) {
   const double latency = seconds(r.latency);
   if (r.verdict == nullptr) {
     metrics_.observeGuardReview("unknown", "bad_request", std::nullopt, latency);
-    telemetry::logEvent(telemetry::LogLevel::Warn, "shard guard: bad admission review",
-                        {{"error", r.error}});
+    const auto logged = warnings_.admit("bad_review");
+    if (logged.log) {
+      telemetry::logEvent(telemetry::LogLevel::Warn, "shard guard: bad admission review",
+                          {{"error", guard::untrustedText(r.error, 256)},
+                           {"suppressed", static_cast<std::int64_t>(logged.suppressed)}});
+    }
     return;
   }
   const guard::AdmissionRequest& q = *r.request;
@@ -115,6 +126,9 @@ void GuardServer::observe(const guard::ReviewRecord& r) {
                                              .shardset = v.shard_set};
   }
   metrics_.observeGuardReview(operation, v.allowed ? "allowed" : "denied", denial, latency);
+  telemetry::WarningLimiter::Decision logged{.log = true};
+  if (!v.allowed) logged = warnings_.admit("denied/" + v.reason);
+  if (!logged.log) return;
   const std::string shard = v.shard_index ? std::to_string(*v.shard_index) : "";
   const telemetry::LogLevel level =
       v.allowed ? telemetry::LogLevel::Debug : telemetry::LogLevel::Warn;
@@ -128,10 +142,12 @@ void GuardServer::observe(const guard::ReviewRecord& r) {
                        {"shardset", v.shard_set},
                        {"target", v.target},
                        {"deadline", v.deadline},
-                       {"user", q.user.username},
+                       {"user", guard::untrustedText(q.user.username, 128)},
                        {"dry_run", q.dry_run},
                        {"latency_seconds", latency},
-                       {"message", v.message}});
+                       {"message", v.message},
+                       {"detail", guard::untrustedText(v.detail, 512)},
+                       {"suppressed", static_cast<std::int64_t>(logged.suppressed)}});
 }
 
 std::expected<void, std::string> GuardServer::start(const std::function<bool()>& stopping) {
@@ -171,6 +187,8 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
                                           : serving::ClientCertificateMode::None,
       .client_trust = metrics_api_ ? metrics_api_->clientTrust() : nullptr,
       .workers = kHandlerWorkers,
+      // The largest body is the guard's AdmissionReview; the metrics API takes none.
+      .limits = {.max_body_bytes = guard::kMaxReviewBytes},
       .observer =
           [this](const serving::RequestRecord& r) {
             // What never reached the guard's handler (no route, too large, malformed HTTP).
@@ -182,17 +200,20 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
       .degraded = degraded,
       .clock = clock_,
   });
-  server_->handle("POST", std::string(guard::kGuardPath), [this](const serving::Request& request) {
-    guard::HttpAnswer answer = guard_->review(request.body);
-    serving::Response response;
-    response.status = answer.status;
-    response.content_type = std::move(answer.content_type);
-    response.body = std::move(answer.body);
-    return response;
-  });
+  server_->handle("POST", std::string(guard::kGuardPath),
+                  [this](const serving::Request& request) {
+                    guard::HttpAnswer answer = guard_->review(request.body);
+                    serving::Response response;
+                    response.status = answer.status;
+                    response.content_type = std::move(answer.content_type);
+                    response.body = std::move(answer.body);
+                    return response;
+                  },
+                  {.max_body_bytes = guard::kMaxReviewBytes});
   if (metrics_api_) metrics_api_->registerRoutes(*server_);
   auto port = server_->start();
   if (!port) return std::unexpected("shard guard: cannot serve: " + port.error());
+  serving_.store(true, std::memory_order_release);
   telemetry::logEvent(telemetry::LogLevel::Info, "shard guard serving",
                       {{"path", guard::kGuardPath},
                        {"address", options_.webhook_bind_address->toString()},
@@ -209,7 +230,9 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
 }
 
 std::expected<void, std::string> GuardServer::readiness() const {
-  if (!server_) return std::unexpected("the shard guard is not serving yet");
+  if (!serving_.load(std::memory_order_acquire)) {
+    return std::unexpected("the shard guard is not serving yet");
+  }
   if (!certificates_.source || !certificates_.source->current()) {
     return std::unexpected("the shard guard has no serving certificate yet (" +
                            (options_.webhook_cert_dir.empty()
@@ -219,6 +242,11 @@ std::expected<void, std::string> GuardServer::readiness() const {
                            ")");
   }
   return {};
+}
+
+std::expected<void, std::string> GuardServer::liveness() const {
+  if (!serving_.load(std::memory_order_acquire)) return {};
+  return server_->health();
 }
 
 void GuardServer::stop() {

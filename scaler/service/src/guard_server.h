@@ -4,6 +4,7 @@
 // means shardscaler must not run without its guard.
 #pragma once
 
+#include <atomic>
 #include <expected>
 #include <functional>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "shardscaler/serving/https_server.h"
 #include "shardscaler/serving/serving_options.h"
 #include "shardscaler/telemetry/metrics.h"
+#include "shardscaler/telemetry/warning_limiter.h"
 
 #include "metrics_api_server.h"
 
@@ -37,6 +39,8 @@ class GuardServer {
   std::expected<void, std::string> start(const std::function<bool()>& stopping);
   // Ready once the server has a certificate to present.
   std::expected<void, std::string> readiness() const;
+  // Alive while the HTTPS server's I/O thread serves (before start(): alive, as nothing failed).
+  std::expected<void, std::string> liveness() const;
   void stop();
 
  private:
@@ -47,10 +51,12 @@ class GuardServer {
   k8s::RestClient& client_;
   std::shared_ptr<const k8s::Clock> clock_;
   telemetry::Metrics& metrics_;
+  telemetry::WarningLimiter warnings_;  // denials and bad reviews, per rule
   std::unique_ptr<k8s::RestClient> reads_client_;
   std::unique_ptr<guard::ShardGuard> guard_;
   serving::CertificateParts certificates_;
   std::unique_ptr<serving::HttpsServer> server_;
+  std::atomic<bool> serving_{false};               // server_ started: the probes may ask it
   std::unique_ptr<MetricsApiServer> metrics_api_;  // with --external-metrics-api
 };
 

@@ -1,5 +1,6 @@
 #include "shardscaler/service/http_server.h"
 
+#include <algorithm>
 #include <future>
 #include <optional>
 #include <thread>
@@ -13,7 +14,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "shardscaler/serving/bounded_request.h"
+#include "shardscaler/serving/connection_registry.h"
 #include "shardscaler/telemetry/logging.h"
+#include "shardscaler/telemetry/warning_limiter.h"
 
 namespace shardscaler::service {
 namespace {
@@ -22,110 +26,196 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
+using serving::ConnectionPhase;
 
 constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 constexpr std::string_view kTextContentType = "text/plain; charset=utf-8";
 constexpr auto kStopBudget = std::chrono::milliseconds(900);
+constexpr std::size_t kFirstReadBytes = 1024;
 
-bool isHttpParseError(const beast::error_code& ec) {
-  return ec.category() == http::make_error_code(http::error::bad_method).category();
+std::vector<tcp::endpoint> candidateEndpoints(asio::io_context& ioc,
+                                              const serving::BindAddress& address,
+                                              std::string* error) {
+  if (address.host.empty()) {
+    // Like Go's ":8080": every interface, IPv6 and IPv4 on one dual-stack socket where possible.
+    return {tcp::endpoint(asio::ip::address_v6::any(), address.port),
+            tcp::endpoint(asio::ip::address_v4::any(), address.port)};
+  }
+  beast::error_code ec;
+  const auto addr = asio::ip::make_address(address.host, ec);
+  if (!ec) return {tcp::endpoint(addr, address.port)};
+  tcp::resolver resolver(ioc);
+  auto results =
+      resolver.resolve(address.host, std::to_string(address.port), tcp::resolver::passive, ec);
+  if (ec) {
+    *error = ec.message();
+    return {};
+  }
+  std::vector<tcp::endpoint> endpoints;
+  for (const auto& r : results) endpoints.push_back(r.endpoint());
+  return endpoints;
 }
 
 }  // namespace
 
 class HttpServer::Impl {
  public:
+  class Listener;
   class Session;
 
-  struct Listener {
-    serving::BindAddress address;
-    Endpoints endpoints;
-    tcp::acceptor acceptor;
-    std::uint16_t port = 0;
-  };
-
   Impl(Handlers handlers, Limits limits) : handlers_(std::move(handlers)), limits_(limits) {}
-
-  ~Impl() { stop(); }
+  ~Impl();
 
   std::expected<std::uint16_t, std::string> listen(const serving::BindAddress& address,
                                                    Endpoints endpoints);
   void start();
   void stop();
 
- private:
-  void accept(Listener& listener);
-  void shutdownOnIoThread();
   void degraded(std::string_view reason, std::string_view detail);
-  bool atConnectionLimit();
+  const Handlers& handlers() const { return handlers_; }
+  const Limits& limits() const { return limits_; }
+  serving::RequestLimits requestLimits() const {
+    return {.max_header_bytes = limits_.max_header_bytes, .max_body_bytes = limits_.max_body_bytes};
+  }
 
-  // Declared first so it is destroyed last: pending handlers own sessions whose sockets belong
-  // to it.
-  asio::io_context ioc_{1};
+ private:
   Handlers handlers_;
   Limits limits_;
+  telemetry::WarningLimiter warnings_{std::make_shared<k8s::RealClock>()};
   std::vector<std::unique_ptr<Listener>> listeners_;
-  std::vector<std::weak_ptr<Session>> sessions_;  // touched on the I/O thread only
-  bool stopping_ = false;                         // I/O thread only
-  std::thread thread_;
-  std::promise<void> finished_;
   bool started_ = false;
   bool stopped_ = false;
+};
 
-  friend class Session;
+// One listening socket with its own I/O thread and connections: a flood of one listener's
+// clients leaves the others' threads and connection slots alone.
+class HttpServer::Impl::Listener {
+ public:
+  Listener(Impl& server, serving::BindAddress address, Endpoints endpoints)
+      : server_(server),
+        address_(std::move(address)),
+        endpoints_(endpoints),
+        connections_(server.limits().max_connections) {}
+
+  ~Listener() { stop(); }
+
+  std::expected<std::uint16_t, std::string> bind();
+  void start();
+  // Asks the thread to wind down; finish() waits for it within what is left of `deadline`.
+  void beginStop();
+  void finish(std::chrono::steady_clock::time_point deadline);
+  void stop() {
+    beginStop();
+    finish(std::chrono::steady_clock::now() + kStopBudget);
+  }
+
+  const serving::BindAddress& address() const { return address_; }
+  Endpoints& endpoints() { return endpoints_; }
+  bool stopping() const { return stopping_; }  // I/O thread
+  Impl& server() { return server_; }
+
+ private:
+  void accept();
+  void shutdownOnIoThread();
+
+  Impl& server_;
+  serving::BindAddress address_;
+  Endpoints endpoints_;
+  // Declared before the acceptor and the connections, so it is destroyed last.
+  asio::io_context ioc_{1};
+  std::optional<tcp::acceptor> acceptor_;
+  serving::ConnectionRegistry connections_;  // I/O thread
+  bool stopping_ = false;                    // I/O thread
+  std::thread thread_;
+  std::promise<void> finished_;
+  std::future<void> finished_future_;
+  bool started_ = false;
+  bool stop_requested_ = false;
 };
 
 // One connection: read a request, answer it, repeat while the client keeps it alive.
-class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
+class HttpServer::Impl::Session : public serving::Connection,
+                                  public std::enable_shared_from_this<Session> {
  public:
-  Session(Impl& server, tcp::socket socket, Endpoints endpoints)
-      : server_(server), stream_(std::move(socket)), endpoints_(endpoints) {}
+  Session(Listener& listener, tcp::socket socket)
+      : listener_(listener),
+        server_(listener.server()),
+        stream_(std::move(socket)),
+        request_(server_.requestLimits()) {}
 
-  void start() { readRequest(); }
+  void start() { waitForRequest(); }
 
-  // Called on stop: an idle connection is closed now; one being answered after the write.
-  void shutdown() {
+  // An idle connection whose next request has arrived but is not read yet is busy already: it
+  // does not give way to a new connection (it may be a client reusing its kept-alive connection).
+  ConnectionPhase phase() const override {
+    beast::error_code ec;
+    if (phase_ == ConnectionPhase::Idle && stream_.socket().available(ec) > 0 && !ec) {
+      return ConnectionPhase::Active;
+    }
+    return phase_;
+  }
+  void evict() override { close(); }
+  // Called on stop: a connection is closed now, unless an answer is being written: then after
+  // it.
+  void shutdown() override {
     if (!writing_) close();
   }
 
  private:
-  void readRequest() {
-    parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(server_.limits_.max_header_bytes));
-    parser_->body_limit(server_.limits_.max_body_bytes);
-    stream_.expires_after(server_.limits_.read_timeout);
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onRead(ec); });
+  void waitForRequest() {
+    request_.startHeader();
+    if (request_.buffer().size() > 0) return readHeader();  // pipelined
+    phase_ = ConnectionPhase::Idle;
+    auto& buffer = request_.buffer();
+    stream_.expires_after(server_.limits().idle_timeout);
+    stream_.async_read_some(
+        buffer.prepare(std::min(kFirstReadBytes, buffer.max_size() - buffer.size())),
+        [self = shared_from_this()](beast::error_code ec, std::size_t bytes) {
+          self->request_.buffer().commit(bytes);
+          if (ec || self->closed_) return self->close();
+          self->readHeader();
+        });
   }
 
-  void onRead(beast::error_code ec) {
-    if (server_.stopping_ && ec) return close();
-    if (ec == http::error::header_limit) {
-      return respondAndClose(http::status::request_header_fields_too_large,
-                             "request header too large\n");
-    }
-    if (ec == http::error::body_limit) {
-      return respondAndClose(http::status::payload_too_large, "request body too large\n");
-    }
-    if (ec == http::error::end_of_stream || ec == http::error::partial_message ||
-        ec == beast::error::timeout) {
-      return close();
-    }
-    if (ec == http::error::bad_version) {
-      return respondAndClose(http::status::http_version_not_supported,
-                             "only HTTP/1.0 and HTTP/1.1 are served\n");
-    }
-    if (ec && isHttpParseError(ec)) {
-      telemetry::logEvent(telemetry::LogLevel::Debug, "bad HTTP request",
-                          {{"error", ec.message()}});
-      return respondAndClose(http::status::bad_request, "bad request: " + ec.message() + "\n");
-    }
-    if (ec) return close();
-    answer(parser_->get());
+  void readHeader() {
+    phase_ = ConnectionPhase::Active;
+    stream_.expires_after(server_.limits().read_timeout);
+    http::async_read_header(
+        stream_, request_.buffer(), request_.parser(),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->onHeader(ec); });
   }
 
-  void answer(const http::request<http::string_body>& req) {
+  void onHeader(beast::error_code ec) {
+    if (ec) return refuse(ec);
+    if (auto refusal = request_.checkHeader()) return respondAndClose(*refusal);
+    // Every endpoint takes the same (small) body, and drops it: read it so that the connection
+    // can carry on.
+    if (auto refusal = request_.startBody(server_.limits().max_body_bytes)) {
+      return respondAndClose(*refusal);
+    }
+    if (request_.parser().is_done()) return answer();
+    http::async_read(stream_, request_.buffer(), request_.parser(),
+                     [self = shared_from_this()](beast::error_code body_ec, std::size_t) {
+                       if (body_ec) return self->refuse(body_ec);
+                       if (auto refusal = self->request_.finishBody())
+                         return self->respondAndClose(*refusal);
+                       self->answer();
+                     });
+  }
+
+  void refuse(beast::error_code ec) {
+    if (listener_.stopping() || closed_) return close();
+    auto refusal = request_.refusalFor(ec);
+    if (!refusal) return close();
+    telemetry::logEvent(telemetry::LogLevel::Debug, "bad HTTP request",
+                        {{"error", ec.message()}, {"status", refusal->status}});
+    respondAndClose(*refusal);
+  }
+
+  void answer() {
+    const auto& req = request_.parser().get();
+    const auto& handlers = server_.handlers();
+    const Endpoints endpoints = listener_.endpoints();
     response_ = {};
     response_.version(req.version());
     const bool head = req.method() == http::verb::head;
@@ -138,13 +228,15 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
       status = http::status::method_not_allowed;
       response_.set(http::field::allow, "GET, HEAD");
       body = "method not allowed\n";
-    } else if (endpoints_.metrics && path == "/metrics") {
+    } else if (endpoints.metrics && path == "/metrics") {
       content_type = kMetricsContentType;
       std::tie(status, body) = metricsBody();
-    } else if (endpoints_.probes && path == "/healthz") {
-      body = "ok";
-    } else if (endpoints_.probes && path == "/readyz") {
-      std::tie(status, body) = readinessBody();
+    } else if (endpoints.probes && path == "/healthz") {
+      std::tie(status, body) =
+          probeBody(handlers.liveness, http::status::internal_server_error, "liveness check");
+    } else if (endpoints.probes && path == "/readyz") {
+      std::tie(status, body) =
+          probeBody(handlers.readiness, http::status::service_unavailable, "readiness check");
     } else {
       status = http::status::not_found;
       body = "404 page not found\n";
@@ -152,7 +244,7 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
     response_.result(status);
     response_.set(http::field::content_type,
                   beast::string_view(content_type.data(), content_type.size()));
-    response_.keep_alive(req.keep_alive() && !server_.stopping_);
+    response_.keep_alive(req.keep_alive() && !listener_.stopping());
     // HEAD: the headers GET would send, Content-Length included, and no body.
     response_.content_length(body.size());
     if (!head) response_.body() = std::move(body);
@@ -160,105 +252,84 @@ class HttpServer::Impl::Session : public std::enable_shared_from_this<Session> {
   }
 
   std::pair<http::status, std::string> metricsBody() {
-    if (!server_.handlers_.metrics) return {http::status::ok, ""};
+    const auto& metrics = server_.handlers().metrics;
+    if (!metrics) return {http::status::ok, ""};
     try {
-      return {http::status::ok, server_.handlers_.metrics()};
+      return {http::status::ok, metrics()};
     } catch (const std::exception& e) {
       server_.degraded("http_metrics_failed", e.what());
       return {http::status::internal_server_error, std::string("metrics: ") + e.what() + "\n"};
     }
   }
 
-  std::pair<http::status, std::string> readinessBody() {
-    if (!server_.handlers_.readiness) return {http::status::ok, "ok"};
+  static std::pair<http::status, std::string> probeBody(
+      const std::function<std::expected<void, std::string>()>& check, http::status failed,
+      std::string_view what) {
+    if (!check) return {http::status::ok, "ok"};
     try {
-      auto ready = server_.handlers_.readiness();
-      if (ready) return {http::status::ok, "ok"};
-      return {http::status::service_unavailable, ready.error() + "\n"};
+      auto ok = check();
+      if (ok) return {http::status::ok, "ok"};
+      return {failed, ok.error() + "\n"};
     } catch (const std::exception& e) {
-      return {http::status::service_unavailable,
-              std::string("readiness check: ") + e.what() + "\n"};
+      return {failed, std::string(what) + ": " + e.what() + "\n"};
     }
   }
 
-  void respondAndClose(http::status status, std::string body) {
+  void respondAndClose(const serving::Refusal& refusal) {
     response_ = {};
     response_.version(11);
-    response_.result(status);
+    response_.result(static_cast<unsigned>(refusal.status));
     response_.set(http::field::content_type,
                   beast::string_view(kTextContentType.data(), kTextContentType.size()));
     response_.keep_alive(false);
-    response_.content_length(body.size());
-    response_.body() = std::move(body);
+    response_.content_length(refusal.body.size());
+    response_.body() = refusal.body;
     write();
   }
 
   void write() {
+    phase_ = ConnectionPhase::Active;
     writing_ = true;
-    stream_.expires_after(server_.limits_.write_timeout);
+    stream_.expires_after(server_.limits().write_timeout);
     http::async_write(stream_, response_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) {
                         self->writing_ = false;
-                        if (ec || !self->response_.keep_alive() || self->server_.stopping_) {
+                        const bool keep_alive = self->response_.keep_alive();
+                        self->response_ = {};
+                        if (ec || !keep_alive || self->listener_.stopping() || self->closed_) {
                           return self->close();
                         }
-                        self->readRequest();
+                        self->request_.releaseIdleBuffer();
+                        self->waitForRequest();
                       });
   }
 
   void close() {
+    if (closed_) return;
+    closed_ = true;
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     stream_.socket().close(ignored);
   }
 
+  Listener& listener_;
   Impl& server_;
   beast::tcp_stream stream_;
-  const Endpoints endpoints_;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  serving::BoundedRequest request_;
   http::response<http::string_body> response_;
-  bool writing_ = false;
+  ConnectionPhase phase_ = ConnectionPhase::Idle;
+  bool writing_ = false;  // stop lets the answer being written finish
+  bool closed_ = false;
 };
 
-std::expected<std::uint16_t, std::string> HttpServer::Impl::listen(
-    const serving::BindAddress& address, Endpoints endpoints) {
-  if (started_) return std::unexpected("listen " + address.toString() + ": server already started");
-  if (address.port != 0) {
-    for (auto& l : listeners_) {
-      if (l->address == address) {
-        l->endpoints.metrics |= endpoints.metrics;
-        l->endpoints.probes |= endpoints.probes;
-        return l->port;
-      }
-    }
-  }
-
-  std::vector<tcp::endpoint> candidates;
-  if (address.host.empty()) {
-    // Like Go's ":8080": every interface, IPv6 and IPv4 on one dual-stack socket where possible.
-    candidates = {tcp::endpoint(asio::ip::address_v6::any(), address.port),
-                  tcp::endpoint(asio::ip::address_v4::any(), address.port)};
-  } else {
-    beast::error_code ec;
-    const auto addr = asio::ip::make_address(address.host, ec);
-    if (!ec) {
-      candidates = {tcp::endpoint(addr, address.port)};
-    } else {
-      tcp::resolver resolver(ioc_);
-      auto results =
-          resolver.resolve(address.host, std::to_string(address.port), tcp::resolver::passive, ec);
-      if (ec) return std::unexpected("listen " + address.toString() + ": " + ec.message());
-      for (const auto& r : results) candidates.push_back(r.endpoint());
-    }
-  }
-
+std::expected<std::uint16_t, std::string> HttpServer::Impl::Listener::bind() {
   std::string last_error = "no address to bind";
+  const auto candidates = candidateEndpoints(ioc_, address_, &last_error);
   for (const auto& endpoint : candidates) {
     tcp::acceptor acceptor(ioc_);
     beast::error_code ec;
     acceptor.open(endpoint.protocol(), ec);
-    if (!ec && endpoint.address().is_v6() && address.host.empty()) {
+    if (!ec && endpoint.address().is_v6() && address_.host.empty()) {
       acceptor.set_option(asio::ip::v6_only(false), ec);
     }
     if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
@@ -273,94 +344,133 @@ std::expected<std::uint16_t, std::string> HttpServer::Impl::listen(
       last_error = ec.message();
       continue;
     }
+    acceptor_.emplace(std::move(acceptor));
     // Keyed by the port actually bound, so listening again on "host:<that port>" shares it.
-    listeners_.push_back(std::make_unique<Listener>(
-        Listener{serving::BindAddress{address.host, port}, endpoints, std::move(acceptor), port}));
+    address_.port = port;
     return port;
   }
-  return std::unexpected("listen " + address.toString() + ": " + last_error);
+  return std::unexpected("listen " + address_.toString() + ": " + last_error);
 }
 
-bool HttpServer::Impl::atConnectionLimit() {
-  std::erase_if(sessions_, [](const std::weak_ptr<Session>& s) { return s.expired(); });
-  return sessions_.size() >= limits_.max_connections;
-}
-
-void HttpServer::Impl::degraded(std::string_view reason, std::string_view detail) {
-  telemetry::logEvent(telemetry::LogLevel::Warn, "HTTP endpoint degraded",
-                      {{"reason", reason}, {"error", detail}});
-  if (handlers_.degraded) handlers_.degraded(reason);
-}
-
-void HttpServer::Impl::accept(Listener& listener) {
-  listener.acceptor.async_accept([this, &listener](beast::error_code ec, tcp::socket socket) {
+void HttpServer::Impl::Listener::accept() {
+  acceptor_->async_accept([this](beast::error_code ec, tcp::socket socket) {
     if (stopping_ || ec == asio::error::operation_aborted) return;
     if (ec) {
       // Out of file descriptors and the like: wait a little instead of spinning on the error.
-      degraded("http_accept_failed", ec.message());
+      server_.degraded("http_accept_failed", ec.message());
       auto timer = std::make_shared<asio::steady_timer>(ioc_, std::chrono::milliseconds(100));
-      timer->async_wait([this, &listener, timer](beast::error_code wait_ec) {
-        if (!wait_ec && !stopping_) accept(listener);
+      timer->async_wait([this, timer](beast::error_code wait_ec) {
+        if (!wait_ec && !stopping_) accept();
       });
       return;
     }
-    if (atConnectionLimit()) {
-      degraded("http_connection_limit", "too many open connections");
-      beast::error_code ignored;
-      socket.close(ignored);
-    } else {
-      beast::error_code ignored;
-      socket.set_option(tcp::no_delay(true), ignored);
-      auto session = std::make_shared<Session>(*this, std::move(socket), listener.endpoints);
-      sessions_.push_back(session);
-      session->start();
+    beast::error_code ignored;
+    switch (connections_.makeRoom()) {
+      case serving::ConnectionRegistry::Admission::Refused:
+        server_.degraded("http_connection_limit", "every connection is busy with a request");
+        socket.close(ignored);
+        return accept();
+      case serving::ConnectionRegistry::Admission::Evicted:
+        server_.degraded("http_connection_evicted",
+                         "at the connection limit: the oldest idle connection was closed");
+        break;
+      case serving::ConnectionRegistry::Admission::Admitted:
+        break;
     }
-    accept(listener);
+    socket.set_option(tcp::no_delay(true), ignored);
+    auto session = std::make_shared<Session>(*this, std::move(socket));
+    connections_.add(session);
+    session->start();
+    accept();
   });
 }
 
-void HttpServer::Impl::start() {
-  if (started_ || stopped_) return;
+void HttpServer::Impl::Listener::start() {
+  if (started_ || stop_requested_) return;
   started_ = true;
-  for (auto& l : listeners_) accept(*l);
+  finished_future_ = finished_.get_future();
+  accept();
   thread_ = std::thread([this] {
     try {
       ioc_.run();
     } catch (const std::exception& e) {
       telemetry::logEvent(telemetry::LogLevel::Error, "HTTP server I/O thread failed",
-                          {{"error", e.what()}});
+                          {{"address", address_.toString()}, {"error", e.what()}});
     }
     finished_.set_value();
   });
 }
 
-void HttpServer::Impl::shutdownOnIoThread() {
+void HttpServer::Impl::Listener::shutdownOnIoThread() {
   stopping_ = true;
-  for (auto& l : listeners_) {
+  beast::error_code ignored;
+  if (acceptor_) acceptor_->close(ignored);
+  connections_.shutdownAll();
+}
+
+void HttpServer::Impl::Listener::beginStop() {
+  if (stop_requested_) return;
+  stop_requested_ = true;
+  if (!started_) {
     beast::error_code ignored;
-    l->acceptor.close(ignored);
+    if (acceptor_) acceptor_->close(ignored);
+    return;
   }
-  for (auto& weak : sessions_) {
-    if (auto s = weak.lock()) s->shutdown();
+  asio::post(ioc_, [this] { shutdownOnIoThread(); });
+}
+
+void HttpServer::Impl::Listener::finish(std::chrono::steady_clock::time_point deadline) {
+  if (!thread_.joinable()) return;
+  // Responses being written get what is left of the budget; a client that stops reading does
+  // not hold the process.
+  if (finished_future_.wait_until(deadline) != std::future_status::ready) ioc_.stop();
+  thread_.join();
+}
+
+std::expected<std::uint16_t, std::string> HttpServer::Impl::listen(
+    const serving::BindAddress& address, Endpoints endpoints) {
+  if (started_) return std::unexpected("listen " + address.toString() + ": server already started");
+  if (address.port != 0) {
+    for (auto& l : listeners_) {
+      if (l->address() == address) {
+        l->endpoints().metrics |= endpoints.metrics;
+        l->endpoints().probes |= endpoints.probes;
+        return l->address().port;
+      }
+    }
   }
+  auto listener = std::make_unique<Listener>(*this, address, endpoints);
+  auto port = listener->bind();
+  if (!port) return port;
+  listeners_.push_back(std::move(listener));
+  return port;
+}
+
+HttpServer::Impl::~Impl() { stop(); }
+
+void HttpServer::Impl::degraded(std::string_view reason, std::string_view detail) {
+  const auto decision = warnings_.admit(reason);
+  if (decision.log) {
+    telemetry::logEvent(telemetry::LogLevel::Warn, "HTTP endpoint degraded",
+                        {{"reason", reason},
+                         {"error", detail},
+                         {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
+  }
+  if (handlers_.degraded) handlers_.degraded(reason);
+}
+
+void HttpServer::Impl::start() {
+  if (started_ || stopped_) return;
+  started_ = true;
+  for (auto& l : listeners_) l->start();
 }
 
 void HttpServer::Impl::stop() {
   if (stopped_) return;
   stopped_ = true;
-  if (!started_) {
-    for (auto& l : listeners_) {
-      beast::error_code ignored;
-      l->acceptor.close(ignored);
-    }
-    return;
-  }
-  auto finished = finished_.get_future();
-  asio::post(ioc_, [this] { shutdownOnIoThread(); });
-  // Responses being written get what is left of the budget; a client that stops reading does
-  // not hold the process.
-  if (finished.wait_for(kStopBudget) != std::future_status::ready) ioc_.stop();
-  thread_.join();
+  const auto deadline = std::chrono::steady_clock::now() + kStopBudget;
+  for (auto& l : listeners_) l->beginStop();
+  for (auto& l : listeners_) l->finish(deadline);
 }
 
 HttpServer::HttpServer(Handlers handlers) : HttpServer(std::move(handlers), Limits{}) {}

@@ -61,8 +61,10 @@ void MetricsApiServer::registerRoutes(serving::HttpsServer& server) {
     observe(outcome, std::chrono::duration<double>(clock_->monotonicNow() - started).count());
     return response;
   };
-  server.handlePrefix("*", "/apis", handle);
-  server.handle("*", "/openapi/v2", handle);
+  // GETs only, as the aggregator sends them: a body is refused (413) before the handler.
+  const serving::HttpsServer::RouteOptions no_body{.max_body_bytes = 0};
+  server.handlePrefix("*", "/apis", handle, no_body);
+  server.handle("*", "/openapi/v2", handle, no_body);
 }
 
 void MetricsApiServer::observe(const metrics_api::RequestOutcome& o, double seconds) {

@@ -137,6 +137,9 @@ const std::vector<RunSpec>& webhookRunSpecs();
 const std::vector<RunSpec>& metricsApiRunSpecs();
 Applied finishMetricsApiOptions(RunOptions& options, const std::string& pod_namespace);
 
+// The ingestion monitor's rows (ingestion_options.cc): which Prometheus URLs it may query.
+const std::vector<RunSpec>& ingestionRunSpecs();
+
 // All rows of `run` (run_options.cc), and its defaults and cross-checks once every value is in.
 const std::vector<RunSpec>& runSpecs();
 const std::vector<PlanSpec>& planSpecs();

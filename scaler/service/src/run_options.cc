@@ -103,6 +103,8 @@ const std::vector<RunSpec>& runSpecs() {
     all.insert(all.end(), webhook.begin(), webhook.end());
     const auto& metrics_api = metricsApiRunSpecs();
     all.insert(all.end(), metrics_api.begin(), metrics_api.end());
+    const auto& ingestion = ingestionRunSpecs();
+    all.insert(all.end(), ingestion.begin(), ingestion.end());
     return all;
   }();
   return specs;

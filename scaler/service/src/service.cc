@@ -86,7 +86,8 @@ std::expected<k8s::KubeConfig, std::string> loadConfig(const std::string& kubeco
 // Everything `shardscaler run` owns, in construction order (destruction undoes it).
 class Service {
  public:
-  Service(const RunOptions& options, k8s::KubeConfig config)
+  Service(const RunOptions& options, k8s::KubeConfig config,
+          ingestion::PrometheusUrlPolicy url_policy)
       : options_(options),
         server_(config.server),
         clock_(std::make_shared<k8s::RealClock>()),
@@ -112,8 +113,9 @@ class Service {
                 }),
         events_(client_, *clock_, k8s::KubeEventRecorder::Options{.instance = options.identity},
                 [this](const std::string& reason) { metrics_.incDegraded(reason); }),
-        ingestion_(*clock_, &metrics_,
-                   [this](const std::string& key) { controller_.enqueue(key); }),
+        ingestion_(
+            *clock_, &metrics_, [this](const std::string& key) { controller_.enqueue(key); },
+            ingestion::IngestionMonitorOptions{.url_policy = std::move(url_policy)}),
         controller_(client_, *clock_, events_, &metrics_,
                     controller::ShardSetControllerOptions{
                         .namespaces = options.namespaces,
@@ -131,6 +133,7 @@ class Service {
         http_(HttpServer::Handlers{
             .metrics = [this] { return metrics_.serialize(); },
             .readiness = [this] { return readiness(); },
+            .liveness = [this] { return liveness(); },
             .degraded = [this](std::string_view reason) { metrics_.incDegraded(reason); },
         }) {
     if (options.webhook_bind_address) {
@@ -199,6 +202,12 @@ class Service {
     } else {
       cache_failures_.erase(std::string(r.resource));
     }
+  }
+
+  // What a restart would cure: a server thread that has died.
+  std::expected<void, std::string> liveness() const {
+    if (guard_) return guard_->liveness();
+    return {};
   }
 
   std::expected<void, std::string> readiness() const {
@@ -315,12 +324,25 @@ int runService(const RunOptions& options) {
     telemetry::logEvent(telemetry::LogLevel::Error, config.error());
     return 1;
   }
+  auto url_policy = ingestion::PrometheusUrlPolicy::make(options.prometheus_url_allow,
+                                                         options.prometheus_url_allow_regex);
+  if (!url_policy) {
+    telemetry::logEvent(telemetry::LogLevel::Error, "invalid --prometheus-url-allow",
+                        {{"error", url_policy.error()}});
+    return 1;
+  }
+  std::string allowed;
+  for (const std::string& pattern : options.prometheus_url_allow) {
+    allowed += (allowed.empty() ? "" : ",") + pattern;
+  }
   telemetry::logEvent(telemetry::LogLevel::Info, "shardscaler starting",
                       {{"version", telemetry::buildInfo().version},
                        {"commit", telemetry::buildInfo().commit},
                        {"server", config->server},
-                       {"kubeconfig", config->origin}});
-  Service service(options, std::move(*config));
+                       {"kubeconfig", config->origin},
+                       {"prometheus_url_allow", allowed},
+                       {"prometheus_url_allow_regex", options.prometheus_url_allow_regex}});
+  Service service(options, std::move(*config), std::move(*url_policy));
   return service.run();
 }
 

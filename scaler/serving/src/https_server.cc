@@ -1,5 +1,8 @@
 #include "shardscaler/serving/https_server.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -16,22 +19,77 @@ using tcp = asio::ip::tcp;
 
 constexpr auto kStopBudget = std::chrono::milliseconds(900);
 constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(100);
+// The I/O thread turns at least this often; /healthz fails when it has not for kStalledAfter.
+constexpr auto kHeartbeat = std::chrono::seconds(1);
+constexpr auto kStalledAfter = std::chrono::seconds(10);
+
+std::shared_ptr<const k8s::Clock> clockOrReal(std::shared_ptr<const k8s::Clock> clock) {
+  return clock ? std::move(clock) : std::make_shared<k8s::RealClock>();
+}
+
+RequestLimits requestLimitsOf(const HttpsServer::Limits& limits) {
+  return {.max_header_bytes = limits.max_header_bytes,
+          .max_body_bytes = limits.max_body_bytes,
+          .max_chunk_extension_bytes = limits.max_chunk_extension_bytes,
+          .max_trailer_bytes = limits.max_trailer_bytes,
+          .max_chunk_line_bytes = limits.max_chunk_line_bytes};
+}
+
+std::int64_t nanosecondsOf(k8s::Clock::MonotonicTime t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
 
 }  // namespace
 
 HttpsServer::Impl::Impl(Options options)
     : options_(std::move(options)),
+      request_limits_(requestLimitsOf(options_.limits)),
+      body_budget_(options_.limits.max_body_bytes_in_flight),
+      warnings_(clockOrReal(options_.clock)),
       workers_(options_.workers == 0 ? 1 : options_.workers),
-      tls_(options_.certificates, options_.client_certificates, options_.client_trust) {
-  if (!options_.clock) options_.clock = std::make_shared<k8s::RealClock>();
+      tls_(options_.certificates, options_.client_certificates, options_.client_trust),
+      connections_(options_.limits.max_connections) {
+  options_.clock = clockOrReal(options_.clock);
 }
 
 HttpsServer::Impl::~Impl() { stop(); }
 
 void HttpsServer::Impl::degraded(std::string_view reason, std::string_view detail) const {
-  k8s::log(k8s::LogLevel::Warn, "HTTPS server degraded",
-           {{"reason", reason}, {"address", options_.address.toString()}, {"error", detail}});
+  const auto decision = warnings_.admit(reason);
+  if (decision.log) {
+    k8s::log(k8s::LogLevel::Warn, "HTTPS server degraded",
+             {{"reason", reason},
+              {"address", options_.address.toString()},
+              {"error", detail},
+              {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
+  }
   if (options_.degraded) options_.degraded(reason);
+}
+
+std::expected<void, std::string> HttpsServer::Impl::health() const {
+  if (!serving_.load()) return std::unexpected("the HTTPS server is not serving");
+  if (io_thread_ended_.load()) {
+    std::lock_guard lock(death_mutex_);
+    return std::unexpected("the HTTPS server's I/O thread has stopped" +
+                           (death_.empty() ? std::string() : ": " + death_));
+  }
+  const auto silent =
+      std::chrono::nanoseconds(nanosecondsOf(options_.clock->monotonicNow()) - last_beat_.load());
+  if (silent > kStalledAfter) {
+    return std::unexpected(
+        "the HTTPS server's I/O thread has not turned for " +
+        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(silent).count()) + " s");
+  }
+  return {};
+}
+
+void HttpsServer::Impl::beat() {
+  last_beat_.store(nanosecondsOf(options_.clock->monotonicNow()));
+  if (stopping_) return;
+  heartbeat_->expires_after(kHeartbeat);
+  heartbeat_->async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) beat();
+  });
 }
 
 std::expected<std::uint16_t, std::string> HttpsServer::Impl::start() {
@@ -46,17 +104,29 @@ std::expected<std::uint16_t, std::string> HttpsServer::Impl::start() {
   port_ = acceptor->local_endpoint(ec).port();
   if (ec) return std::unexpected("listen " + options_.address.toString() + ": " + ec.message());
   acceptor_.emplace(std::move(*acceptor));
+  heartbeat_.emplace(ioc_);
+  beat();
   started_ = true;
   accept();
   thread_ = std::thread([this] {
+    std::string death;
     try {
       ioc_.run();
     } catch (const std::exception& e) {
-      k8s::log(k8s::LogLevel::Error, "HTTPS server's I/O thread failed",
-               {{"address", options_.address.toString()}, {"error", e.what()}});
+      death = e.what();
+    } catch (...) {
+      death = "unknown exception";
     }
+    if (!death.empty()) {
+      k8s::log(k8s::LogLevel::Error, "HTTPS server's I/O thread failed",
+               {{"address", options_.address.toString()}, {"error", death}});
+      std::lock_guard lock(death_mutex_);
+      death_ = std::move(death);
+    }
+    io_thread_ended_.store(true);
     finished_.set_value();
   });
+  serving_.store(true);
   k8s::log(k8s::LogLevel::Info, "HTTPS server listening",
            {{"address", options_.address.toString()}, {"port", port_}});
   return port_;
@@ -81,8 +151,7 @@ void HttpsServer::Impl::accept() {
 
 void HttpsServer::Impl::onAccept(tcp::socket socket) {
   boost::system::error_code ignored;
-  if (atConnectionLimit()) {
-    degraded("https_connection_limit", "too many open connections");
+  if (!makeRoom()) {
     socket.close(ignored);
     return;
   }
@@ -105,22 +174,31 @@ void HttpsServer::Impl::onAccept(tcp::socket socket) {
   }
   socket.set_option(tcp::no_delay(true), ignored);
   auto session = std::make_shared<detail::HttpsSession>(*this, std::move(socket), *context);
-  sessions_.push_back(session);
+  connections_.add(session);
   session->start();
 }
 
-bool HttpsServer::Impl::atConnectionLimit() {
-  std::erase_if(sessions_, [](const auto& session) { return session.expired(); });
-  return sessions_.size() >= options_.limits.max_connections;
+bool HttpsServer::Impl::makeRoom() {
+  switch (connections_.makeRoom()) {
+    case ConnectionRegistry::Admission::Admitted:
+      return true;
+    case ConnectionRegistry::Admission::Evicted:
+      degraded("https_connection_evicted",
+               "at the connection limit: the oldest idle connection was closed for a new one");
+      return true;
+    case ConnectionRegistry::Admission::Refused:
+      degraded("https_connection_limit", "every connection is busy with a request");
+      return false;
+  }
+  return false;
 }
 
 void HttpsServer::Impl::shutdownOnIoThread() {
   stopping_ = true;
   boost::system::error_code ignored;
   if (acceptor_) acceptor_->close(ignored);
-  for (auto& weak : sessions_) {
-    if (auto session = weak.lock()) session->shutdown();
-  }
+  if (heartbeat_) heartbeat_->cancel();
+  connections_.shutdownAll();
 }
 
 void HttpsServer::Impl::stop() {
@@ -141,13 +219,21 @@ HttpsServer::HttpsServer(Options options) : impl_(std::make_unique<Impl>(std::mo
 
 HttpsServer::~HttpsServer() = default;
 
-void HttpsServer::handle(std::string method, std::string path, Handler handler) {
-  impl_->mutableRouter().add(std::move(method), std::move(path), false, std::move(handler));
+void HttpsServer::handle(std::string method, std::string path, Handler handler,
+                         RouteOptions route) {
+  const std::size_t limit =
+      std::min(route.max_body_bytes.value_or(SIZE_MAX), impl_->options().limits.max_body_bytes);
+  impl_->mutableRouter().add(std::move(method), std::move(path), false, std::move(handler), limit);
 }
 
-void HttpsServer::handlePrefix(std::string method, std::string prefix, Handler handler) {
-  impl_->mutableRouter().add(std::move(method), std::move(prefix), true, std::move(handler));
+void HttpsServer::handlePrefix(std::string method, std::string prefix, Handler handler,
+                               RouteOptions route) {
+  const std::size_t limit =
+      std::min(route.max_body_bytes.value_or(SIZE_MAX), impl_->options().limits.max_body_bytes);
+  impl_->mutableRouter().add(std::move(method), std::move(prefix), true, std::move(handler), limit);
 }
+
+std::expected<void, std::string> HttpsServer::health() const { return impl_->health(); }
 
 std::expected<std::uint16_t, std::string> HttpsServer::start() { return impl_->start(); }
 

@@ -2,6 +2,7 @@
 
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <utility>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -17,18 +18,8 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 constexpr auto kCloseNotifyBudget = std::chrono::seconds(1);
-
-bool isHttpParseError(const beast::error_code& ec) {
-  return ec.category() == http::make_error_code(http::error::bad_method).category();
-}
-
-// The client went away or timed out: nothing to answer, nothing to report.
-bool isConnectionEnd(const beast::error_code& ec) {
-  return ec == http::error::end_of_stream || ec == http::error::partial_message ||
-         ec == beast::error::timeout || ec == asio::ssl::error::stream_truncated ||
-         ec == asio::error::operation_aborted || ec == asio::error::eof ||
-         ec == asio::error::connection_reset;
-}
+// What one read takes while waiting for a request to begin.
+constexpr std::size_t kFirstReadBytes = 4096;
 
 std::string remoteAddress(const tcp::socket& socket) {
   beast::error_code ec;
@@ -46,29 +37,41 @@ HttpsSession::HttpsSession(HttpsServer::Impl& server, tcp::socket socket,
     : server_(server),
       context_(std::move(context)),
       stream_(std::move(socket), *context_),
-      remote_address_(remoteAddress(beast::get_lowest_layer(stream_).socket())) {}
+      remote_address_(remoteAddress(beast::get_lowest_layer(stream_).socket())),
+      request_(server.requestLimits()) {}
 
 void HttpsSession::start() {
+  phase_ = ConnectionPhase::Handshake;
   beast::get_lowest_layer(stream_).expires_after(server_.options().limits.handshake_timeout);
   stream_.async_handshake(
       asio::ssl::stream_base::server,
       [self = shared_from_this()](const beast::error_code& ec) { self->onHandshake(ec); });
 }
 
+ConnectionPhase HttpsSession::phase() const {
+  beast::error_code ec;
+  if (phase_ == ConnectionPhase::Idle &&
+      beast::get_lowest_layer(stream_).socket().available(ec) > 0 && !ec) {
+    return ConnectionPhase::Active;
+  }
+  return phase_;
+}
+
 void HttpsSession::shutdown() {
-  if (!busy_) close();
+  if (!answering_) close();
 }
 
 void HttpsSession::onHandshake(const beast::error_code& ec) {
   if (ec) {
     // A client that does not trust the certificate (say, a stale caBundle) shows up here.
-    if (!server_.stopping() && ec != asio::error::operation_aborted) {
+    if (!server_.stopping() && !closed_ && ec != asio::error::operation_aborted &&
+        ec != beast::error::timeout) {
       server_.degraded("https_handshake_failed", remote_address_ + ": " + ec.message());
     }
     return close();
   }
   readPeerCertificate();
-  readRequest();
+  waitForRequest();
 }
 
 void HttpsSession::readPeerCertificate() {
@@ -89,33 +92,115 @@ void HttpsSession::readPeerCertificate() {
   peer_.organizations = peer_.chain.front().subjectOrganizations();
 }
 
-void HttpsSession::readRequest() {
-  const auto& limits = server_.options().limits;
-  parser_.emplace();
-  parser_->header_limit(static_cast<std::uint32_t>(limits.max_header_bytes));
-  parser_->body_limit(limits.max_body_bytes);
-  beast::get_lowest_layer(stream_).expires_after(limits.read_timeout);
-  http::async_read(
-      stream_, buffer_, *parser_,
-      [self = shared_from_this()](const beast::error_code& ec, std::size_t) { self->onRead(ec); });
-}
-
-void HttpsSession::onRead(const beast::error_code& ec) {
-  started_ = server_.options().clock->monotonicNow();
+// Idle until the first byte of the next request: the idle timeout applies, and the connection may
+// give its place to a new one.
+void HttpsSession::waitForRequest() {
+  if (closed_ || server_.stopping()) return close();
+  request_.startHeader();
   method_.clear();
   route_.clear();
-  if (ec && (server_.stopping() || isConnectionEnd(ec))) return close();
-  if (ec == http::error::header_limit) {
-    return respondAndClose(431, "request header too large\n");
+  if (request_.buffer().size() > 0) return readHeader();  // pipelined
+  phase_ = ConnectionPhase::Idle;
+  auto& buffer = request_.buffer();
+  const std::size_t room = std::min(kFirstReadBytes, buffer.max_size() - buffer.size());
+  beast::get_lowest_layer(stream_).expires_after(server_.options().limits.idle_timeout);
+  stream_.async_read_some(
+      buffer.prepare(room),
+      [self = shared_from_this()](const beast::error_code& ec, std::size_t bytes) {
+        self->onFirstBytes(ec, bytes);
+      });
+}
+
+void HttpsSession::onFirstBytes(const beast::error_code& ec, std::size_t bytes) {
+  request_.buffer().commit(bytes);
+  if (ec || closed_) return close();  // closed, timed out or evicted: nothing to answer
+  readHeader();
+}
+
+void HttpsSession::readHeader() {
+  phase_ = ConnectionPhase::Active;
+  started_ = server_.options().clock->monotonicNow();
+  // One deadline for the whole request, header and body.
+  beast::get_lowest_layer(stream_).expires_after(server_.options().limits.read_timeout);
+  http::async_read_header(stream_, request_.buffer(), request_.parser(),
+                          [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
+                            self->onHeader(ec);
+                          });
+}
+
+void HttpsSession::onHeader(const beast::error_code& ec) {
+  if (ec) return refuse(ec);
+  if (auto refusal = request_.checkHeader()) {
+    return respondAndClose(refusal->status, std::move(refusal->body));
   }
-  if (ec == http::error::body_limit) return respondAndClose(413, "request body too large\n");
-  if (ec == http::error::bad_version) {
-    return respondAndClose(505, "only HTTP/1.0 and HTTP/1.1 are served\n");
+  const auto& header = request_.parser().get();
+  method_ = std::string(header.method_string());
+  const std::string_view target(header.target().data(), header.target().size());
+  route_match_ = server_.router().find(method_, target.substr(0, target.find('?')));
+  if (route_match_.handler == nullptr) return answerUnrouted();
+  if (auto refusal = request_.startBody(route_match_.max_body_bytes)) {
+    server_.degraded("https_request_refused", remote_address_ + ": " + refusal->body);
+    return respondAndClose(refusal->status, std::move(refusal->body));
   }
-  if (ec && isHttpParseError(ec))
-    return respondAndClose(400, "bad request: " + ec.message() + "\n");
-  if (ec) return close();
-  dispatch(parser_->release());
+  std::size_t reserve = request_.bodyBytesToReserve();
+  if (request_.parser().chunked()) reserve *= 2;
+  if (!server_.bodyBudget().reserve(reserve, &body_reservation_)) {
+    server_.degraded("https_busy", "request bodies in flight at their limit of " +
+                                       std::to_string(server_.bodyBudget().total()) + " bytes");
+    return respondAndClose(503, "too many request bodies in flight; retry\n",
+                           {{"Retry-After", "1"}});
+  }
+  if (request_.expectsContinue() && !request_.parser().is_done()) return sendContinue();
+  readBody();
+}
+
+// 404 or 405 without reading a body; a connection whose request announced one cannot carry on.
+void HttpsSession::answerUnrouted() {
+  const auto& parser = request_.parser();
+  const bool announces_body = parser.chunked() || parser.content_length().value_or(0) > 0;
+  const bool keep_alive = parser.get().keep_alive() && !announces_body;
+  if (route_match_.allowed.empty()) {
+    return answer(Response::text(404, "404 page not found\n"), keep_alive);
+  }
+  Response response = Response::text(405, "method not allowed\n");
+  response.headers.emplace_back("Allow", route_match_.allowed);
+  answer(std::move(response), keep_alive);
+}
+
+void HttpsSession::sendContinue() {
+  continue_ = {};
+  continue_.version(11);
+  continue_.result(http::status::continue_);
+  http::async_write(stream_, continue_,
+                    [self = shared_from_this()](const beast::error_code& ec, std::size_t) {
+                      if (ec) return self->close();
+                      self->readBody();
+                    });
+}
+
+void HttpsSession::readBody() {
+  if (request_.parser().is_done()) return onBody({});
+  http::async_read(
+      stream_, request_.buffer(), request_.parser(),
+      [self = shared_from_this()](const beast::error_code& ec, std::size_t) { self->onBody(ec); });
+}
+
+void HttpsSession::onBody(const beast::error_code& ec) {
+  if (ec) return refuse(ec);
+  if (auto refusal = request_.finishBody()) {
+    return respondAndClose(refusal->status, std::move(refusal->body));
+  }
+  dispatch(request_.parser().release());
+}
+
+// A read that failed: answer what can be answered (431, 413, 400), close on the rest.
+void HttpsSession::refuse(const beast::error_code& ec) {
+  body_reservation_.release();
+  if (server_.stopping() || closed_) return close();
+  auto refusal = request_.refusalFor(ec);
+  if (!refusal) return close();
+  server_.degraded("https_request_refused", remote_address_ + ": " + refusal->body);
+  respondAndClose(refusal->status, std::move(refusal->body));
 }
 
 void HttpsSession::dispatch(HttpRequest http_request) {
@@ -131,23 +216,13 @@ void HttpsSession::dispatch(HttpRequest http_request) {
   request.body = std::move(http_request.body());
   request.remote_address = remote_address_;
   request.peer = peer_;
-  method_ = request.method;
   const bool keep_alive = http_request.keep_alive();
-
-  const auto match = server_.router().find(request.method, request.path);
-  if (match.handler == nullptr) {
-    if (match.allowed.empty())
-      return answer(Response::text(404, "404 page not found\n"), keep_alive);
-    Response response = Response::text(405, "method not allowed\n");
-    response.headers.emplace_back("Allow", match.allowed);
-    return answer(std::move(response), keep_alive);
-  }
-  route_ = std::string(match.route);
-  busy_ = true;
+  route_ = std::string(route_match_.route);
+  answering_ = true;
   // The work guard keeps the I/O thread running until the answer is posted back to it.
   auto work = std::make_shared<asio::executor_work_guard<asio::io_context::executor_type>>(
       server_.ioc().get_executor());
-  asio::post(server_.workers(), [self = shared_from_this(), handler = match.handler,
+  asio::post(server_.workers(), [self = shared_from_this(), handler = route_match_.handler,
                                  request = std::move(request), keep_alive, work]() mutable {
     Response response;
     try {
@@ -159,6 +234,7 @@ void HttpsSession::dispatch(HttpRequest http_request) {
       self->server_.degraded("https_handler_failed", request.path + ": unknown exception");
       response = Response::text(500, "internal error\n");
     }
+    request = {};  // the body goes before the budget is given back
     asio::post(self->server_.ioc(),
                [self, response = std::move(response), keep_alive, work]() mutable {
                  self->answer(std::move(response), keep_alive);
@@ -167,11 +243,10 @@ void HttpsSession::dispatch(HttpRequest http_request) {
 }
 
 void HttpsSession::answer(Response response, bool keep_alive) {
-  busy_ = true;
-  if (closed_) {
-    busy_ = false;
-    return;
-  }
+  body_reservation_.release();
+  phase_ = ConnectionPhase::Active;
+  answering_ = true;
+  if (closed_) return;
   response_ = {};
   response_.version(11);
   response_.result(static_cast<unsigned>(response.status));
@@ -183,8 +258,10 @@ void HttpsSession::answer(Response response, bool keep_alive) {
   write();
 }
 
-void HttpsSession::respondAndClose(int status, std::string body) {
-  answer(Response::text(status, std::move(body)), false);
+void HttpsSession::respondAndClose(int status, std::string body, HeaderList headers) {
+  Response response = Response::text(status, std::move(body));
+  response.headers = std::move(headers);
+  answer(std::move(response), false);
 }
 
 void HttpsSession::write() {
@@ -196,19 +273,23 @@ void HttpsSession::write() {
 }
 
 void HttpsSession::onWritten(const beast::error_code& ec) {
-  busy_ = false;
   const auto& options = server_.options();
   if (options.observer) {
     options.observer(RequestRecord{method_, route_, static_cast<int>(response_.result_int()),
                                    options.clock->monotonicNow() - started_});
   }
+  const bool keep_alive = response_.keep_alive();
+  response_ = {};
+  answering_ = false;
   if (ec) return close();
-  if (!response_.keep_alive() || server_.stopping()) return closeGracefully();
-  readRequest();
+  if (!keep_alive || server_.stopping()) return closeGracefully();
+  request_.releaseIdleBuffer();
+  waitForRequest();
 }
 
 void HttpsSession::closeGracefully() {
   if (closed_ || server_.stopping()) return close();
+  phase_ = ConnectionPhase::Active;
   beast::get_lowest_layer(stream_).expires_after(kCloseNotifyBudget);
   stream_.async_shutdown([self = shared_from_this()](const beast::error_code&) { self->close(); });
 }

@@ -1,5 +1,6 @@
-// One TLS connection of the HTTPS server: handshake, then read a request, have a worker answer
-// it, write the answer, repeat while the client keeps the connection alive. I/O thread only.
+// One TLS connection of the HTTPS server: handshake, then for each request read its header, route
+// it, read its body within the route's limit, have a worker answer it and write the answer; repeat
+// while the client keeps the connection alive. I/O thread only.
 #pragma once
 
 #include <memory>
@@ -12,31 +13,47 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include "body_budget.h"
 #include "https_server_impl.h"
+#include "router.h"
+#include "shardscaler/serving/bounded_request.h"
+#include "shardscaler/serving/connection_registry.h"
 
 namespace shardscaler::serving::detail {
 
-class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
+class HttpsSession final : public Connection, public std::enable_shared_from_this<HttpsSession> {
  public:
   HttpsSession(HttpsServer::Impl& server, boost::asio::ip::tcp::socket socket,
                std::shared_ptr<boost::asio::ssl::context> context);
 
   void start();
-  // On stop: an idle connection is closed now, a busy one after its answer is written.
-  void shutdown();
+
+  // An idle connection whose next request has arrived but is not read yet is busy already: it
+  // does not give way to a new connection (it may be the API server reusing its connection).
+  ConnectionPhase phase() const override;
+  void evict() override { close(); }
+  // On stop: a connection is closed now, unless it is being answered: then after the answer.
+  void shutdown() override;
 
  private:
   using HttpRequest = boost::beast::http::request<boost::beast::http::string_body>;
   using HttpResponse = boost::beast::http::response<boost::beast::http::string_body>;
 
   void onHandshake(const boost::beast::error_code& ec);
-  void readRequest();
-  void onRead(const boost::beast::error_code& ec);
+  void waitForRequest();
+  void onFirstBytes(const boost::beast::error_code& ec, std::size_t bytes);
+  void readHeader();
+  void onHeader(const boost::beast::error_code& ec);
+  void answerUnrouted();
+  void sendContinue();
+  void readBody();
+  void onBody(const boost::beast::error_code& ec);
+  void refuse(const boost::beast::error_code& ec);
   void dispatch(HttpRequest request);
   void answer(Response response, bool keep_alive);
   void write();
   void onWritten(const boost::beast::error_code& ec);
-  void respondAndClose(int status, std::string body);
+  void respondAndClose(int status, std::string body, HeaderList headers = {});
   // close_notify when the client can still take it (bounded), then close.
   void closeGracefully();
   void close();
@@ -48,13 +65,16 @@ class HttpsSession : public std::enable_shared_from_this<HttpsSession> {
   boost::beast::ssl_stream<boost::beast::tcp_stream> stream_;
   std::string remote_address_;
   PeerCertificate peer_;
-  boost::beast::flat_buffer buffer_;
-  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  BoundedRequest request_;
+  Router::Match route_match_;
+  BodyBudget::Reservation body_reservation_;
+  boost::beast::http::response<boost::beast::http::empty_body> continue_;
   HttpResponse response_;
   std::string method_;  // of the request being answered, for the observer
   std::string route_;
   k8s::Clock::MonotonicTime started_{};
-  bool busy_ = false;  // a request is being answered (handler running or response being written)
+  ConnectionPhase phase_ = ConnectionPhase::Handshake;
+  bool answering_ = false;  // a handler runs or an answer is being written: stop waits for it
   bool closed_ = false;
 };
 

@@ -2,8 +2,10 @@
 
 namespace shardscaler::serving::detail {
 
-void Router::add(std::string method, std::string path, bool prefix, Handler handler) {
-  routes_.push_back({std::move(method), std::move(path), prefix, std::move(handler)});
+void Router::add(std::string method, std::string path, bool prefix, Handler handler,
+                 std::size_t max_body_bytes) {
+  routes_.push_back(
+      {std::move(method), std::move(path), prefix, std::move(handler), max_body_bytes});
 }
 
 Router::Match Router::find(std::string_view method, std::string_view path) const {
@@ -23,6 +25,7 @@ Router::Match Router::find(std::string_view method, std::string_view path) const
       match.handler = &route.handler;
       match.route = route.path;
       match.allowed.clear();
+      match.max_body_bytes = route.max_body_bytes;
       return match;
     }
     match.allowed += (match.allowed.empty() ? "" : ", ") + route.method;

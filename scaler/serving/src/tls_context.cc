@@ -18,6 +18,10 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:"
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
+// Sessions of one context resume only there (each certificate gets a context of its own).
+constexpr unsigned char kSessionIdContext[] = {'s', 'h', 'a', 'r', 'd', 's', 'c', 'a', 'l',
+                                               'e', 'r', '-', 'h', 't', 't', 'p', 's'};
+
 // Only HTTP/1.1 is served: a client that offers h2 and http/1.1 (Go's) is told http/1.1; one
 // that offers no http/1.1 gets no ALPN answer and may still speak HTTP/1.1.
 int selectAlpn(SSL*, const unsigned char** out, unsigned char* out_length, const unsigned char* in,
@@ -92,6 +96,13 @@ std::expected<std::shared_ptr<ssl::context>, std::string> makeServerTlsContext(
   }
   SSL_CTX_set_options(
       native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+  // A server that asks for client certificates resumes a TLS 1.2 session only under a session id
+  // context; without one OpenSSL ends the resumed handshake with a fatal alert.
+  if (SSL_CTX_set_session_id_context(native, kSessionIdContext, sizeof kSessionIdContext) != 1) {
+    return std::unexpected(opensslError("session id context"));
+  }
+  // An idle connection keeps no read or write buffer of its own.
+  SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);
   SSL_CTX_set_alpn_select_cb(native, selectAlpn, nullptr);
   if (auto ok = useCertificate(native, certificate); !ok) return std::unexpected(ok.error());
   if (auto ok = trustClients(native, mode, trust); !ok) return std::unexpected(ok.error());

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "shardscaler/ingestion/prometheus_url_policy.h"
 #include "shardscaler_pod.h"
 
 namespace shardscaler::deploy_test {
@@ -105,6 +106,28 @@ TEST_P(PodTest, ArgsAreShardscalersFlagsAndProbesHitItsEndpoints) {
     EXPECT_NE(p.deployment["metadata"]["name"], "shardscaler") << "no readiness probe";
   }
   EXPECT_TRUE(p.options.leader_elect) << "two pods (a rollout) would both act";
+}
+
+// spec.ingestion.prometheusURL is written by whoever may create a ShardSet: deploy/ names the
+// Prometheus servers shardscaler may query rather than leave it to the binary's default, and no
+// entry lets a ShardSet name any host.
+TEST_P(PodTest, NamesThePrometheusServersShardscalerMayQuery) {
+  const ShardscalerPod p = shardscalerPod(GetParam());
+  const Json& args = at(p.container, "args");
+  EXPECT_TRUE(std::ranges::any_of(args, [](const Json& a) {
+    return a.is_string() && a.get<std::string>().starts_with("--prometheus-url-allow=");
+  })) << args;
+  EXPECT_FALSE(p.options.prometheus_url_allow.empty());
+  for (const std::string& pattern : p.options.prometheus_url_allow) {
+    const std::string host = pattern.substr(pattern.find("://") + 3);
+    EXPECT_FALSE(host.starts_with("*:") || host.starts_with("*/") || host == "*") << pattern;
+  }
+  EXPECT_EQ(p.options.prometheus_url_allow_regex, "");
+  auto policy = ingestion::PrometheusUrlPolicy::make(p.options.prometheus_url_allow,
+                                                     p.options.prometheus_url_allow_regex);
+  ASSERT_TRUE(policy.has_value()) << policy.error();
+  EXPECT_EQ(policy->refusal("http://prometheus-operated.monitoring.svc:9090"), std::nullopt);
+  EXPECT_NE(policy->refusal("http://169.254.169.254/latest"), std::nullopt);
 }
 
 TEST_P(PodTest, NoTwoContainersOfThePodShareAPort) {

@@ -55,7 +55,8 @@ TEST(RenderSetTest, CoversTheExpectedKustomizations) {
   const std::set<std::string> dirs(found.begin(), found.end());
   for (const char* expected :
        {"base", "crds", "examples", "monitoring", "overlays/cert-manager", "overlays/monitoring",
-        "overlays/namespaced", "overlays/prometheus-operator-sidecar", "webhook"}) {
+        "overlays/namespaced", "overlays/prometheus-operator-sidecar", "network-policy",
+        "webhook"}) {
     EXPECT_TRUE(dirs.contains(expected)) << "deploy/" << expected;
   }
 }

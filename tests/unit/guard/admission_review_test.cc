@@ -139,6 +139,50 @@ TEST(AdmissionReviewDecode, NamesWhatIsWrong) {
        "AdmissionReview: request.options: expected an object, got string"},
       {"fieldManager number", [](Json& j) { j["request"]["options"]["fieldManager"] = 1; },
        "AdmissionReview: request.options.fieldManager: expected a string, got number"},
+      // What the guard reads of the objects: as the API server would have sent it.
+      {"oldObject name number", [](Json& j) { j["request"]["oldObject"]["metadata"]["name"] = 12; },
+       "AdmissionReview: request.oldObject.metadata.name: expected a string, got number"},
+      {"oldObject name object",
+       [](Json& j) { j["request"]["oldObject"]["metadata"]["name"] = Json::object(); },
+       "AdmissionReview: request.oldObject.metadata.name: expected a string, got object"},
+      {"oldObject name not a name",
+       [](Json& j) { j["request"]["oldObject"]["metadata"]["name"] = "../../secrets/x"; },
+       "AdmissionReview: request.oldObject.metadata.name: not a valid name"},
+      {"oldObject without metadata", [](Json& j) { j["request"]["oldObject"].erase("metadata"); },
+       "AdmissionReview: request.oldObject.metadata: missing"},
+      {"oldObject metadata array",
+       [](Json& j) { j["request"]["oldObject"]["metadata"] = Json::array(); },
+       "AdmissionReview: request.oldObject.metadata: expected an object, got array"},
+      {"label value number",
+       [](Json& j) {
+         j["request"]["oldObject"]["metadata"]["labels"]["operator.prometheus.io/shard"] = 1;
+       },
+       "AdmissionReview: request.oldObject.metadata.labels: values must be strings"},
+      {"label value with a slash",
+       [](Json& j) {
+         j["request"]["oldObject"]["metadata"]["labels"]["shardscaler.io/shardset"] = "../x";
+       },
+       "AdmissionReview: request.oldObject.metadata.labels: holds a key or value that is not a "
+       "valid label"},
+      {"labels array", [](Json& j) { j["request"]["oldObject"]["metadata"]["labels"] = {1}; },
+       "AdmissionReview: request.oldObject.metadata.labels: expected an object, got array"},
+      {"annotation value bool",
+       [](Json& j) { j["request"]["oldObject"]["metadata"]["annotations"]["x"] = true; },
+       "AdmissionReview: request.oldObject.metadata.annotations: values must be strings"},
+      {"object name number",
+       [](Json& j) {
+         j["request"]["operation"] = "UPDATE";
+         j["request"]["object"] = {{"metadata", {{"name", 3}}}};
+       },
+       "AdmissionReview: request.object.metadata.name: expected a string, got number"},
+      {"request name not a name", [](Json& j) { j["request"]["name"] = "a/b"; },
+       "AdmissionReview: request.name: not a valid name"},
+      {"request namespace not a namespace", [](Json& j) { j["request"]["namespace"] = "NS!"; },
+       "AdmissionReview: request.namespace: not a valid namespace"},
+      // A value repeated in an error is cut short and made printable.
+      {"long operation", [](Json& j) { j["request"]["operation"] = "\n" + std::string(100, 'X'); },
+       "AdmissionReview: request.operation: \"?" + std::string(63, 'X') +
+           "...(37 more bytes)\" is not CREATE, UPDATE, DELETE or CONNECT"},
   };
   for (const auto& c : cases) {
     Json review = deleteReview();
@@ -164,6 +208,26 @@ TEST(AdmissionReviewDecode, RejectsWhatIsNotAReviewAtAll) {
   EXPECT_TRUE(decodeAdmissionReview(review.dump()));
   const std::string huge(kMaxReviewBytes + 1, ' ');
   EXPECT_THAT(decodeAdmissionReview(huge).error(), HasSubstr("exceeds the limit of"));
+  // Many small values cost far more parsed than their text: refused before parsing.
+  std::string many = "[";
+  for (int i = 0; i < 100001; ++i) many += "[],";
+  many += "[]]";
+  EXPECT_EQ(decodeAdmissionReview(many).error(), "AdmissionReview: more than 100000 JSON values");
+  // Commas inside strings do not count.
+  Json commas = deleteReview();
+  commas["request"]["oldObject"]["metadata"]["annotations"] = {{"x", std::string(200000, ',')}};
+  EXPECT_TRUE(decodeAdmissionReview(commas.dump()));
+}
+
+TEST(AdmissionReviewDecode, OtherResourcesAreNotHeldToStatefulSetNames) {
+  Json review = deleteReview();
+  review["request"]["resource"] = {
+      {"group", "rbac.authorization.k8s.io"}, {"version", "v1"}, {"resource", "clusterroles"}};
+  review["request"]["name"] = "system:aggregate-to-edit";
+  review["request"]["oldObject"]["metadata"]["name"] = "system:aggregate-to-edit";
+  EXPECT_TRUE(decodeAdmissionReview(review.dump()));
+  review["request"]["oldObject"]["metadata"]["name"] = 1;
+  EXPECT_FALSE(decodeAdmissionReview(review.dump()));
 }
 
 TEST(AdmissionReviewEncode, DenialCarriesUidCodeReasonAndMessage) {

@@ -85,7 +85,10 @@ inline AdmissionRequest deleteRequest(const Json& old_object, UserInfo user = pl
   r.version = "v1";
   r.resource = "statefulsets";
   r.ns = kNamespace;
-  r.name = old_object.value("/metadata/name"_json_pointer, "");
+  const Json* name = old_object.contains("metadata") && old_object["metadata"].contains("name")
+                         ? &old_object["metadata"]["name"]
+                         : nullptr;
+  r.name = name != nullptr && name->is_string() ? name->get<std::string>() : "";
   r.operation = Operation::Delete;
   r.user = std::move(user);
   r.old_object = old_object;

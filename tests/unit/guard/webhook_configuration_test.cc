@@ -31,10 +31,13 @@ TEST(WebhookConfiguration, HasBothWebhooksAsDeployed) {
   EXPECT_EQ(del["sideEffects"], "None");
   EXPECT_EQ(del["timeoutSeconds"], 5);
   EXPECT_EQ(del["clientConfig"]["service"]["path"], "/guard/statefulsets");
-  const Json& reattach = c["webhooks"][1];
-  EXPECT_EQ(reattach["name"], "reattach.guard.shardscaler.io");
-  EXPECT_EQ(reattach["rules"][0]["operations"], Json({"UPDATE"}));
-  EXPECT_EQ(reattach["objectSelector"]["matchExpressions"][0]["key"], "shardscaler.io/retained");
+  // Every managed StatefulSet's UPDATEs, not only retained ones': changing an active shard's index
+  // or ShardSet label would otherwise let a later DELETE through.
+  const Json& update = c["webhooks"][1];
+  EXPECT_EQ(update["name"], "update.guard.shardscaler.io");
+  EXPECT_EQ(update["rules"][0]["operations"], Json({"UPDATE"}));
+  EXPECT_EQ(update["objectSelector"]["matchExpressions"][0]["key"], "shardscaler.io/shardset");
+  EXPECT_EQ(update["failurePolicy"], "Fail");
 
   const Json by_url = webhookConfiguration(
       "x", WebhookClientConfig{.url = "https://127.0.0.1:1234/guard/statefulsets"});
@@ -53,18 +56,18 @@ TEST(WebhookConfiguration, EveryWeakeningIsReported) {
     std::string reason;
   };
   const std::vector<Case> cases = {
-      {[](Json& c) { c["webhooks"].erase(1); }, "has no webhook reattach.guard.shardscaler.io"},
+      {[](Json& c) { c["webhooks"].erase(1); }, "has no webhook update.guard.shardscaler.io"},
       {[](Json& c) { c.erase("webhooks"); }, "has no webhook delete.guard.shardscaler.io"},
       {[](Json& c) { c["webhooks"][0]["failurePolicy"] = "Ignore"; },
        "webhook delete.guard.shardscaler.io has failurePolicy Ignore, not Fail"},
       {[](Json& c) { c["webhooks"][0]["clientConfig"].erase("caBundle"); },
        "webhook delete.guard.shardscaler.io has no caBundle yet"},
       {[](Json& c) { c["webhooks"][1]["clientConfig"]["caBundle"] = ""; },
-       "webhook reattach.guard.shardscaler.io has no caBundle yet"},
+       "webhook update.guard.shardscaler.io has no caBundle yet"},
       {[](Json& c) { c["webhooks"][0]["rules"][0]["operations"] = {"CREATE"}; },
        "webhook delete.guard.shardscaler.io has no rule for DELETE of apps/v1 statefulsets"},
       {[](Json& c) { c["webhooks"][1]["rules"][0]["resources"] = {"deployments"}; },
-       "webhook reattach.guard.shardscaler.io has no rule for UPDATE of apps/v1 statefulsets"},
+       "webhook update.guard.shardscaler.io has no rule for UPDATE of apps/v1 statefulsets"},
       {[](Json& c) { c["webhooks"][0]["rules"][0]["scope"] = "Cluster"; },
        "has no rule for DELETE"},
       {[](Json& c) {
@@ -73,7 +76,21 @@ TEST(WebhookConfiguration, EveryWeakeningIsReported) {
        "webhook delete.guard.shardscaler.io's objectSelector is narrower than "
        "shardscaler.io/shardset Exists"},
       {[](Json& c) { c["webhooks"][1]["objectSelector"]["matchExpressions"][0]["key"] = "other"; },
-       "objectSelector is narrower than shardscaler.io/retained Exists"},
+       "objectSelector is narrower than shardscaler.io/shardset Exists"},
+      // The configuration deploy/ shipped before: UPDATEs of retained shards only. Its guard
+      // lets an active shard's index be changed and then the shard be deleted.
+      {[](Json& c) {
+         c["webhooks"][1]["name"] = "reattach.guard.shardscaler.io";
+         c["webhooks"][1]["objectSelector"]["matchExpressions"][0]["key"] =
+             "shardscaler.io/retained";
+       },
+       "has no webhook update.guard.shardscaler.io"},
+      {[](Json& c) {
+         c["webhooks"][1]["objectSelector"]["matchExpressions"][0]["key"] =
+             "shardscaler.io/retained";
+       },
+       "webhook update.guard.shardscaler.io's objectSelector is narrower than "
+       "shardscaler.io/shardset Exists"},
       {[](Json& c) { c["webhooks"][0]["admissionReviewVersions"] = {"v1beta1"}; },
        "admissionReviewVersions lacks v1"},
       {[](Json& c) {

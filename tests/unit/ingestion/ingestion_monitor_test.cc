@@ -16,6 +16,7 @@
 #include "shardscaler/ingestion/ingestion_monitor.h"
 #include "shardscaler/ingestion/ingestion_query.h"
 #include "shardscaler/ingestion/ingestion_result.h"
+#include "shardscaler/ingestion/prometheus_url_policy.h"
 
 namespace shardscaler::ingestion {
 namespace {
@@ -129,10 +130,15 @@ class IngestionMonitorTest : public ::testing::Test {
     if (monitor_) monitor_->stop();
   }
 
-  void makeMonitor(int workers = 2) {
+  // Every URL the tests name is allowed unless a test says otherwise.
+  static PrometheusUrlPolicy anyHttpUrl() { return *PrometheusUrlPolicy::make({"http://*:*"}, ""); }
+
+  void makeMonitor(int workers = 2, PrometheusUrlPolicy url_policy = anyHttpUrl()) {
+    monitor_.reset();
     IngestionMonitorOptions options;
     options.workers = workers;
     options.jitter = 0;
+    options.url_policy = std::move(url_policy);
     options.client_factory = [this](const std::string& url, std::chrono::milliseconds timeout)
         -> promql::Result<std::shared_ptr<promql::PromQuery>> {
       std::lock_guard lock(mutex_);
@@ -252,6 +258,7 @@ TEST_F(IngestionMonitorTest, JitterDelaysTheNextQueryByAtMostItsShare) {
   options.jitter = 0.1;
   options.client_factory = [this](const std::string&, std::chrono::milliseconds)
       -> promql::Result<std::shared_ptr<promql::PromQuery>> { return prom_; };
+  options.url_policy = anyHttpUrl();
   monitor_ = std::make_unique<IngestionMonitor>(
       clock_, nullptr, [this](const std::string& key) { notified_.add(key); }, options);
   monitor_->start();
@@ -335,6 +342,48 @@ TEST_F(IngestionMonitorTest, AnUnusableUrlIsReportedAndRetriedAtTheInterval) {
   EXPECT_EQ(monitor_->snapshot("monitoring/main")->error_reason, kReasonInvalidPrometheusURL);
   EXPECT_TRUE(prom_->queries().empty());
   EXPECT_EQ(nextQueryIn(), 5s);
+}
+
+// spec.ingestion.prometheusURL is written by whoever may create a ShardSet: outside the admin's
+// allow-list it is refused before a client exists, so nothing is ever sent to it.
+TEST_F(IngestionMonitorTest, AUrlOutsideTheAllowListIsNeverQueried) {
+  makeMonitor(2, *PrometheusUrlPolicy::make({"http://*.svc:9090"}, ""));
+  prom_->answer(vectorOf({{"prometheus-main-0", 100}}));
+  auto t = target("main", "http://169.254.169.254:9090");
+  t.interval = 5s;
+  monitor_->track("monitoring/main", t);
+  ASSERT_TRUE(notified_.awaitCount(1));
+  auto s = monitor_->snapshot("monitoring/main");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->error_reason, kReasonPrometheusURLNotAllowed);
+  EXPECT_THAT(s->error, HasSubstr("--prometheus-url-allow"));
+  EXPECT_TRUE(prom_->queries().empty());
+  EXPECT_TRUE(clientsMade().empty());
+  EXPECT_THAT(metrics_.serialize(),
+              HasSubstr("reason=\"ingestion_prometheus_url_not_allowed\"} 1"));
+  clock_.advance(5s);  // checked again at the interval, still not sent
+  ASSERT_TRUE(notified_.awaitCount(2));
+  EXPECT_TRUE(prom_->queries().empty());
+
+  // A query in the URL is refused whatever the allow-list says.
+  monitor_->track("monitoring/main", target("main", "http://prometheus.monitoring.svc:9090/?a=b"));
+  ASSERT_TRUE(notified_.awaitCount(3));
+  EXPECT_EQ(monitor_->snapshot("monitoring/main")->error_reason, kReasonInvalidPrometheusURL);
+  EXPECT_TRUE(prom_->queries().empty());
+
+  monitor_->track("monitoring/main", target("main", "http://prometheus.monitoring.svc:9090"));
+  ASSERT_TRUE(notified_.awaitCount(4));
+  EXPECT_EQ(monitor_->snapshot("monitoring/main")->error, "");
+  EXPECT_EQ(prom_->queries().size(), 1u);
+}
+
+TEST(IngestionMonitorOptionsTest, TheDefaultAllowListIsTheClustersServices) {
+  const IngestionMonitorOptions options;
+  EXPECT_EQ(options.url_policy.refusal("http://prometheus-operated.monitoring.svc:9090"),
+            std::nullopt);
+  auto refused = options.url_policy.refusal("http://prom:9090");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->reason, kReasonPrometheusURLNotAllowed);
 }
 
 TEST_F(IngestionMonitorTest, UntrackStopsQueryingAndDropsTheSeries) {

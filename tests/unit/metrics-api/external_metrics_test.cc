@@ -6,6 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
+#include <optional>
+#include <vector>
 
 namespace shardscaler::metrics_api {
 namespace {
@@ -115,7 +118,60 @@ TEST(ExternalMetrics, RatesAreExactInMilliUnits) {
   EXPECT_EQ(rateMilli(1234.57), 1234570);
   EXPECT_EQ(rateMilli(0.01), 10);
   EXPECT_EQ(rateMilli(999999.99), 999999990);
+  EXPECT_EQ(rateMilli(kMaxShardSamplesPerSecond), int64_t{1'000'000'000'000'000});
   EXPECT_EQ((MilliQuantity{42000}).toString(), "42");
+}
+
+// Issue 24 item 4: a hostile PromQL answer (through status) or status itself bounds neither the
+// loop over the active shards nor the arithmetic; both were unbounded (INT64 shards, UB on 1e300).
+TEST(ExternalMetrics, WorkAndArithmeticAreBoundedWhateverTheStatusSays) {
+  EXPECT_EQ(rateMilli(1e300), std::nullopt);
+  EXPECT_EQ(rateMilli(kMaxShardSamplesPerSecond * 2), std::nullopt);
+  EXPECT_EQ(rateMilli(std::nan("")), std::nullopt);
+  EXPECT_EQ(rateMilli(-1), std::nullopt);
+
+  // One more shard than a ShardSet may have, each with a rate: no value, not a 1001-shard loop.
+  std::vector<double> rates(1001, 1.0);
+  auto too_many = metricValue(shardSet(rates), MetricKind::SamplesPerSecond, kNow, {});
+  ASSERT_FALSE(too_many.has_value());
+  EXPECT_EQ(too_many.error().reason, "TargetShardsUnknown");
+  EXPECT_THAT(too_many.error().message, HasSubstr("more than the 1000 shards"));
+  Json huge = shardSet({1});
+  huge["status"]["targetShards"] = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(metricValue(huge, MetricKind::SamplesPerSecond, kNow, {}).error().reason,
+            "TargetShardsUnknown");
+
+  // The largest rates on 1000 shards still add up; one past the bound is an error, not a value.
+  EXPECT_TRUE(metricValue(shardSet(std::vector<double>(1000, kMaxShardSamplesPerSecond)),
+                          MetricKind::SamplesPerSecond, kNow, {}));
+  auto out_of_range = metricValue(shardSet({1, 1e300}), MetricKind::SamplesPerSecond, kNow, {});
+  ASSERT_FALSE(out_of_range.has_value());
+  EXPECT_EQ(out_of_range.error().reason, "RateOutOfRange");
+  EXPECT_THAT(out_of_range.error().message, HasSubstr("shard 1 of ShardSet monitoring/main"));
+  // A retained shard's rate is not read.
+  EXPECT_TRUE(metricValue(shardSet({1, 1e300}, 1), MetricKind::SamplesPerSecond, kNow, {}));
+
+  // Found by fuzz_metric_value: a lastUpdate outside 1677..2262 overflowed the nanosecond time
+  // point (UBSan), and a ShardSet without metadata or with a non-string error threw.
+  for (const char* year : {"0100-01-01T00:00:00Z", "9999-12-31T23:59:59Z"}) {
+    EXPECT_EQ(
+        metricValue(shardSet({1}, 1, year), MetricKind::SamplesPerSecond, kNow, {}).error().reason,
+        "NoRates")
+        << year;
+  }
+  Json no_metadata = shardSet({1});
+  no_metadata.erase("metadata");
+  auto unnamed = metricValue(no_metadata, MetricKind::SamplesPerSecond, kNow, {});
+  ASSERT_TRUE(unnamed.has_value());
+  EXPECT_EQ(unnamed->shard_set, "");
+  Json numeric_error = shardSet({1});
+  numeric_error["status"]["ingestion"]["error"] = 42;
+  EXPECT_TRUE(metricValue(numeric_error, MetricKind::SamplesPerSecond, kNow, {}));
+
+  Json recommended = shardSet({1});
+  recommended["status"]["recommendedShards"] = int64_t{1} << 60;
+  EXPECT_EQ(metricValue(recommended, MetricKind::RecommendedShards, kNow, {}).error().reason,
+            "NoRecommendation");
 }
 
 // The HPA's arithmetic on shardscaler_samples_per_second with an AverageValue target equal to

@@ -152,6 +152,19 @@ TEST_F(MetricsApiHandlerTest, ServesTheTotalOfAShardSet) {
   EXPECT_EQ(outcomes_[0].values, 1);
 }
 
+// A selector that is not UTF-8 once decoded: the error repeats it, and must still be a 400
+// Status, not a 500 from a JSON encoder that throws on invalid UTF-8.
+TEST_F(MetricsApiHandlerTest, ASelectorThatIsNotUtf8IsABadRequest) {
+  for (const char* query :
+       {"labelSelector=%FF", "labelSelector=shardset%3D%FF%FE", "labelSelector=%C3%28%3Dx"}) {
+    auto response = handle(request(kMetricPath, query));
+    EXPECT_EQ(response.status, 400) << query << ": " << response.body;
+    json status = json::parse(response.body, nullptr, false);
+    ASSERT_FALSE(status.is_discarded()) << query;
+    EXPECT_EQ(status["reason"], "BadRequest") << query;
+  }
+}
+
 TEST_F(MetricsApiHandlerTest, AStaleShardSetIsAnErrorNeverAZero) {
   auto response = handle(request(kMetricPath, "labelSelector=shardset%3Dold"));
   EXPECT_EQ(response.status, 503);
@@ -171,6 +184,35 @@ TEST_F(MetricsApiHandlerTest, AnUnknownShardSetIsNotFound) {
   auto response = handle(request(kMetricPath, "labelSelector=shardset%3Dnone"));
   EXPECT_EQ(response.status, 404);
   EXPECT_THAT(response.body, HasSubstr("no ShardSet in namespace monitoring matches"));
+}
+
+// Found by fuzz_metrics_api_request: a path or a user header that is not UTF-8 made the JSON of
+// the answer throw (nlohmann type_error 316) instead of answering.
+TEST_F(MetricsApiHandlerTest, BytesThatAreNotUtf8AreAnsweredNotThrown) {
+  auto response = handle(request("/apis/\xff\x9f/v1"));
+  EXPECT_EQ(response.status, 404);
+  EXPECT_FALSE(json::parse(response.body, nullptr, false).is_discarded()) << response.body;
+
+  // A namespace that is not a DNS label is not one: 404, and no SubjectAccessReview names it.
+  response =
+      handle(request("/apis/external.metrics.k8s.io/v1beta1/namespaces/moni\xfftoring/"
+                     "shardscaler_samples_per_second",
+                     "labelSelector=shardset%3Dmain"));
+  EXPECT_EQ(response.status, 404);
+  EXPECT_FALSE(json::parse(response.body, nullptr, false).is_discarded()) << response.body;
+
+  // Found by the same target: a listed ShardSet without metadata made value() throw on null.
+  client_.shard_sets["monitoring/nameless"] = json{{"spec", json::object()}};
+  EXPECT_EQ(handle(request(kMetricPath, "labelSelector=shardset%3Dmain")).status, 200);
+
+  auto user = request(kMetricPath, "labelSelector=shardset%3Dmain");
+  user.headers = {{"X-Remote-User", "system:\xc0\xaf"}};
+  EXPECT_EQ(handle(user).status, 401);
+  auto cn = request(kMetricPath, "labelSelector=shardset%3Dmain");
+  cn.peer.subject_common_name = "front-proxy-cl\xff";
+  response = handle(cn);
+  EXPECT_EQ(response.status, 401);
+  EXPECT_FALSE(json::parse(response.body, nullptr, false).is_discarded()) << response.body;
 }
 
 TEST_F(MetricsApiHandlerTest, DirectAndAnonymousCallersAre401BeforeAnyRoute) {

@@ -21,6 +21,7 @@ using test_kit::HttpRequest;
 using test_kit::HttpResponse;
 using test_kit::HttpServer;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 const std::string kVectorBody = testing::successBody(
     "vector", R"([{"metric":{"pod":"prometheus-main-0"},"value":[1700000000.5,"41.5"]}])");
@@ -147,9 +148,11 @@ TEST(PrometheusClient, WarningsOnSuccess) {
   EXPECT_EQ(result->warnings, std::vector<std::string>{"partial data"});
 }
 
-TEST(PrometheusClient, HttpErrorWithoutAnApiBodyAndUndecodableSuccess) {
+// The message goes into a ShardSet's status and Events, which the ShardSet's author reads: what
+// a URL answered must not reach them, whatever service it names. Logs get the detail.
+TEST(PrometheusClient, ABodyThatIsNotAnApiAnswerIsNeverInTheMessage) {
   int status = 502;
-  std::string body = "<html>Bad Gateway</html>";
+  std::string body = "<html>Bad Gateway: secret-token-1234</html>";
   HttpServer server([&](const HttpRequest&) {
     return HttpResponse{.status = status, .body = body, .content_type = "text/html"};
   });
@@ -158,15 +161,87 @@ TEST(PrometheusClient, HttpErrorWithoutAnApiBodyAndUndecodableSuccess) {
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, ErrorKind::Http);
   EXPECT_EQ(result.error().http_status, 502);
-  EXPECT_THAT(result.error().message, HasSubstr("Bad Gateway"));
+  EXPECT_THAT(result.error().message, HasSubstr("HTTP 502"));
+  EXPECT_THAT(result.error().message, HasSubstr(std::to_string(body.size()) + " bytes"));
+  EXPECT_THAT(result.error().describe(), Not(HasSubstr("secret-token")));
+  EXPECT_THAT(result.error().detail, HasSubstr("secret-token-1234"));
 
   status = 200;
   body = R"({"status":"success","data":{"resultType":"vector","result":[{"metric":{}}]}})";
   result = client->query({.query = "x"});
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, ErrorKind::Decode);
-  EXPECT_THAT(result.error().message, HasSubstr("neither"));
+  EXPECT_THAT(result.error().message, HasSubstr("not a Prometheus API response"));
   EXPECT_THAT(result.error().message, HasSubstr(server.url()));
+  EXPECT_THAT(result.error().detail, HasSubstr("neither"));
+
+  // Whatever the decoder quotes of a JSON body (here a status value) stays out of it too.
+  body = R"({"status":"secret-token-5678"})";
+  result = client->query({.query = "x"});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Decode);
+  EXPECT_THAT(result.error().describe(), Not(HasSubstr("secret-token")));
+  EXPECT_THAT(result.error().detail, HasSubstr("secret-token-5678"));
+}
+
+TEST(PrometheusClient, AnApiErrorKeepsOnlyTheFirstLineOfItsMessageBounded) {
+  const std::string long_line(1000, 'x');
+  HttpServer server([&](const HttpRequest&) {
+    return HttpResponse{
+        .status = 422,
+        .body = testing::errorBody("execution", "first line\\nsecond line: secret-token\\u0007")};
+  });
+  auto client = makeClient(server);
+  auto result = client->query({.query = "x"});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::Execution);
+  EXPECT_EQ(result.error().error_type, "execution");
+  EXPECT_THAT(result.error().message, HasSubstr("first line"));
+  EXPECT_THAT(result.error().message, Not(HasSubstr("secret-token")));
+
+  HttpServer long_server([&](const HttpRequest&) {
+    return HttpResponse{.status = 400, .body = testing::errorBody("bad_data", long_line)};
+  });
+  auto long_client = makeClient(long_server);
+  result = long_client->query({.query = "x"});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_THAT(result.error().message, HasSubstr(std::string(200, 'x') + "..."));
+  EXPECT_THAT(result.error().message, Not(HasSubstr(std::string(201, 'x'))));
+}
+
+// Whatever the URL names cannot make the client buffer without bound: a body announced larger
+// than the cap is refused at once, one that grows past it (chunked) is cut off there.
+TEST(PrometheusClient, AResponseLargerThanTheCapIsRefusedAndNotReadOn) {
+  const std::string big(64 * 1024, 'x');
+  HttpServer announced([&](const HttpRequest&) { return HttpResponse{.body = big}; });
+  auto client =
+      makeClient(ClientOptions{.base_url = announced.url(), .max_response_bytes = 16 * 1024});
+  auto result = client->query({.query = "x"});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::ResponseTooLarge);
+  EXPECT_THAT(result.error().message, HasSubstr("larger than 16384 bytes"));
+  EXPECT_THAT(result.error().message, HasSubstr(announced.url()));
+
+  std::atomic<int> chunks_sent{0};
+  HttpServer streamed([&](const HttpRequest&, test_kit::HttpExchange& exchange) {
+    if (!exchange.startChunked(200)) return;
+    // Up to 64 MiB, unless the client hangs up first.
+    for (int i = 0; i < 1024 && exchange.chunk(big); ++i) chunks_sent.fetch_add(1);
+    exchange.endChunked();
+  });
+  auto streamed_client =
+      makeClient(ClientOptions{.base_url = streamed.url(), .max_response_bytes = 16 * 1024});
+  result = streamed_client->query({.query = "x"});
+  ASSERT_FALSE(result.has_value());
+  EXPECT_EQ(result.error().kind, ErrorKind::ResponseTooLarge);
+  EXPECT_EQ(streamed_client->stats().bytes_received, 0u);  // an unread answer counts nothing
+  EXPECT_LT(chunks_sent.load(), 1024);
+
+  // At the cap exactly is fine.
+  HttpServer exact([&](const HttpRequest&) { return HttpResponse{.body = kVectorBody}; });
+  auto exact_client =
+      makeClient(ClientOptions{.base_url = exact.url(), .max_response_bytes = kVectorBody.size()});
+  EXPECT_TRUE(exact_client->query({.query = "x"}));
 }
 
 TEST(PrometheusClient, FallsBackToGetWhenPostIsNotAllowed) {
@@ -256,6 +331,15 @@ TEST(PrometheusClient, RejectsConfigurationsThatCannotWork) {
   auto half_cert = PrometheusClient::create({.base_url = "https://x", .client_cert_file = "c"});
   ASSERT_FALSE(half_cert.has_value());
   EXPECT_EQ(half_cert.error().kind, ErrorKind::Config);
+
+  // A query or a fragment in the base URL would swallow the API's path and parameters.
+  for (const char* url : {"http://x/?a=b", "http://x/#f", "http://x?"}) {
+    auto with_query = PrometheusClient::create({.base_url = url});
+    ASSERT_FALSE(with_query.has_value()) << url;
+    EXPECT_EQ(with_query.error().kind, ErrorKind::Config);
+    EXPECT_THAT(with_query.error().message, HasSubstr("query or a fragment"));
+  }
+  EXPECT_FALSE(PrometheusClient::create({.base_url = "http://x", .max_response_bytes = 0}));
 }
 
 TEST(PrometheusClient, ClientTimeoutWhenTheServerIsSlow) {

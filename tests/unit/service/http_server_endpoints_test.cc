@@ -3,8 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -320,32 +322,118 @@ TEST_F(HttpServerEndpointsTest, FailingMetricsHandlerIs500AndDegraded) {
   EXPECT_EQ(degraded(), std::vector<std::string>{"http_metrics_failed"});
 }
 
-TEST_F(HttpServerEndpointsTest, ConnectionLimitClosesExtraConnections) {
+TEST_F(HttpServerEndpointsTest, AtTheConnectionLimitIdleConnectionsGiveWayAndBusyOnesDoNot) {
   HttpServer::Limits limits;
   limits.max_connections = 2;
   HttpServer server(handlers(), limits);
   auto port = server.listen(kLoopback, kAll);
   ASSERT_TRUE(port);
   server.start();
-  auto a = std::make_unique<TestClient>(*port);
+  TestClient a(*port);
   TestClient b(*port);
-  ASSERT_FALSE(a->connect());
+  ASSERT_FALSE(a.connect());
   ASSERT_FALSE(b.connect());
-  // A full request on each proves the server has accepted both.
-  ASSERT_FALSE(a->request(http::verb::get, "/healthz").ec);
+  // A full request on each proves the server has accepted both; both are idle now.
+  ASSERT_FALSE(a.request(http::verb::get, "/healthz").ec);
   ASSERT_FALSE(b.request(http::verb::get, "/healthz").ec);
+  // A third takes the place of the oldest idle one.
   TestClient c(*port);
   ASSERT_FALSE(c.connect());
-  EXPECT_TRUE(c.closedByServer());
-  EXPECT_EQ(degraded(), std::vector<std::string>{"http_connection_limit"});
-  a.reset();  // frees a slot once the server sees the close
-  EXPECT_TRUE(test_kit::eventually(
-      5s, [&] { return get(*port, "/healthz").res.result() == http::status::ok; }));
+  EXPECT_EQ(c.request(http::verb::get, "/healthz").res.result(), http::status::ok);
+  EXPECT_TRUE(a.closedByServer());
+  EXPECT_EQ(degraded(), std::vector<std::string>{"http_connection_evicted"});
+  // Both in the middle of a request: a new connection is closed at once.
+  ASSERT_FALSE(b.sendRaw("GET /metrics HTTP/1.1\r\n"));
+  ASSERT_FALSE(c.sendRaw("GET /metrics HTTP/1.1\r\n"));
+  TestClient d(*port);
+  ASSERT_FALSE(d.connect());
+  EXPECT_TRUE(d.closedByServer());
+  EXPECT_TRUE(test_kit::eventually(5s, [&] {
+    const auto seen = degraded();
+    return std::ranges::find(seen, "http_connection_limit") != seen.end();
+  }));
 }
 
-TEST_F(HttpServerEndpointsTest, IdleConnectionsTimeOut) {
+// The probes have a listener, a thread and connection slots of their own: clients that hold every
+// slot of the metrics listener (or a metrics handler that blocks) leave /healthz and /readyz
+// answering.
+TEST_F(HttpServerEndpointsTest, MetricsTrafficCannotStarveTheProbes) {
+  std::atomic<bool> release{false};
+  auto h = handlers();
+  h.metrics = [&] {
+    test_kit::eventually(10s, [&] { return release.load(); });
+    return std::string("x 1\n");
+  };
+  ready_ = true;
+  HttpServer::Limits limits;
+  limits.max_connections = 4;
+  HttpServer server(h, limits);
+  auto metrics_port = server.listen(kLoopback, {.metrics = true});
+  auto probe_port = server.listen(kLoopback, {.probes = true});
+  ASSERT_TRUE(metrics_port && probe_port);
+  server.start();
+  // One scrape blocks the metrics thread; four half-sent requests hold every metrics slot.
+  auto scrape = std::async(std::launch::async, [&] { return get(*metrics_port, "/metrics"); });
+  std::vector<std::unique_ptr<TestClient>> hogs;
+  for (int i = 0; i < 4; ++i) {
+    hogs.push_back(std::make_unique<TestClient>(*metrics_port));
+    ASSERT_FALSE(hogs.back()->connect());
+    ASSERT_FALSE(hogs.back()->sendRaw("GET /metrics HTTP/1.1\r\n"));
+  }
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(get(*probe_port, "/healthz").res.result(), http::status::ok) << i;
+    EXPECT_EQ(get(*probe_port, "/readyz").res.result(), http::status::ok) << i;
+  }
+  release = true;
+  EXPECT_EQ(scrape.get().res.result(), http::status::ok);
+}
+
+TEST_F(HttpServerEndpointsTest, HealthzFailsWhenTheLivenessCheckDoes) {
+  std::atomic<bool> alive{true};
+  auto h = handlers();
+  h.liveness = [&]() -> std::expected<void, std::string> {
+    if (alive) return {};
+    return std::unexpected(std::string("the HTTPS server's I/O thread has stopped: boom"));
+  };
+  HttpServer server(h);
+  auto port = server.listen(kLoopback, kAll);
+  ASSERT_TRUE(port);
+  server.start();
+  EXPECT_EQ(get(*port, "/healthz").res.result(), http::status::ok);
+  alive = false;
+  const auto dead = get(*port, "/healthz");
+  EXPECT_EQ(dead.res.result(), http::status::internal_server_error);
+  EXPECT_EQ(dead.res.body(), "the HTTPS server's I/O thread has stopped: boom\n");
+}
+
+TEST_F(HttpServerEndpointsTest, ChunkExtensionsAndTrailersAreBounded) {
+  HttpServer server(handlers());
+  auto port = server.listen(kLoopback, kAll);
+  ASSERT_TRUE(port);
+  server.start();
+  const std::string chunked = "GET /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string many = chunked;
+  for (int i = 0; i < 40; ++i) many += "1;e=" + std::string(100, 'e') + "\r\nx\r\n";
+  std::string endless = chunked + "1;" + std::string(12 * 1024, 'e');
+  std::string trailer = chunked + "1\r\nx\r\n0\r\nX-T: " + std::string(2000, 't') + "\r\n\r\n";
+  for (const auto& [bytes, want] : std::vector<std::pair<std::string, http::status>>{
+           {many, http::status::bad_request},
+           {endless, http::status::bad_request},
+           {trailer, http::status::request_header_fields_too_large}}) {
+    TestClient client(*port);
+    ASSERT_FALSE(client.connect());
+    ASSERT_FALSE(client.sendRaw(bytes));
+    auto r = client.read();
+    ASSERT_FALSE(r.ec) << r.ec.message();
+    EXPECT_EQ(r.res.result(), want) << bytes.substr(0, 80);
+  }
+  EXPECT_EQ(get(*port, "/healthz").res.result(), http::status::ok);
+}
+
+TEST_F(HttpServerEndpointsTest, SlowAndIdleConnectionsTimeOut) {
   HttpServer::Limits limits;
   limits.read_timeout = 100ms;
+  limits.idle_timeout = 100ms;
   HttpServer server(handlers(), limits);
   auto port = server.listen(kLoopback, kAll);
   ASSERT_TRUE(port);
@@ -354,6 +442,9 @@ TEST_F(HttpServerEndpointsTest, IdleConnectionsTimeOut) {
   ASSERT_FALSE(slow.connect());
   ASSERT_FALSE(slow.sendRaw("GET /healthz HTTP/1.1\r\n"));  // never finishes its headers
   EXPECT_TRUE(slow.closedByServer());                       // within kClientTimeout
+  TestClient silent(*port);
+  ASSERT_FALSE(silent.connect());
+  EXPECT_TRUE(silent.closedByServer());
 }
 
 TEST_F(HttpServerEndpointsTest, StopIsQuickWhateverClientsDo) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "shardscaler/serving/https_server.h"
+#include "shardscaler/test_kit/raw_tls_client.h"
 #include "tls_test_support.h"
 
 namespace shardscaler::serving {
@@ -358,9 +359,9 @@ TEST_F(HttpsServerTest, StopIsQuickWhateverClientsDo) {
   start(server);
   test_kit::HttpClient idle;  // a kept-alive connection after one request
   ASSERT_EQ(idle.perform(request("/")).code, CURLE_OK);
-  testing::RawTlsClient no_handshake(port_, pki_.ca.certificate().pem());
+  test_kit::RawTlsClient no_handshake(port_, pki_.ca.certificate().pem());
   ASSERT_TRUE(no_handshake.connect());
-  testing::RawTlsClient partial(port_, pki_.ca.certificate().pem());
+  test_kit::RawTlsClient partial(port_, pki_.ca.certificate().pem());
   ASSERT_TRUE(partial.connect());
   ASSERT_TRUE(partial.handshake());
   ASSERT_TRUE(partial.send("GET / HTTP/1.1\r\nHost: x\r\n"));  // never finishes its headers
@@ -381,10 +382,10 @@ TEST_F(HttpsServerTest, ASlowClientIsCutAtTheReadTimeout) {
   HttpsServer server(o);
   server.handle("GET", "/", echo());
   start(server);
-  testing::RawTlsClient silent(port_, pki_.ca.certificate().pem());
+  test_kit::RawTlsClient silent(port_, pki_.ca.certificate().pem());
   ASSERT_TRUE(silent.connect());
   EXPECT_TRUE(silent.closedByServer());  // never started the handshake
-  testing::RawTlsClient slow(port_, pki_.ca.certificate().pem());
+  test_kit::RawTlsClient slow(port_, pki_.ca.certificate().pem());
   ASSERT_TRUE(slow.connect());
   ASSERT_TRUE(slow.handshake());
   ASSERT_TRUE(slow.send("GET / HTTP/1.1\r\n"));

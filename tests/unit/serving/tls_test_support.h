@@ -1,9 +1,7 @@
-// Certificates made for a test at the real current time, the fingerprint of the one a server
-// presented to test_kit's HTTP client, and a raw TLS client. Unit tests only; the client talks to
-// 127.0.0.1 and nothing else.
+// Certificates made for a test at the real current time and the fingerprint of the one a server
+// presented to test_kit's HTTP client. Unit tests only.
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,25 +25,5 @@ KeyedCertificate issueClientCertificate(const CertificateAuthority& ca,
 
 // The SHA-256 fingerprint of the certificate the server presented, empty when there was none.
 std::string serverFingerprint(const test_kit::ClientReply& reply);
-
-// A TLS client that can stop halfway (no handshake, or half a request), for tests of what the
-// server does with slow or broken clients. Every operation ends within five seconds.
-class RawTlsClient {
- public:
-  RawTlsClient(std::uint16_t port, const std::string& ca_pem);
-  ~RawTlsClient();
-  RawTlsClient(const RawTlsClient&) = delete;
-  RawTlsClient& operator=(const RawTlsClient&) = delete;
-
-  bool connect();    // TCP only
-  bool handshake();  // TLS on top, verifying the server against the CA
-  bool send(const std::string& bytes);
-  // True when the server closes the connection (EOF or reset) within five seconds.
-  bool closedByServer();
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
 
 }  // namespace shardscaler::serving::testing

@@ -55,15 +55,6 @@ struct EventHandlers {
 // Removes metadata.managedFields: a transform for InformerOptions.
 void dropManagedFields(Json& object);
 
-// A relist (after 410 Gone or an error) is diffed against the cache: new objects -> on_add,
-// changed resourceVersion -> on_update, missing -> on_delete; unchanged objects are silent.
-//
-// Thread-safety: all methods may be called from any thread. start() once; stop() is
-// idempotent and joins the informer's threads (one reflector thread, plus a resync thread
-// when resync_period > 0); it returns as soon as the KubeClient call in flight returns.
-// requestStop() only asks, without waiting: a watch notices within about a second (libcurl's
-// progress callback), so stopping many informers means requestStop() on all, then stop() on
-// each, for one such wait in all instead of one each. Handlers must not call either.
 // An informer's lifecycle (started, stopping, synced) and the waits on it.
 // Thread-safety: all methods from any thread.
 class InformerLifecycle {
@@ -88,6 +79,15 @@ class InformerLifecycle {
   bool synced_ = false;
 };
 
+// A relist (after 410 Gone or an error) is diffed against the cache: new objects -> on_add,
+// changed resourceVersion -> on_update, missing -> on_delete; unchanged objects are silent.
+//
+// Thread-safety: all methods may be called from any thread. start() once; stop() is
+// idempotent and joins the informer's threads (one reflector thread, plus a resync thread
+// when resync_period > 0); it returns as soon as the KubeClient call in flight returns.
+// requestStop() only asks, without waiting: a watch notices within about a second (libcurl's
+// progress callback), so stopping many informers means requestStop() on all, then stop() on
+// each, for one such wait in all instead of one each. Handlers must not call either.
 class Informer : private ReflectorSink {
  public:
   Informer(KubeClient& client, Resource resource, const InformerOptions& options,
@@ -120,7 +120,6 @@ class Informer : private ReflectorSink {
   void callUpdate(const ObjectPtr& old_object, const ObjectPtr& new_object);
   void callDelete(const ObjectPtr& object);
 
-  const Clock& clock_;
   std::chrono::milliseconds resync_period_;
   Store store_;
   Reflector reflector_;

@@ -25,7 +25,8 @@ enum class HttpMethod {
 
 struct ClientOptions {
   // Where the API lives, with any path prefix: "http://prometheus:9090" or
-  // "https://thanos.example/prom". The client appends "/api/v1/...".
+  // "https://thanos.example/prom". The client appends "/api/v1/..."; a query or a fragment
+  // (which would swallow that path) is refused.
   std::string base_url{};
 
   // Authentication: at most one of bearer_token, bearer_token_file and basic_auth.
@@ -49,6 +50,10 @@ struct ClientOptions {
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(5)};
 
   HttpMethod method = HttpMethod::PostWithGetFallback;
+  // The most bytes of one response body the client reads: past it, it stops reading and fails
+  // with ErrorKind::ResponseTooLarge (a server, or whatever the URL names, cannot make the
+  // client buffer without bound). An ingestion answer of 1000 shards' pods is below 1 MiB.
+  size_t max_response_bytes = size_t{8} * 1024 * 1024;
   // Idle connections kept for reuse (one per concurrent caller is enough).
   size_t max_idle_connections = 4;
   std::string user_agent = "shardscaler-promql-client";

@@ -1,5 +1,7 @@
 // Typed errors of the PromQL client: every query returns Result<T>, an Error when it failed.
-// An Error never hides what the server said: errorType, HTTP status and message are kept as sent.
+// An Error keeps the server's errorType, HTTP status and the first line of its API error; it never
+// carries a raw response body in `message`, which callers put where others read it (a status, an
+// Event). What else the server sent is in `detail`, for logs.
 #pragma once
 
 #include <expected>
@@ -20,11 +22,12 @@ enum class ErrorKind {
   NotFound,     // "not_found": the endpoint or object does not exist (HTTP 404)
   Internal,     // "internal": a server-side bug (HTTP 500)
   // Failures outside the API's vocabulary.
-  Transport,      // connection refused, reset, TLS failure, name resolution ...
-  ClientTimeout,  // the client's own deadline passed before a full response arrived
-  Decode,         // the response was not the JSON the API promises
-  Http,           // an HTTP error without an API error body (e.g. a proxy's 502 page)
-  Config,         // the client options cannot work (unreadable token file, bad URL)
+  Transport,         // connection refused, reset, TLS failure, name resolution ...
+  ClientTimeout,     // the client's own deadline passed before a full response arrived
+  Decode,            // the response was not the JSON the API promises
+  Http,              // an HTTP error without an API error body (e.g. a proxy's 502 page)
+  Config,            // the client options cannot work (unreadable token file, bad URL)
+  ResponseTooLarge,  // the body exceeded ClientOptions::max_response_bytes; reading stopped
 };
 
 std::string_view toString(ErrorKind kind);
@@ -35,7 +38,12 @@ struct Error {
   ErrorKind kind = ErrorKind::Internal;
   int http_status = 0;       // 0 when no HTTP response was received
   std::string error_type{};  // the API's errorType as sent ("" when there was none)
-  std::string message{};     // what a person needs to act on: names the URL and the query
+  // What a person needs to act on: names the URL and the query, and of the response only its
+  // HTTP status, its errorType and the first line of its API error (bounded). Never body text.
+  std::string message{};
+  // For logs only, never a status or an Event: a bounded, escaped excerpt of a body that was not
+  // a Prometheus API response, or what the decoder found wrong in it ("" when nothing).
+  std::string detail{};
   std::vector<std::string> warnings{};  // warnings the server sent along with the error
 
   // "bad_data (HTTP 400): <message>"

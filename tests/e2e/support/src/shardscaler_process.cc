@@ -54,6 +54,13 @@ void ShardscalerProcess::start(const std::vector<std::string>& extra_env) {
   const bool settle_asked = std::ranges::any_of(
       options_.extra_args, [](const std::string& a) { return a.starts_with("--settle-time"); });
   if (!settle_asked) argv.emplace_back("--settle-time=1s");
+  // The tests' Prometheus servers listen on loopback, which the default allow-list (the
+  // cluster's Services) refuses.
+  const bool allow_asked = std::ranges::any_of(options_.extra_args, [](const std::string& a) {
+    return a.starts_with("--prometheus-url-allow");
+  });
+  if (!allow_asked)
+    argv.emplace_back("--prometheus-url-allow=http://127.0.0.1:*,https://127.0.0.1:*");
   argv.insert(argv.end(), options_.extra_args.begin(), options_.extra_args.end());
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "HOME=/tmp"};
   env.insert(env.end(), options_.extra_env.begin(), options_.extra_env.end());

@@ -38,7 +38,9 @@ size_t onHeader(char* /*data*/, size_t size, size_t count, void* context) {
   if (curl_easy_getinfo(transfer->curl, CURLINFO_TLS_SSL_PTR, &session) == CURLE_OK &&
       session != nullptr && session->backend == CURLSSLBACKEND_OPENSSL &&
       session->internals != nullptr) {
-    transfer->reply->tls_version = SSL_get_version(static_cast<SSL*>(session->internals));
+    auto* ssl = static_cast<SSL*>(session->internals);
+    transfer->reply->tls_version = SSL_get_version(ssl);
+    transfer->reply->tls_session_reused = SSL_session_reused(ssl) == 1;
   }
   return size * count;
 }

@@ -1,7 +1,7 @@
 // The shard guard's decision: from one admission request, the live ShardSet/target/namespace and
 // `now`, allow or deny with a message that names the rule, the shard and its deadline. Pure but for
-// the reads it asks of LiveObjects; it never writes, and on doubt (a failed read, an unreadable
-// deadline or shard index, an invalid ShardSet) it denies.
+// the reads it asks of LiveObjects; it never writes, never throws, and on doubt (a failed read, an
+// unreadable deadline or shard index, an invalid ShardSet) it denies.
 #pragma once
 
 #include <chrono>
@@ -20,6 +20,9 @@ namespace shardscaler::guard {
 inline constexpr std::string_view kRuleActiveShard = "ActiveShard";
 inline constexpr std::string_view kRuleRetainedBeforeDeadline = "RetainedBeforeDeadline";
 inline constexpr std::string_view kRuleReattach = "Reattach";
+// An UPDATE that changes what the DELETE rules read (the ShardSet and retained labels, the shard
+// index, the deadline): refused, or a later DELETE would pass that should not.
+inline constexpr std::string_view kRuleGuardedMetadata = "GuardedMetadata";
 // Under whenScaled=Retain, an attached shard beyond the shard count (shardscaler detaches it).
 inline constexpr std::string_view kRuleRetainOnScaleDown = "RetainOnScaleDown";
 inline constexpr std::string_view kRuleUnknownShardIndex = "UnknownShardIndex";
@@ -32,10 +35,11 @@ inline constexpr std::string_view kRuleIncompleteReview = "IncompleteReview";
 inline constexpr std::string_view kAllowNotGuarded =
     "NotGuarded";                                                 // not a StatefulSet DELETE/UPDATE
 inline constexpr std::string_view kAllowUnmanaged = "Unmanaged";  // no shardscaler.io/shardset
-inline constexpr std::string_view kAllowNotReattach =
-    "NotReattach";  // an UPDATE that re-attaches nothing
+// An UPDATE that leaves alone everything the guard's rules read.
+inline constexpr std::string_view kAllowNoGuardedChange = "NoGuardedChange";
 inline constexpr std::string_view kAllowExempt = "Exempt";
-// shardscaler's own re-attach: its user and its field manager (GuardConfig::ownWrite).
+// shardscaler's own write (a detach, a re-attach, its labels): its user and its field manager
+// (GuardConfig::ownWrite).
 inline constexpr std::string_view kAllowOwnWrite = "OwnWrite";
 inline constexpr std::string_view kAllowShardSetGone = "ShardSetGone";  // released or orphaned
 inline constexpr std::string_view kAllowCleanup = "Cleanup";            // GC / namespace controller
@@ -44,8 +48,13 @@ inline constexpr std::string_view kAllowBeyondShardCount = "BeyondShardCount";
 
 struct Verdict {
   bool allowed = true;
-  std::string reason;   // one of the kRule*/kAllow* names
-  std::string message;  // the denial message; for an allowed request a short note
+  std::string reason;  // one of the kRule*/kAllow* names
+  // The denial message (the API server hands it to the client); for an allowed request a short
+  // note. It states the rule's facts; what the request carried is repeated only short and
+  // printable, and a failed read only by its kind.
+  std::string message;
+  // For the log only: the full error of a read or decode that failed.
+  std::string detail;
 
   // What the guard learnt of the shard, for the log line (empty/nullopt when not read).
   std::string shard_set;

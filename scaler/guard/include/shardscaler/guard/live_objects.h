@@ -16,7 +16,9 @@ struct LiveRead {
   enum class State { Found, Absent, Failed };
   State state = State::Absent;
   nlohmann::json object;  // when Found
-  std::string error;      // when Failed: what went wrong, for the denial message
+  // When Failed: what went wrong ("Forbidden (403): ..."), for the log; a denial message names
+  // only its kind (the part before the first space or colon).
+  std::string error;
 
   static LiveRead found(nlohmann::json object) { return {State::Found, std::move(object), {}}; }
   static LiveRead absent() { return {State::Absent, nullptr, {}}; }

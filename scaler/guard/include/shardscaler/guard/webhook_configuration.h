@@ -12,8 +12,9 @@ namespace shardscaler::guard {
 inline constexpr std::string_view kDefaultWebhookConfigurationName = "shardscaler-guard";
 // DELETE of any StatefulSet a ShardSet manages.
 inline constexpr std::string_view kDeleteWebhookName = "delete.guard.shardscaler.io";
-// UPDATE of a retained StatefulSet (the operator re-labelling one it does not see as detached).
-inline constexpr std::string_view kReattachWebhookName = "reattach.guard.shardscaler.io";
+// UPDATE of any StatefulSet a ShardSet manages: the operator re-labelling a retained one it does
+// not see as detached, and anyone changing what a later DELETE would be judged by.
+inline constexpr std::string_view kUpdateWebhookName = "update.guard.shardscaler.io";
 // Short: a denied or failed DELETE only delays, and every request pays it when shardscaler hangs.
 inline constexpr int kWebhookTimeoutSeconds = 5;
 
@@ -27,7 +28,7 @@ struct WebhookClientConfig {
 };
 
 // Both webhooks, failurePolicy Fail, sideEffects None, admissionReviewVersions [v1], with the
-// objectSelectors that keep the operator's ordinary updates of active shards away from the guard.
+// objectSelectors that keep StatefulSets no ShardSet manages away from the guard.
 nlohmann::json webhookConfiguration(std::string_view name, const WebhookClientConfig& client);
 
 struct GuardStatus {

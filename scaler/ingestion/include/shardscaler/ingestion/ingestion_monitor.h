@@ -18,7 +18,9 @@
 #include <utility>
 #include <vector>
 
+#include "shardscaler/ingestion/ingestion_result.h"
 #include "shardscaler/ingestion/ingestion_source.h"
+#include "shardscaler/ingestion/prometheus_url_policy.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/promql_client/prom_query.h"
 #include "shardscaler/telemetry/metrics.h"
@@ -42,6 +44,9 @@ struct IngestionMonitorOptions {
   // A query gets min(interval, max_query_timeout), client side and as the API's `timeout`.
   std::chrono::milliseconds max_query_timeout{std::chrono::seconds(10)};
   PromQueryFactory client_factory;  // prometheusClientFactory() when empty
+  // The URLs it may query; a ShardSet naming another gets the policy's refusal as its snapshot's
+  // error, and no request is sent, no client made.
+  PrometheusUrlPolicy url_policy = PrometheusUrlPolicy::defaults();
 };
 
 // Thread-safety: every method may be called from any thread. The callback runs on a worker
@@ -89,8 +94,9 @@ class IngestionMonitor final : public IngestionSource {
     std::string key;
     uint64_t generation = 0;
     IngestionTarget target;
-    std::shared_ptr<promql::PromQuery> client;  // null when it could not be made
+    std::shared_ptr<promql::PromQuery> client;  // null when it could not be made or was refused
     std::optional<promql::Error> client_error;
+    std::optional<IngestionFailure> refusal;  // the URL policy's
   };
 
   void worker();

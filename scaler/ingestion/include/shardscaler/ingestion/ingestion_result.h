@@ -20,18 +20,25 @@ inline constexpr std::string_view kReasonPrometheusUnreachable = "PrometheusUnre
 inline constexpr std::string_view kReasonQueryTimeout = "QueryTimeout";
 inline constexpr std::string_view kReasonInvalidQuery = "InvalidQuery";
 inline constexpr std::string_view kReasonQueryFailed = "QueryFailed";
+// The URL's shape (no http(s), credentials, a query, a fragment), or what the client refused.
 inline constexpr std::string_view kReasonInvalidPrometheusURL = "InvalidPrometheusURL";
+// Outside the admin's allow-list (prometheus_url_policy.h): shardscaler sent no request.
+inline constexpr std::string_view kReasonPrometheusURLNotAllowed = "PrometheusURLNotAllowed";
+// The answer was larger than shardscaler reads (promql::ClientOptions::max_response_bytes).
+inline constexpr std::string_view kReasonResponseTooLarge = "ResponseTooLarge";
 inline constexpr std::string_view kReasonEmptyResult = "EmptyResult";
 inline constexpr std::string_view kReasonNoShardSeries = "NoShardSeries";
 inline constexpr std::string_view kReasonUnexpectedResultType = "UnexpectedResultType";
 
 struct IngestionFailure {
   std::string reason;   // one of the kReason* above
-  std::string message;  // what a person needs to act on
+  std::string message;  // what a person needs to act on; goes into status and Events
+  std::string detail;   // for the log line only (promql::Error::detail)
 };
 
 // A failed query: Transport -> PrometheusUnreachable; ClientTimeout, timeout, canceled ->
-// QueryTimeout; bad_data -> InvalidQuery; Config -> InvalidPrometheusURL; else QueryFailed.
+// QueryTimeout; bad_data -> InvalidQuery; Config -> InvalidPrometheusURL; ResponseTooLarge ->
+// ResponseTooLarge; else QueryFailed. The message is the error's (never a response body).
 IngestionFailure failureOfError(const promql::Error& error);
 
 // The rates of the target's shards in a query result, by index. Each series is attributed by

@@ -87,9 +87,14 @@ std::expected<MetricValue, MetricFailure> metricValue(const Json& shard_set, Met
                                                       std::chrono::system_clock::time_point now,
                                                       const StalenessPolicy& policy);
 
+// The largest rate of one shard the API gives a value for: 10^12 samples/s, far beyond any
+// Prometheus. Larger, and 1000 shards' total in milli-units would no longer fit an int64.
+inline constexpr double kMaxShardSamplesPerSecond = 1e12;
+
 // A rate as status carries it (samples/s with two decimals) in milli-units, exactly: 1234.57 ->
-// 1234570.
-int64_t rateMilli(double samples_per_second);
+// 1234570. nullopt when it is not finite, negative or above kMaxShardSamplesPerSecond (status is
+// written from a Prometheus answer, which may hold any number).
+std::optional<int64_t> rateMilli(double samples_per_second);
 
 // What kube-controller-manager's HPA computes for an External metric with an AverageValue target
 // (replica_calculator.go GetExternalPerPodMetricReplicas, before its min/max and behaviour):

@@ -1,5 +1,6 @@
-// The service's HTTP endpoints (/metrics, /healthz, /readyz) on one or two listeners, served by
-// one I/O thread. Must never crash or block the process on a bad or slow client.
+// The service's HTTP endpoints (/metrics, /healthz, /readyz) on one or two listeners, each with an
+// I/O thread and a connection limit of its own, so that /metrics traffic cannot starve the probes.
+// Must never crash or block the process on a bad or slow client.
 #pragma once
 
 #include <chrono>
@@ -29,17 +30,27 @@ class HttpServer {
     // Ready, or the reason it is not (the body of the 503). Called on the I/O thread; must be
     // quick. Unset means always ready.
     std::function<std::expected<void, std::string>()> readiness;
+    // Alive, or the reason it is not (the body of /healthz's 500): e.g. a server thread that died.
+    // Called on the I/O thread; must be quick. Unset means always alive.
+    std::function<std::expected<void, std::string>()> liveness;
     // Told of each degraded path (accept failure, connection limit, failing metrics handler)
-    // with a reason such as "http_accept_failed", after the warning is logged; e.g.
-    // Metrics::incDegraded. Called on the I/O thread.
+    // with a reason such as "http_accept_failed", "http_connection_evicted"; e.g.
+    // Metrics::incDegraded. The warnings are logged at most a few per reason and ten seconds;
+    // this hears of every one. Called on any listener's I/O thread: must be thread-safe.
     std::function<void(std::string_view reason)> degraded;
   };
   struct Limits {
     std::size_t max_header_bytes = 8192;  // beyond: 431 and the connection is closed
-    std::size_t max_body_bytes = 8192;    // beyond: 413 and the connection is closed
-    std::size_t max_connections = 128;    // beyond: new connections are closed at once
-    // A connection that does not complete a request in this time is closed (idle keep-alive
-    // connections included).
+    // Every endpoint is a GET: a body is read (and dropped) only up to this; beyond: 413 and the
+    // connection is closed.
+    std::size_t max_body_bytes = 8192;
+    // Per listener. Beyond: a new connection takes the place of the oldest idle one, or is closed
+    // at once when every connection is busy with a request.
+    std::size_t max_connections = 64;
+    // How long a connection may wait for the first byte of a request (after it was accepted, or
+    // between requests).
+    std::chrono::milliseconds idle_timeout{std::chrono::seconds(30)};
+    // From the first byte of a request to its last.
     std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};
     std::chrono::milliseconds write_timeout{std::chrono::seconds(30)};
   };
@@ -56,11 +67,11 @@ class HttpServer {
   std::expected<std::uint16_t, std::string> listen(const serving::BindAddress& address,
                                                    Endpoints endpoints);
 
-  // Starts the I/O thread that accepts and serves on every listener.
+  // Starts the I/O threads, one per listener.
   void start();
 
   // Stops accepting, lets responses being written finish, closes every connection and joins
-  // the I/O thread; returns within about one second whatever the clients do. Idempotent.
+  // the I/O threads; returns within about one second whatever the clients do. Idempotent.
   void stop();
 
  private:

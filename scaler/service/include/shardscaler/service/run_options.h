@@ -14,6 +14,7 @@
 
 #include "shardscaler/guard/guard_config.h"
 #include "shardscaler/guard/webhook_configuration.h"
+#include "shardscaler/ingestion/prometheus_url_policy.h"
 #include "shardscaler/serving/bind_address.h"
 #include "shardscaler/telemetry/logging.h"
 
@@ -94,6 +95,12 @@ struct RunOptions {
   // error to the HPA, never a value.
   int external_metrics_max_age_intervals = 3;
   std::chrono::nanoseconds external_metrics_min_max_age = std::chrono::seconds(10);
+
+  // The Prometheus servers the ingestion monitor may query (a ShardSet's creator writes the URL):
+  // a spec.ingestion.prometheusURL must match one of these patterns or the whole regex
+  // (ingestion/prometheus_url_policy.h). "" = no regex.
+  std::vector<std::string> prometheus_url_allow = ingestion::defaultPrometheusUrlAllow();
+  std::string prometheus_url_allow_regex;
 
   // Transitions without the admission guard (docs/design.md §11).
   std::chrono::nanoseconds settle_time = std::chrono::seconds(10);

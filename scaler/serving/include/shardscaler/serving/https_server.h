@@ -8,6 +8,7 @@
 #include <expected>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,15 +39,34 @@ class HttpsServer {
   struct Limits {
     std::size_t max_header_bytes =
         std::size_t{16} * 1024;  // beyond: 431 and the connection is closed
-    // Beyond: 413 and the connection is closed. An AdmissionReview carries the object and the old
-    // object, each up to etcd's 1.5 MiB.
+    // The most any route takes (a route may take less, RouteOptions); beyond: 413 and the
+    // connection is closed. An AdmissionReview carries the object and the old object, each up to
+    // etcd's 1.5 MiB.
     std::size_t max_body_bytes = std::size_t{4} * 1024 * 1024;
-    std::size_t max_connections = 256;  // beyond: new connections are closed at once
+    // Chunk extensions of one request together, and its trailer fields (RequestLimits).
+    std::size_t max_chunk_extension_bytes = 1024;
+    std::size_t max_trailer_bytes = 1024;
+    std::size_t max_chunk_line_bytes = std::size_t{8} * 1024;
+    // Bodies held at once, from their header until their handler answered; a request whose body
+    // would pass it gets 503 (Retry-After) before a byte of its body is read. A chunked body
+    // counts as twice its route's limit (its string grows by doubling).
+    std::size_t max_body_bytes_in_flight = std::size_t{16} * 1024 * 1024;
+    // Beyond: a new connection takes the place of the oldest idle (or still handshaking) one, or
+    // is closed at once when every connection is busy with a request.
+    std::size_t max_connections = 256;
     std::chrono::milliseconds handshake_timeout{std::chrono::seconds(10)};
-    // A connection that does not complete a request in this time is closed (an idle keep-alive
-    // connection included; Go clients retry a request on a connection closed while idle).
+    // How long a connection may wait for the first byte of a request, after its handshake or
+    // between requests (Go clients retry a request on a connection closed while idle).
+    std::chrono::milliseconds idle_timeout{std::chrono::seconds(30)};
+    // From the first byte of a request to its last.
     std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};
     std::chrono::milliseconds write_timeout{std::chrono::seconds(30)};
+  };
+
+  // What one route takes.
+  struct RouteOptions {
+    // Its largest body (at most Limits::max_body_bytes); unset: Limits::max_body_bytes.
+    std::optional<std::size_t> max_body_bytes;
   };
 
   struct Options {
@@ -63,8 +83,11 @@ class HttpsServer {
     RequestObserver observer;
     // Told of each degraded path after its warning is logged, with a reason such as
     // "https_handshake_failed", "https_no_certificate", "https_handler_failed",
-    // "https_connection_limit", "https_accept_failed"; e.g. to count it in a metric. Called on
-    // the I/O thread or a worker: must be thread-safe.
+    // "https_connection_limit", "https_connection_evicted", "https_accept_failed",
+    // "https_request_refused", "https_busy"; e.g. to count it in a metric. The warnings are
+    // logged at most a few per reason and ten seconds (the count of those held back goes with the
+    // next); this callback hears of every one. Called on the I/O thread or a worker: must be
+    // thread-safe.
     std::function<void(std::string_view reason)> degraded;
     std::shared_ptr<const k8s::Clock> clock = std::make_shared<k8s::RealClock>();
   };
@@ -77,13 +100,19 @@ class HttpsServer {
   // Registers a handler for an exact path, or for every path under a prefix. `method` is an HTTP
   // method ("POST") or "*" for any. An exact path wins over a prefix, a longer prefix over a
   // shorter one; a path registered only for other methods answers 405. Call before start().
-  void handle(std::string method, std::string path, Handler handler);
-  void handlePrefix(std::string method, std::string prefix, Handler handler);
+  // A route reads a body only once it is chosen, within its own limit.
+  void handle(std::string method, std::string path, Handler handler, RouteOptions route = {});
+  void handlePrefix(std::string method, std::string prefix, Handler handler,
+                    RouteOptions route = {});
 
   // Binds the address and starts the I/O thread and the workers; returns the bound port (the
   // chosen one for port 0). Connections arriving before a certificate is loaded are closed.
   std::expected<std::uint16_t, std::string> start();
   std::uint16_t port() const;
+
+  // Whether the I/O thread still serves: an error when it has died (an exception escaped it) or
+  // has not turned for several seconds, for /healthz. Thread-safe.
+  std::expected<void, std::string> health() const;
 
   // Stops accepting, lets responses being written finish, closes every connection within about a
   // second whatever the clients do, then waits for handlers still running (they must be bounded,

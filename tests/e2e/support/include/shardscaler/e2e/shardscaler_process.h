@@ -25,7 +25,8 @@ struct ShardscalerOptions {
   std::string leader_election_namespace;  // when leader_elect
   std::string identity;                   // --identity when set
   // Appended to `shardscaler run`. Without a --webhook-bind-address among them the shard guard
-  // is off (--webhook-bind-address=0).
+  // is off (--webhook-bind-address=0); without a --prometheus-url-allow... Prometheus servers on
+  // 127.0.0.1 may be queried.
   std::vector<std::string> extra_args;
   std::vector<std::string> extra_env;  // "NAME=value", beside PATH and HOME
   std::filesystem::path log_file;      // every start appends to it

@@ -41,6 +41,8 @@ struct ClientReply {
   std::string error;                   // libcurl's message when code != CURLE_OK
   std::string server_certificate_pem;  // the certificate an https server presented
   std::string tls_version;             // e.g. "TLSv1.3"; empty over plain HTTP
+  // The TLS session was resumed (an HttpClient keeps sessions between connections).
+  bool tls_session_reused = false;
 };
 
 // One libcurl handle: consecutive perform() calls reuse the connection when the server keeps it

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The CPU-bound checks that need no server: clang-tidy over the main build, the unit tests under
+# ASan+UBSan and the concurrent parts (k8s-client) under TSan, then each fuzz target for a bounded
+# time. hack/test.sh runs this at the lowest CPU priority while the server tests, which mostly
+# wait, run in the foreground; it runs alone just as well.
+# Usage: hack/checks.sh [main build dir, default build]
+# Env:   SHARDSCALER_FUZZ_SECONDS how long each fuzz target runs (default 15)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$SHARDSCALER_ROOT"
+
+build=${1:-build}
+jobs=$(nproc)
+started=$(date +%s)
+step() { log "$* (checks at $(( $(date +%s) - started ))s)"; }
+
+step "clang-tidy"
+hack/tidy.sh "$build"
+
+step "unit tests under ASan+UBSan"
+configure build-asan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_SANITIZE=ON -DSHARDSCALER_BUILD_BENCH=OFF
+cmake --build build-asan -j"$jobs" --target unit_tests
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan -L '^unit$' -j"$jobs" --output-on-failure --no-tests=error
+
+step "concurrent parts (k8s-client) under TSan"
+configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_TSAN=ON -DSHARDSCALER_BUILD_BENCH=OFF
+cmake --build build-tsan -j"$jobs" --target k8s_client_unit_tests
+TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/k8s_client_unit_tests
+
+step "fuzz targets, ${SHARDSCALER_FUZZ_SECONDS:-15}s each"
+hack/fuzz.sh "${SHARDSCALER_FUZZ_SECONDS:-15}"
+
+step "checks passed"

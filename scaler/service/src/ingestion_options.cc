@@ -1,0 +1,39 @@
+// The `shardscaler run` flags of the ingestion monitor (rows of the option table in
+// run_options.cc; see option_spec.h).
+#include "option_spec.h"
+#include "shardscaler/ingestion/prometheus_url_policy.h"
+
+namespace shardscaler::service::detail {
+namespace {
+
+Applied checkUrlPattern(std::string_view v) {
+  auto pattern = ingestion::UrlPattern::parse(v);
+  if (!pattern) return fail(pattern.error());
+  return {};
+}
+
+Applied checkRegex(std::string_view v) {
+  auto policy = ingestion::PrometheusUrlPolicy::make({}, std::string(v));
+  if (!policy) return fail(policy.error());
+  return {};
+}
+
+}  // namespace
+
+const std::vector<RunSpec>& ingestionRunSpecs() {
+  using O = RunOptions;
+  static const std::vector<RunSpec> specs = {
+      {"prometheus-url-allow", "prometheusUrlAllow", "PATTERN",
+       "http(s)://*.svc:9090 and http(s)://*.svc.cluster.local:9090",
+       "a spec.ingestion.prometheusURL shardscaler may query: SCHEME://HOST[:PORT][/PATH], HOST "
+       "may be * or *.SUFFIX, PORT may be *, PATH is a prefix; repeat or separate with commas; "
+       "--prometheus-url-allow= allows none (then only the regex)",
+       list(&O::prometheus_url_allow, checkUrlPattern)},
+      {"prometheus-url-allow-regex", "prometheusUrlAllowRegex", "REGEX", "none",
+       "a spec.ingestion.prometheusURL matching this whole (ECMAScript) is allowed too",
+       text(&O::prometheus_url_allow_regex, checkRegex)},
+  };
+  return specs;
+}
+
+}  // namespace shardscaler::service::detail
