@@ -45,6 +45,7 @@ class DrainTest : public ShardSetScenario {
   // kShards shards; a ShardSet on it with `policy` (whenScaled, drain) and the scraper's URL.
   void start(bool agent, const Json& policy) {
     agent_ = agent;
+    target_kind_ = agent ? "PrometheusAgent" : "Prometheus";
     receiver_ = std::make_unique<testenv::PrometheusProcess>(testenv::PrometheusOptions{
         .name = "receiver",
         .config_yaml = "global: {scrape_interval: 15s}\nscrape_configs: []\n",

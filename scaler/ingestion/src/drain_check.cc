@@ -145,8 +145,9 @@ retention::DrainReading readDrain(const DrainShard& shard, const DrainAnswers& a
   return reading;
 }
 
-DrainChecker::DrainChecker(PromQueryFactory factory, std::chrono::milliseconds timeout)
-    : factory_(std::move(factory)), timeout_(timeout) {}
+DrainChecker::DrainChecker(PromQueryFactory factory, std::chrono::milliseconds timeout,
+                           PrometheusUrlPolicy url_policy)
+    : factory_(std::move(factory)), timeout_(timeout), url_policy_(std::move(url_policy)) {}
 
 std::shared_ptr<promql::PromQuery> DrainChecker::client(const std::string& url,
                                                         std::string* error) {
@@ -169,6 +170,12 @@ std::map<std::string, retention::DrainReading, std::less<>> DrainChecker::check(
   std::string pods;
   for (const DrainShard& shard : shards) {
     pods += (pods.empty() ? "" : "|") + shardPodRegex(shard.stateful_set);
+  }
+  if (auto refused = url_policy_.refusal(policy.prometheus_url)) {
+    for (const DrainShard& shard : shards) {
+      readings[shard.stateful_set] = {.drained = false, .reason = refused->message};
+    }
+    return readings;
   }
   std::string error;
   auto query = client(policy.prometheus_url, &error);

@@ -106,6 +106,29 @@ TEST(DrainCheck, AUserConditionHoldsOnlyWithASeriesForEveryPod) {
   EXPECT_THAT(bad.reason, HasSubstr("parse error"));
 }
 
+// The drain's Prometheus is user input too: a URL the admin's allow-list does not match is never
+// queried, and every shard reads as not drained, saying why.
+TEST(DrainCheck, AUrlTheAllowListRefusesIsNeverQueried) {
+  int clients = 0;
+  DrainChecker checker(
+      [&](const std::string&, std::chrono::milliseconds)
+          -> promql::Result<std::shared_ptr<promql::PromQuery>> {
+        ++clients;
+        return std::unexpected(promql::makeError(promql::ErrorKind::Transport, "unused"));
+      },
+      std::chrono::seconds(1), PrometheusUrlPolicy::defaults());
+  retention::DrainPolicy policy;
+  policy.enabled = true;
+  policy.prometheus_url = "http://169.254.169.254:9090";
+  const std::vector<DrainShard> shards{{.stateful_set = "prometheus-main-shard-2"}};
+  const auto readings = checker.check(policy, "mon", shards);
+  ASSERT_EQ(readings.size(), 1u);
+  const auto& reading = readings.at("prometheus-main-shard-2");
+  EXPECT_FALSE(reading.drained);
+  EXPECT_THAT(reading.reason, HasSubstr("--prometheus-url-allow"));
+  EXPECT_EQ(clients, 0);
+}
+
 TEST(DrainCheck, QueriesSelectTheShardsPodsEscaped) {
   EXPECT_EQ(shardPodRegex("prometheus-main.x-shard-2"),
             R"q(prometheus-main\.x-shard-2-(0|[1-9][0-9]*))q");

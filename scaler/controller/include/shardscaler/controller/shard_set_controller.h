@@ -54,8 +54,9 @@ struct ShardSetControllerOptions {
   // transition may need it; when not, *why says why. Unset: not enforced (the fallback applies).
   std::function<bool(const std::string& ns, std::string* why)> guard_enforced;
   // Reads whether due shards drained (docs/design.md §15). Unset: an ingestion::DrainChecker
-  // querying the drain's Prometheus.
+  // querying the drain's Prometheus, when drain_url_policy allows its URL.
   DrainCheck drain_check;
+  ingestion::PrometheusUrlPolicy drain_url_policy = ingestion::PrometheusUrlPolicy::defaults();
 };
 
 class ShardSetCaches;

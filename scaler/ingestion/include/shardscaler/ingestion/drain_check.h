@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "shardscaler/ingestion/ingestion_monitor.h"
+#include "shardscaler/ingestion/prometheus_url_policy.h"
 #include "shardscaler/promql_client/prom_query.h"
 #include "shardscaler/retention/planner.h"
 
@@ -51,8 +52,11 @@ retention::DrainReading readDrain(const DrainShard& shard, const DrainAnswers& a
 // Thread-safety: check() may run on several threads at once.
 class DrainChecker {
  public:
+  // A drain's Prometheus is user input as the ingestion's is: only URLs `url_policy` allows are
+  // queried; for any other, every shard reads as not drained, with the policy's reason.
   explicit DrainChecker(PromQueryFactory factory = prometheusClientFactory(),
-                        std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                        std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                        PrometheusUrlPolicy url_policy = PrometheusUrlPolicy::defaults());
   // The readings of `shards` (in namespace `ns`) under `policy`, by StatefulSet name.
   std::map<std::string, retention::DrainReading, std::less<>> check(
       const retention::DrainPolicy& policy, const std::string& ns,
@@ -63,6 +67,7 @@ class DrainChecker {
 
   PromQueryFactory factory_;
   std::chrono::milliseconds timeout_;
+  PrometheusUrlPolicy url_policy_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<promql::PromQuery>> clients_;
 };
