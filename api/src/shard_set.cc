@@ -122,8 +122,8 @@ std::expected<ShardSet, FieldError> decodeShardSet(const Json& object) {
     }
     if (const Json* pauses = member(*status, field::kUnacknowledgedPauses);
         pauses && pauses->is_number_integer()) {
-      s.unacknowledged_pauses = static_cast<int32_t>(std::clamp<int64_t>(
-          pauses->get<int64_t>(), 0, std::numeric_limits<int32_t>::max()));
+      s.unacknowledged_pauses = static_cast<int32_t>(
+          std::clamp<int64_t>(pauses->get<int64_t>(), 0, std::numeric_limits<int32_t>::max()));
     }
   }
   return s;

@@ -189,10 +189,10 @@ std::optional<std::string> pauseAbandoned(const PlanContext& context, const Conv
 struct TransitionGates {
   bool may_detach = true;
   bool may_reattach = true;
-  bool may_lower = true;                  // spec.shards may change and the target resume
-  bool may_delete_scaled_away = true;     // under Delete, the shards above the count
-  std::string waiting_for;                // the first reason to wait, for the status
-  std::optional<nanoseconds> requeue;     // the earliest time to look again
+  bool may_lower = true;               // spec.shards may change and the target resume
+  bool may_delete_scaled_away = true;  // under Delete, the shards above the count
+  std::string waiting_for;             // the first reason to wait, for the status
+  std::optional<nanoseconds> requeue;  // the earliest time to look again
 
   void wait(std::string why, nanoseconds left) {
     if (waiting_for.empty()) waiting_for = std::move(why);
@@ -224,7 +224,8 @@ void gatePause(const PlanContext& context, const ConvergeState& state,
   if (!shards.to_reattach.empty()) gates.may_reattach = false;
   if (shards_may_appear) gates.may_lower = false;
   if (!shards.to_reattach.empty() || shards_may_appear) {
-    gates.wait("the settle time after the pause", *state.paused_at + safety.settle_time - state.now);
+    gates.wait("the settle time after the pause",
+               *state.paused_at + safety.settle_time - state.now);
   }
 }
 
@@ -293,17 +294,16 @@ void writeTargetUpdate(const PlanContext& context, ActionBuilder& writes,
                       decision.desired->rounding_note});
   }
   const bool lowered = shard_count && *shard_count < state.cur;
-  writes.update({.shards = shard_count,
-                 .unpause = unpause,
-                 .clear_paused_by = unpause || stale,
-                 .scaled_down_at = !state.retain && lowered ? std::optional(state.now)
-                                                            : std::nullopt,
-                 .precondition_resource_version = shard_count.has_value() && !pausing_now},
-                std::move(events));
+  writes.update(
+      {.shards = shard_count,
+       .unpause = unpause,
+       .clear_paused_by = unpause || stale,
+       .scaled_down_at = !state.retain && lowered ? std::optional(state.now) : std::nullopt,
+       .precondition_resource_version = shard_count.has_value() && !pausing_now},
+      std::move(events));
 }
 
-void deleteExpired(PlanContext& context, ActionBuilder& writes,
-                   const ShardClassification& shards) {
+void deleteExpired(PlanContext& context, ActionBuilder& writes, const ShardClassification& shards) {
   planDueShards(context, writes, shards.expired);
 }
 
@@ -315,8 +315,8 @@ void planConverge(PlanContext& context) {
   // scraping and keeps shipping until it is deleted.
   const bool detach_removed = decision.policy->when_scaled == WhenScaled::Retain ||
                               (decision.drain && decision.drain->enabled);
-  const ShardClassification shards = classifyShards(
-      context, context.target->effectiveShards(), decision.desired->want, detach_removed);
+  const ShardClassification shards = classifyShards(context, context.target->effectiveShards(),
+                                                    decision.desired->want, detach_removed);
   const ConvergeState state = readState(context, shards);
   ActionBuilder writes(context);
   for (const auto* attached : shards.unguarded) writes.guard(*attached);

@@ -20,7 +20,8 @@ std::string deadlineText(const ShardStatefulSet& shard) {
 
 // When the shard became due: its deadline.
 std::chrono::system_clock::time_point dueAt(const ShardStatefulSet& shard) {
-  return shard.deadline->time().toTimePoint().value_or(std::chrono::system_clock::time_point::max());
+  return shard.deadline->time().toTimePoint().value_or(
+      std::chrono::system_clock::time_point::max());
 }
 
 // One due shard under an enabled drain.
@@ -44,12 +45,12 @@ void planDrain(PlanContext& context, ActionBuilder& writes, const ShardStatefulS
   const DrainReading& drained = reading->second;
   if (drained.invalid_condition) return;  // InvalidSpec: reported, nothing deleted
   if (drained.drained) {
-    const std::string how = drained.lag_seconds ? "remote-write lag " +
-                                                      formatPrometheusDuration(std::chrono::seconds(
-                                                          static_cast<int64_t>(*drained.lag_seconds))) +
-                                                      " within " +
-                                                      formatPrometheusDuration(drain.max_lag)
-                                                : "condition held";
+    const std::string how = drained.lag_seconds
+                                ? "remote-write lag " +
+                                      formatPrometheusDuration(std::chrono::seconds(
+                                          static_cast<int64_t>(*drained.lag_seconds))) +
+                                      " within " + formatPrometheusDuration(drain.max_lag)
+                                : "condition held";
     writes.markDrained(shard, how);
     writes.remove(shard, shard.deadline, deadlineText(shard) + ", drained (" + how + ")");
     return;

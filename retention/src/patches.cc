@@ -136,12 +136,12 @@ Json detach(const ObservedStatefulSet& sts, const Target& target, const ShardSet
       metadata["ownerReferences"] = std::move(*refs);
     }
   }
-  metadata["annotations"] = Json{{key(api::kDetachedLabelsAnnotation), removed.dump()},
-                                 {key(api::kDeletionDeadlineAnnotation), deadline.toAnnotation()},
-                                 {key(api::kDeletionTimestampAnnotation), deadline.toAnnotation()},
-                                 {key(api::kOperatorDeletionDeadlineAnnotation),
-                                  deadline.toAnnotation()},
-                                 {key(api::kDetachedAtAnnotation), formatAnnotationTime(now)}};
+  metadata["annotations"] =
+      Json{{key(api::kDetachedLabelsAnnotation), removed.dump()},
+           {key(api::kDeletionDeadlineAnnotation), deadline.toAnnotation()},
+           {key(api::kDeletionTimestampAnnotation), deadline.toAnnotation()},
+           {key(api::kOperatorDeletionDeadlineAnnotation), deadline.toAnnotation()},
+           {key(api::kDetachedAtAnnotation), formatAnnotationTime(now)}};
   return Json{{"metadata", std::move(metadata)}};
 }
 

@@ -252,7 +252,6 @@ Conditions modeConditions(const PlanContext& c, int32_t active) {
   return out;
 }
 
-
 // The OtherWriters condition of a claimed target. A field manager counts only when it last wrote
 // after the ShardSet was created: the one that created the target with a shard count is history,
 // a GitOps tool re-applying its manifest (or a user's kubectl) since is a second writer.
@@ -271,14 +270,13 @@ ConditionText otherWriters(const PlanContext& c) {
   if (managers.empty() && hpas.empty()) {
     return {false, kReasonNoOtherWriters, "only shardscaler writes spec.shards and spec.paused"};
   }
-  const std::string target =
-      ss.spec.target_ref.kind + " " + ss.ns + "/" + ss.spec.target_ref.name;
+  const std::string target = ss.spec.target_ref.kind + " " + ss.ns + "/" + ss.spec.target_ref.name;
   std::vector<std::string> all = hpas;
   all.insert(all.end(), managers.begin(), managers.end());
   return {true, hpas.empty() ? kReasonFieldManagerConflict : kReasonHPATargetsTarget,
           join(all, "; ") + " also write" + (all.size() == 1 ? "s " : " ") + target +
-              ", which ShardSet " + ss.name +
-              " scales: scale with \"kubectl scale shardset/" + ss.name +
+              ", which ShardSet " + ss.name + " scales: scale with \"kubectl scale shardset/" +
+              ss.name +
               "\" or an HPA on the ShardSet, and leave spec.shards and spec.paused out of "
               "manifests (README: Running with the Prometheus Operator)"};
 }
@@ -287,10 +285,12 @@ ConditionText otherWriters(const PlanContext& c) {
 // to check on the operator's side.
 std::string unacknowledgedMessage(const PlanContext& c) {
   const Decision& d = c.plan.decision;
-  const std::chrono::nanoseconds hold = pauseHold(c.input.safety.pause_ack_timeout, d.unacknowledged_pauses);
-  std::string target = c.input.shard_set.spec.target_ref.kind + " " +
-                       c.input.shard_set.spec.target_ref.name;
-  std::string plural = c.target != nullptr ? targetResource(c.target->kind).resource : "prometheuses";
+  const std::chrono::nanoseconds hold =
+      pauseHold(c.input.safety.pause_ack_timeout, d.unacknowledged_pauses);
+  std::string target =
+      c.input.shard_set.spec.target_ref.kind + " " + c.input.shard_set.spec.target_ref.name;
+  std::string plural =
+      c.target != nullptr ? targetResource(c.target->kind).resource : "prometheuses";
   return "the operator did not acknowledge " + std::to_string(d.unacknowledged_pauses) +
          (d.unacknowledged_pauses == 1 ? " pause" : " pauses in a row") + " of " + target +
          " within " + formatPrometheusDuration(c.input.safety.pause_ack_timeout) +
@@ -298,8 +298,8 @@ std::string unacknowledgedMessage(const PlanContext& c) {
          " after the last (doubling, at most " + formatPrometheusDuration(kMaxPauseHold) +
          "). Check that the Prometheus Operator is running and watches this namespace, that it "
          "is v0.60 or later (earlier versions report no observedGeneration in "
-         "status.conditions), and that its RBAC lets it update " + plural + "/status" +
-         (d.abandoned_because.empty() ? "" : " (" + d.abandoned_because + ")");
+         "status.conditions), and that its RBAC lets it update " +
+         plural + "/status" + (d.abandoned_because.empty() ? "" : " (" + d.abandoned_because + ")");
 }
 
 }  // namespace
@@ -352,15 +352,14 @@ void fillStatus(PlanContext& c) {
                                           writers.status, writers.reason, writers.message, gen,
                                           now));
     const Condition* was = k8s::findStatusCondition(ss.conditions, api::kConditionOtherWriters);
-    if (writers.status && (was == nullptr || was->status != "True" ||
-                           was->message != writers.message)) {
+    if (writers.status &&
+        (was == nullptr || was->status != "True" || was->message != writers.message)) {
       plan.events.push_back({EventType::Warning, std::string(writers.reason), writers.message});
     }
   }
   st.unacknowledged_pauses = d.unacknowledged_pauses;
-  st.draining_count = static_cast<int64_t>(
-      std::ranges::count(st.retained_shards, std::string(api::kPhaseDraining),
-                         &api::RetainedShard::phase));
+  st.draining_count = static_cast<int64_t>(std::ranges::count(
+      st.retained_shards, std::string(api::kPhaseDraining), &api::RetainedShard::phase));
 
   // Problems are announced once, when they appear or change, not on every reconcile.
   const Condition* before = k8s::findStatusCondition(ss.conditions, kConditionDegraded);

@@ -178,7 +178,8 @@ void planOrphans(PlanContext& c) {
 }  // namespace
 
 std::chrono::nanoseconds pauseHold(std::chrono::nanoseconds ack_timeout, int32_t unacknowledged) {
-  const std::chrono::nanoseconds cap = std::max<std::chrono::nanoseconds>(kMaxPauseHold, ack_timeout);
+  const std::chrono::nanoseconds cap =
+      std::max<std::chrono::nanoseconds>(kMaxPauseHold, ack_timeout);
   std::chrono::nanoseconds hold = ack_timeout;
   for (int32_t i = 1; i < unacknowledged && hold < cap; ++i) hold *= 2;
   return std::min(hold, cap);

@@ -108,8 +108,9 @@ std::expected<RetentionPolicy, std::vector<api::FieldError>> resolveRetentionPol
     }
   } else {
     policy.when_scaled = WhenScaled::Delete;
-    policy.when_scaled_source = own.when_scaled ? "ShardSet" : target.when_scaled ? "target"
-                                                                                 : "default";
+    policy.when_scaled_source = own.when_scaled      ? "ShardSet"
+                                : target.when_scaled ? "target"
+                                                     : "default";
   }
 
   if (policy.when_scaled == WhenScaled::Retain) {
@@ -169,7 +170,8 @@ std::optional<std::chrono::seconds> boundedSeconds(std::optional<int64_t> value,
 
 std::expected<DrainPolicy, std::vector<api::FieldError>> resolveDrainPolicy(
     const api::ShardSet& shard_set) {
-  const api::DrainSpec spec = shard_set.spec.shard_retention_policy.drain.value_or(api::DrainSpec{});
+  const api::DrainSpec spec =
+      shard_set.spec.shard_retention_policy.drain.value_or(api::DrainSpec{});
   std::vector<api::FieldError> errors;
   DrainPolicy policy;
   if (auto lag = boundedSeconds(spec.max_lag_seconds, api::kMaxLagSecondsDefault,
@@ -192,10 +194,10 @@ std::expected<DrainPolicy, std::vector<api::FieldError>> resolveDrainPolicy(
   }
   if (spec.condition) {
     if (spec.condition->find(kDrainPodRegexPlaceholder) == std::string::npos) {
-      errors.push_back({drainField("condition"),
-                        "must select the due shard's pods with " +
-                            std::string(kDrainPodRegexPlaceholder) +
-                            " (e.g. pod=~\"$POD_REGEX\"), or it cannot tell one shard from another"});
+      errors.push_back(
+          {drainField("condition"),
+           "must select the due shard's pods with " + std::string(kDrainPodRegexPlaceholder) +
+               " (e.g. pod=~\"$POD_REGEX\"), or it cannot tell one shard from another"});
     }
     policy.condition = spec.condition;
   }

@@ -76,8 +76,8 @@ void readSpecWriters(const nlohmann::json& metadata, Target& t) {
     const auto* spec = api::member(*fields, "f:spec");
     if (spec == nullptr || !spec->is_object()) continue;
     SpecWriter writer{.manager = name};
-    for (const auto& [key, field] : {std::pair{"f:shards", "spec.shards"},
-                                     std::pair{"f:paused", "spec.paused"}}) {
+    for (const auto& [key, field] :
+         {std::pair{"f:shards", "spec.shards"}, std::pair{"f:paused", "spec.paused"}}) {
       if (spec->contains(key)) writer.fields.emplace_back(field);
     }
     if (writer.fields.empty()) continue;
@@ -85,7 +85,8 @@ void readSpecWriters(const nlohmann::json& metadata, Target& t) {
       writer.operation = op->get<std::string>();
     }
     if (const auto* time = api::member(entry, "time"); time && time->is_string()) {
-      if (auto parsed = k8s::parseRfc3339(time->get<std::string>())) writer.time = parsed->toTimePoint();
+      if (auto parsed = k8s::parseRfc3339(time->get<std::string>()))
+        writer.time = parsed->toTimePoint();
     }
     t.spec_writers.push_back(std::move(writer));
   }

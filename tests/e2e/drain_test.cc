@@ -6,8 +6,8 @@
 // PromQL then says whether every sample a removed shard appended arrived.
 #include <algorithm>
 #include <chrono>
-#include <iostream>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <random>
@@ -51,15 +51,15 @@ class DrainTest : public ShardSetScenario {
         .config_yaml = "global: {scrape_interval: 15s}\nscrape_configs: []\n",
         .extra_flags = {"--web.enable-remote-write-receiver"},
         .work_dir = testLogDir() / "receiver"});
-    prom_ = std::make_unique<testenv::ShardedPrometheus>(testenv::ShardedPrometheusOptions{
-        .name = "main",
-        .ns = ns_,
-        .shards = kShards,
-        .agent = agent,
-        .scrape_interval = 1000ms,
-        .load_jobs = 1,
-        .remote_write_url = receiver_->url() + "/api/v1/write",
-        .work_dir = testLogDir() / "prometheus"});
+    prom_ = std::make_unique<testenv::ShardedPrometheus>(
+        testenv::ShardedPrometheusOptions{.name = "main",
+                                          .ns = ns_,
+                                          .shards = kShards,
+                                          .agent = agent,
+                                          .scrape_interval = 1000ms,
+                                          .load_jobs = 1,
+                                          .remote_write_url = receiver_->url() + "/api/v1/write",
+                                          .work_dir = testLogDir() / "prometheus"});
     started_ = SystemClock::now();
     prom_->waitForScrapes(5, 120s);
     apply(agent ? "apiVersion: monitoring.coreos.com/v1alpha1\nkind: PrometheusAgent\n"
@@ -153,10 +153,9 @@ class DrainTest : public ShardSetScenario {
     // The first seconds of a life are the process's start-up.
     const auto from = started + 10s;
     const auto range = std::chrono::duration_cast<std::chrono::seconds>(until - from).count() + 1;
-    auto answer = (*client)->query(
-        {.query = "up{job=\"load-0\",prometheus_replica=\"" + pod + "\"}[" +
-                  std::to_string(range) + "s]",
-         .time = until});
+    auto answer = (*client)->query({.query = "up{job=\"load-0\",prometheus_replica=\"" + pod +
+                                             "\"}[" + std::to_string(range) + "s]",
+                                    .time = until});
     ASSERT_TRUE(answer) << answer.error().describe();
     ASSERT_NE(answer->matrix(), nullptr);
     ASSERT_EQ(answer->matrix()->size(), 1u) << "no series of " << pod << " in the receiver";
@@ -209,7 +208,8 @@ TEST_F(DrainTest, ADeleteScaleDownWaitsForTheReceiverAndLosesNothing) {
   std::map<int, double> later;
   ASSERT_TRUE(waitForDraining({1, 2}, &later));
   for (int i : {1, 2}) {
-    EXPECT_GT(later[i], first[i]) << "shard " << i << "'s lag should grow while the receiver is down";
+    EXPECT_GT(later[i], first[i]) << "shard " << i
+                                  << "'s lag should grow while the receiver is down";
   }
   EXPECT_TRUE(emulatorStatefulSetWrites("delete").empty()) << "the operator deleted a shard";
   const auto events = shardSetEvents();
@@ -344,12 +344,14 @@ class DrainSoak : public DrainTest {
 // SHARDSCALER_DRAIN_SEQUENCES=N (hack/soak.sh --drain); each sequence takes about two minutes.
 TEST_F(DrainSoak, RandomOutagesScalesAndKillsLoseNothing) {
   const int sequences = envInt("SHARDSCALER_DRAIN_SEQUENCES", 0);
-  const uint64_t seed = static_cast<uint64_t>(envInt("SHARDSCALER_DRAIN_SEED", std::random_device{}() % 1000000));
+  const uint64_t seed =
+      static_cast<uint64_t>(envInt("SHARDSCALER_DRAIN_SEED", std::random_device{}() % 1000000));
   std::mt19937_64 rng(seed);
-  std::cout << "drain soak: seed " << seed << ", " << sequences << " sequence(s) in one namespace\n";
+  std::cout << "drain soak: seed " << seed << ", " << sequences
+            << " sequence(s) in one namespace\n";
   const bool delete_on_timeout = rng() % 3 == 0;
-  Json policy = drainPolicy(rng() % 2 ? "Delete" : "Retain", 30,
-                            delete_on_timeout ? "Delete" : "Keep");
+  Json policy =
+      drainPolicy(rng() % 2 ? "Delete" : "Retain", 30, delete_on_timeout ? "Delete" : "Keep");
   // Retain with a short period, so that retained shards become due within the run.
   if (policy["whenScaled"] == "Retain") policy["retain"] = {{"retentionPeriod", "5s"}};
   std::cout << "policy " << policy.dump() << "\n";

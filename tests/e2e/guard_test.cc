@@ -470,9 +470,8 @@ TEST_F(GuardTest, ScalingTheClaimedTargetDirectlyLosesNothing) {
   const auto uids = statefulSetUids();
   auto scaled = kubectl("scale prometheus/main -n " + ns_ + " --replicas=1");
   ASSERT_EQ(scaled.exit_code, 0) << scaled.err;
-  ASSERT_TRUE(waitFor("the operator to act on spec.shards=1 (a refused deletion)", [&](std::string*) {
-    return metric(kDenials, "") > 0;
-  }));
+  ASSERT_TRUE(waitFor("the operator to act on spec.shards=1 (a refused deletion)",
+                      [&](std::string*) { return metric(kDenials, "") > 0; }));
   ASSERT_TRUE(waitForSettled(3, 0, 90s));
   EXPECT_EQ(statefulSetUids(), uids) << "a shard was deleted or replaced";
 }

@@ -72,8 +72,8 @@ TEST_F(OperatorTest, TheOperatorsOwnRetentionHoldsBeforeDuringAndAfterAClaim) {
                    "      retentionPeriod: 1h\n");
   ASSERT_TRUE(waitFor("3 shards", [&](std::string*) { return statefulSets().size() == 3; }));
   const auto uids = statefulSetUids();
-  auto lowered = kubectl("patch prometheus main -n " + ns_ +
-                         " --type=merge -p '{\"spec\":{\"shards\":2}}'");
+  auto lowered =
+      kubectl("patch prometheus main -n " + ns_ + " --type=merge -p '{\"spec\":{\"shards\":2}}'");
   ASSERT_EQ(lowered.exit_code, 0) << lowered.err;
   std::string kept_until;
   ASSERT_TRUE(waitFor("the operator to retain shard 2", [&](std::string* seen) {
@@ -112,9 +112,10 @@ TEST_F(OperatorTest, TheOperatorsOwnRetentionHoldsBeforeDuringAndAfterAClaim) {
 // A PrometheusAgent in DaemonSet mode has no shards: InvalidSpec that says so, and the target is
 // left alone (no claim, no pause), not an ApplyFailed loop.
 TEST_F(OperatorTest, ADaemonSetModeAgentIsAnInvalidSpecAndLeftAlone) {
-  apply("apiVersion: monitoring.coreos.com/v1alpha1\nkind: PrometheusAgent\nmetadata: {name: "
-        "main, namespace: " +
-        ns_ + "}\nspec:\n  mode: DaemonSet\n");
+  apply(
+      "apiVersion: monitoring.coreos.com/v1alpha1\nkind: PrometheusAgent\nmetadata: {name: "
+      "main, namespace: " +
+      ns_ + "}\nspec:\n  mode: DaemonSet\n");
   applyShardSet({.target_kind = "PrometheusAgent", .shards = 2});
   ASSERT_TRUE(waitForCondition("Ready", "InvalidSpec", "DaemonSet"));
   std::this_thread::sleep_for(5s);
@@ -126,9 +127,9 @@ TEST_F(OperatorTest, ADaemonSetModeAgentIsAnInvalidSpecAndLeftAlone) {
   EXPECT_FALSE(target["spec"].value("paused", false));
   EXPECT_FALSE(target["spec"].contains("shards")) << target["spec"].dump();
   const auto events = shardSetEvents();
-  EXPECT_FALSE(std::ranges::any_of(
-      events, [](const std::string& e) { return e.starts_with("ApplyFailed"); }))
-      << ::testing::PrintToString(events);
+  EXPECT_FALSE(std::ranges::any_of(events, [](const std::string& e) {
+    return e.starts_with("ApplyFailed");
+  })) << ::testing::PrintToString(events);
 }
 
 // Retained shards belong to the ShardSet, not to the target: deleting the Prometheus (the
@@ -186,11 +187,11 @@ TEST_F(OperatorTest, ASecondFieldManagerOfSpecShardsIsReported) {
   createPrometheus(2);
   applyShardSet({.shards = 2, .when_scaled = "Retain", .retention_period = "1h"});
   ASSERT_TRUE(waitForSettled(2, 0));
-  auto applied = kubectl(
-      "apply --server-side --force-conflicts --field-manager=argocd-controller -f -",
-      "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: main, "
-      "namespace: " +
-          ns_ + "}\nspec:\n  replicas: 1\n  shards: 3\n");
+  auto applied =
+      kubectl("apply --server-side --force-conflicts --field-manager=argocd-controller -f -",
+              "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: main, "
+              "namespace: " +
+                  ns_ + "}\nspec:\n  replicas: 1\n  shards: 3\n");
   ASSERT_EQ(applied.exit_code, 0) << applied.err;
   ASSERT_TRUE(waitForCondition("OtherWriters", "FieldManagerConflict", "argocd-controller"));
   EXPECT_THAT(condition("OtherWriters")->value("message", ""),

@@ -88,7 +88,8 @@ class TargetWriters {
  public:
   static constexpr std::chrono::minutes kHpaListPeriod{1};
 
-  TargetWriters(k8s::KubeClient& client, const k8s::Clock& clock) : client_(client), clock_(clock) {}
+  TargetWriters(k8s::KubeClient& client, const k8s::Clock& clock)
+      : client_(client), clock_(clock) {}
 
   void noteLiveRead(const retention::Target& target);
   // Fills observed.target_writers and target_hpas for `observed.target`.
@@ -105,7 +106,7 @@ class TargetWriters {
   const k8s::Clock& clock_;
   std::mutex mutex_;
   std::map<std::string, std::vector<retention::SpecWriter>> writers_;  // by target uid
-  std::map<std::string, HpaList> hpas_;                                 // by namespace
+  std::map<std::string, HpaList> hpas_;                                // by namespace
 };
 
 // Thread-safety: const methods from any thread, as long as the caches and the record are.
@@ -113,9 +114,9 @@ class ShardSetReader {
  public:
   // All references must outlive the reader; `side_requests` runs the reads sent beside the
   // caller's own.
-  ShardSetReader(k8s::KubeClient& client, const ShardSetCaches& caches,
-                 const OwnWrites& own_writes, k8s::TaskPool& side_requests,
-                 GuardEnforced guard_enforced, DrainCheck drain_check, const k8s::Clock& clock);
+  ShardSetReader(k8s::KubeClient& client, const ShardSetCaches& caches, const OwnWrites& own_writes,
+                 k8s::TaskPool& side_requests, GuardEnforced guard_enforced, DrainCheck drain_check,
+                 const k8s::Clock& clock);
 
   // The target and its shards, as of now; the guard when a transition may run. `first_round`:
   // the first read of a reconcile (or of a dry run), which may read the guard early.

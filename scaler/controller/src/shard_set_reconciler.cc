@@ -2,12 +2,11 @@
 
 #include <algorithm>
 
-#include "shardscaler/api/shard_set.h"
 #include "shardscaler/api/api_resources.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/controller/shard_set_status.h"
-#include "shardscaler/retention/deadline.h"
 #include "shardscaler/ingestion/ingestion_source.h"
+#include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/naming.h"
 
 #include "event_type.h"
@@ -79,15 +78,16 @@ k8s::Result<std::string> ShardSetReconciler::ensureFinalizer(const Json& object,
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
   if (std::ranges::find(finalizers, Json(api::kReleaseFinalizer)) != finalizers.end()) return bound;
   // The resourceVersion test keeps a concurrent change of the list from being overwritten.
-  Json patch = Json::array({{{"op", "test"},
-                             {"path", "/metadata/resourceVersion"},
-                             {"value", object["metadata"]["resourceVersion"]}},
-                            finalizers.empty() ? Json{{"op", "add"},
-                                                      {"path", "/metadata/finalizers"},
-                                                      {"value", Json::array({api::kReleaseFinalizer})}}
-                                               : Json{{"op", "add"},
-                                                      {"path", "/metadata/finalizers/-"},
-                                                      {"value", api::kReleaseFinalizer}}});
+  Json patch =
+      Json::array({{{"op", "test"},
+                    {"path", "/metadata/resourceVersion"},
+                    {"value", object["metadata"]["resourceVersion"]}},
+                   finalizers.empty() ? Json{{"op", "add"},
+                                             {"path", "/metadata/finalizers"},
+                                             {"value", Json::array({api::kReleaseFinalizer})}}
+                                      : Json{{"op", "add"},
+                                             {"path", "/metadata/finalizers/-"},
+                                             {"value", api::kReleaseFinalizer}}});
   // The target it is about to claim, recorded before the claim: a crash between the claim and a
   // later write then cannot leave a claim that a move or a deletion of the ShardSet would not
   // release. A target it never gets to claim is released without a write.
@@ -107,22 +107,24 @@ k8s::Result<std::string> ShardSetReconciler::ensureFinalizer(const Json& object,
                                {"value", {{std::string(api::kBoundTargetAnnotation), after}}}});
   }
   auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
-                                stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch,
-                                "", writeAnswer());
+                                      stringAt(object, "metadata", "name"), k8s::PatchType::Json,
+                                      patch, "", writeAnswer());
   if (!r) return std::unexpected(r.error());
   if (after != bound) parts_.own_writes.record(api::shardSets(), *r, k8s::objectKey(object));
   return after;
 }
 
 k8s::Result<void> ShardSetReconciler::setBoundTarget(const Json& object, const std::string& value) {
-  Json patch{{"metadata",
-              {{"annotations",
-                {{std::string(api::kBoundTargetAnnotation), value.empty() ? Json() : Json(value)}}}}}};
+  Json patch{
+      {"metadata",
+       {{"annotations",
+         {{std::string(api::kBoundTargetAnnotation), value.empty() ? Json() : Json(value)}}}}}};
   auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
-                                stringAt(object, "metadata", "name"), k8s::PatchType::Merge, patch,
-                                "", writeAnswer());
+                                      stringAt(object, "metadata", "name"), k8s::PatchType::Merge,
+                                      patch, "", writeAnswer());
   if (!r) return std::unexpected(r.error());
-  parts_.own_writes.record(api::shardSets(), *r, k8s::objectKey(object));  // its echo: shardSetHandlers
+  parts_.own_writes.record(api::shardSets(), *r,
+                           k8s::objectKey(object));  // its echo: shardSetHandlers
   return {};
 }
 
@@ -131,13 +133,13 @@ k8s::Result<void> ShardSetReconciler::setBoundTarget(const Json& object, const s
 // Retained StatefulSets stay as they are; without their ShardSet nobody deletes them at their
 // deadline, so an Event names them.
 std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::ShardSet& shard_set,
-                                                            const k8s::InvolvedObject& subject,
-                                                            const telemetry::LogContext& log) {
+                                                                 const k8s::InvolvedObject& subject,
+                                                                 const telemetry::LogContext& log) {
   Rounds rounds = planAndApply(shard_set, subject, log, retention::PlanPurpose::Release);
   if (rounds.stopped_with) return *rounds.stopped_with;
   if (rounds.failure.error) {
     return k8s::ReconcileOutcome{.result = k8s::ReconcileResult::Error,
-                            .error = rounds.failure.error->describe()};
+                                 .error = rounds.failure.error->describe()};
   }
   if (rounds.plan.requeue_after) {  // kept paused for the settle time: not released yet
     return k8s::ReconcileOutcome{.requeue_after = *rounds.plan.requeue_after};
@@ -152,17 +154,17 @@ std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::Shar
         "ShardSet no longer manages " + targetRefText(shard_set) +
             "; its retained StatefulSets stay and will not be deleted at their "
             "deadline: " +
-            names + " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) +
-            "=" + shard_set.name + " removes them)");
+            names + " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) + "=" +
+            shard_set.name + " removes them)");
   }
   log.info("released", {{"target", targetRefText(shard_set)}});
   return std::nullopt;
 }
 
 k8s::ReconcileOutcome ShardSetReconciler::releaseTarget(const Json& object,
-                                                   const api::ShardSet& shard_set,
-                                                   const k8s::InvolvedObject& subject,
-                                                   const telemetry::LogContext& log) {
+                                                        const api::ShardSet& shard_set,
+                                                        const k8s::InvolvedObject& subject,
+                                                        const telemetry::LogContext& log) {
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
   auto mine = std::ranges::find(finalizers, Json(api::kReleaseFinalizer));
   if (mine == finalizers.end()) return {};  // released already; the API server deletes it
@@ -182,7 +184,8 @@ k8s::ReconcileOutcome ShardSetReconciler::releaseTarget(const Json& object,
         {"value", object["metadata"]["resourceVersion"]}},
        {{"op", "remove"},
         {"path", "/metadata/finalizers/" + std::to_string(mine - finalizers.begin())}}});
-  auto r = parts_.client.patch(api::shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json, patch);
+  auto r = parts_.client.patch(api::shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json,
+                               patch);
   if (!r && !r.error().is(k8s::ErrorKind::NotFound)) {
     log.warn("removing finalizer failed", {{"error", r.error().describe()}});
     return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
@@ -258,9 +261,9 @@ k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::
       failure.error
           ? std::optional<std::string>(failure.failed_action + ": " + failure.error->describe())
           : parts_.holds.heldBecause(key);
-  Json status = shardSetStatusJson(plan, shard_set,
-                                   parts_.ingestion != nullptr ? parts_.ingestion->snapshot(key) : std::nullopt,
-                                   refused, parts_.clock.now(), &ingestion_events);
+  Json status = shardSetStatusJson(
+      plan, shard_set, parts_.ingestion != nullptr ? parts_.ingestion->snapshot(key) : std::nullopt,
+      refused, parts_.clock.now(), &ingestion_events);
   for (const retention::Event& event : ingestion_events) {
     parts_.events.record(subject, eventTypeOf(event.type), event.reason, event.message);
   }
@@ -295,14 +298,14 @@ k8s::Result<void> ShardSetReconciler::writeStatus(const Json& object, const Json
   // Replace the whole status: a merge patch could not remove fields that no longer apply.
   Json patch = Json::array({{{"op", "add"}, {"path", "/status"}, {"value", status}}});
   auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
-                                stringAt(object, "metadata", "name"), k8s::PatchType::Json, patch,
-                                "status", writeAnswer());
+                                      stringAt(object, "metadata", "name"), k8s::PatchType::Json,
+                                      patch, "status", writeAnswer());
   if (!r) return std::unexpected(r.error());
   return {};
 }
 
-void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set,
-                                        const retention::Plan& plan, const Json& status) {
+void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan,
+                                        const Json& status) {
   if (parts_.metrics == nullptr) return;
   const auto& d = plan.decision;
   const int desired =
@@ -368,11 +371,9 @@ void ShardSetReconciler::observeTransition(const api::ShardSet& shard_set,
   if (d.paused_by_us_since) {
     seconds = std::chrono::duration<double>(parts_.clock.now() - *d.paused_by_us_since).count();
   }
-  parts_.metrics->observeTransition(shard_set.ns, shard_set.name,
-                                    to < *d.current_shards ? "down" : "up",
-                                    d.abandoned_because.empty() && sets_shards ? "completed"
-                                                                               : "undone",
-                                    seconds);
+  parts_.metrics->observeTransition(
+      shard_set.ns, shard_set.name, to < *d.current_shards ? "down" : "up",
+      d.abandoned_because.empty() && sets_shards ? "completed" : "undone", seconds);
 }
 
 void ShardSetReconciler::degraded(std::string_view reason) {

@@ -17,8 +17,8 @@ bool atRest(const retention::Plan& plan, const api::ShardSet& shard_set) {
   const retention::Decision& d = plan.decision;
   return plan.actions.empty() && plan.events.empty() && d.mode == retention::PlanMode::Converge &&
          d.waiting_for.empty() && d.abandoned_because.empty() && d.drain_checks.empty() &&
-         d.draining.empty() && !d.target_paused_by_us &&
-         !d.target_paused_by_others && d.claimed_by == shard_set.name;
+         d.draining.empty() && !d.target_paused_by_us && !d.target_paused_by_others &&
+         d.claimed_by == shard_set.name;
 }
 
 // A plan of only a claim and guard labels, which changes neither the target's spec nor which
@@ -148,7 +148,8 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
       return rounds;
     }
     auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
-    ApplyOutcome outcome = applier.apply(plan, retention::targetResource(*kind), shard_set.ns, subject);
+    ApplyOutcome outcome =
+        applier.apply(plan, retention::targetResource(*kind), shard_set.ns, subject);
     if (!outcome.error) observeTransition(shard_set, plan);
     if (!outcome.error && purpose == retention::PlanPurpose::Converge &&
         onlyClaimsAndGuards(plan)) {

@@ -270,7 +270,7 @@ std::optional<Verdict> Judgement::operatorRetention() {
   return deny(kRuleRetainedBeforeDeadline,
               shardText() + " carries " + std::string(api::kOperatorDeletionDeadlineAnnotation) +
                   " \"" + *deadline + "\", " +
-                  (!parsed           ? "which is unreadable, so it is kept (never delete on doubt)"
+                  (!parsed ? "which is unreadable, so it is kept (never delete on doubt)"
                    : parsed->isNever() ? "which means never"
                                        : "which has not passed") +
                   ": the operator's own shard retention keeps it.");

@@ -28,7 +28,8 @@ std::string selector(std::string_view ns, std::string_view pod_regex) {
 std::map<std::string, std::vector<double>> byPod(const Vector& vector) {
   std::map<std::string, std::vector<double>> out;
   for (const auto& sample : vector) {
-    if (sample.metric.has("pod")) out[std::string(sample.metric.get("pod"))].push_back(sample.point.value);
+    if (sample.metric.has("pod"))
+      out[std::string(sample.metric.get("pod"))].push_back(sample.point.value);
   }
   return out;
 }
@@ -64,13 +65,14 @@ std::string drainUpQuery(std::string_view ns, std::string_view pod_regex) {
 std::string drainLagQuery(std::string_view ns, std::string_view pod_regex) {
   const std::string sel = "{" + selector(ns, pod_regex) + "}";
   return "max by (namespace, pod) ("
-         "(prometheus_remote_storage_highest_timestamp_in_seconds" + sel +
+         "(prometheus_remote_storage_highest_timestamp_in_seconds" +
+         sel +
          " - ignoring (remote_name, url) group_right "
-         "prometheus_remote_storage_queue_highest_sent_timestamp_seconds" + sel +
-         ") or (prometheus_remote_storage_highest_timestamp_in_seconds" + sel +
+         "prometheus_remote_storage_queue_highest_sent_timestamp_seconds" +
+         sel + ") or (prometheus_remote_storage_highest_timestamp_in_seconds" + sel +
          " - ignoring (remote_name, url) group_right () "
-         "(0 * (prometheus_remote_storage_samples_pending" + sel +
-         " > 0))) or (0 * (prometheus_remote_storage_samples_pending" + sel + " == 0)))";
+         "(0 * (prometheus_remote_storage_samples_pending" +
+         sel + " > 0))) or (0 * (prometheus_remote_storage_samples_pending" + sel + " == 0)))";
 }
 
 std::string drainConditionQuery(std::string_view condition, std::string_view ns,
@@ -185,9 +187,8 @@ std::map<std::string, retention::DrainReading, std::less<>> DrainChecker::check(
           std::unexpected(promql::makeError(promql::ErrorKind::Transport, "no client: " + error))};
   if (query) {
     answers.up = query->query({.query = drainUpQuery(ns, pods), .timeout = timeout_});
-    const std::string evidence = policy.condition
-                                     ? drainConditionQuery(*policy.condition, ns, pods)
-                                     : drainLagQuery(ns, pods);
+    const std::string evidence = policy.condition ? drainConditionQuery(*policy.condition, ns, pods)
+                                                  : drainLagQuery(ns, pods);
     answers.evidence = query->query({.query = evidence, .timeout = timeout_});
   }
   for (const DrainShard& shard : shards) {

@@ -99,11 +99,11 @@ Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus
                           .Help("StatefulSets of removed shards kept until their deadline.")
                           .Register(r);
   shards_by_phase_ = &prometheus::BuildGauge()
-                         .Name("shardscaler_shards")
-                         .Help(
-                             "Shards of a ShardSet's target by phase: active, and the retained "
-                             "ones as Retained, Draining (due, data not shipped yet) or Deleting.")
-                         .Register(r);
+                          .Name("shardscaler_shards")
+                          .Help(
+                              "Shards of a ShardSet's target by phase: active, and the retained "
+                              "ones as Retained, Draining (due, data not shipped yet) or Deleting.")
+                          .Register(r);
   drain_lag_ = &prometheus::BuildGauge()
                     .Name("shardscaler_shard_drain_lag_seconds")
                     .Help(
@@ -112,43 +112,45 @@ Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus
                     .Register(r);
   draining_since_ = &prometheus::BuildGauge()
                          .Name("shardscaler_shard_draining_since_timestamp_seconds")
-                         .Help("Unix time since which a due shard has waited for its drain "
-                               "condition.")
+                         .Help(
+                             "Unix time since which a due shard has waited for its drain "
+                             "condition.")
                          .Register(r);
   retained_deadline_ = &prometheus::BuildGauge()
-                           .Name("shardscaler_retained_shard_deadline_timestamp_seconds")
-                           .Help("Deletion deadline of a retained shard's StatefulSet, as Unix "
-                                 "time.")
-                           .Register(r);
-  shardset_condition_ = &prometheus::BuildGauge()
-                            .Name("shardscaler_shardset_condition")
+                            .Name("shardscaler_retained_shard_deadline_timestamp_seconds")
                             .Help(
-                                "1 for each condition of a ShardSet as in its status (type, "
-                                "status True/False/Unknown, reason).")
+                                "Deletion deadline of a retained shard's StatefulSet, as Unix "
+                                "time.")
                             .Register(r);
+  shardset_condition_ = &prometheus::BuildGauge()
+                             .Name("shardscaler_shardset_condition")
+                             .Help(
+                                 "1 for each condition of a ShardSet as in its status (type, "
+                                 "status True/False/Unknown, reason).")
+                             .Register(r);
   target_paused_since_ = &prometheus::BuildGauge()
-                             .Name("shardscaler_target_paused_since_timestamp_seconds")
-                             .Help(
-                                 "Unix time since which the target has been paused by this "
-                                 "ShardSet (shardscaler.io/paused-at); absent while it is not.")
-                             .Register(r);
+                              .Name("shardscaler_target_paused_since_timestamp_seconds")
+                              .Help(
+                                  "Unix time since which the target has been paused by this "
+                                  "ShardSet (shardscaler.io/paused-at); absent while it is not.")
+                              .Register(r);
   guard_enforced_ = &prometheus::BuildGauge()
-                        .Name("shardscaler_guard_enforced")
-                        .Help(
-                            "1 when the API server sends this ShardSet's StatefulSets to the "
-                            "shard guard (webhook configuration present, caBundle set, namespace "
-                            "selected), else 0.")
-                        .Register(r);
+                         .Name("shardscaler_guard_enforced")
+                         .Help(
+                             "1 when the API server sends this ShardSet's StatefulSets to the "
+                             "shard guard (webhook configuration present, caBundle set, namespace "
+                             "selected), else 0.")
+                         .Register(r);
   transitions_ = &prometheus::BuildCounter()
-                     .Name("shardscaler_transitions_total")
-                     .Help("Scale transitions of a ShardSet, by direction and outcome.")
-                     .Register(r);
+                      .Name("shardscaler_transitions_total")
+                      .Help("Scale transitions of a ShardSet, by direction and outcome.")
+                      .Register(r);
   transition_duration_ = &prometheus::BuildHistogram()
-                             .Name("shardscaler_transition_duration_seconds")
-                             .Help(
-                                 "Time a transition took, from the pause (shardscaler.io/"
-                                 "paused-at) to the resumed target.")
-                             .Register(r);
+                              .Name("shardscaler_transition_duration_seconds")
+                              .Help(
+                                  "Time a transition took, from the pause (shardscaler.io/"
+                                  "paused-at) to the resumed target.")
+                              .Register(r);
   reconciles_ = &prometheus::BuildCounter()
                      .Name("shardscaler_reconciles_total")
                      .Help("Reconciles of ShardSets, by result (success, requeue, error).")
@@ -231,8 +233,9 @@ Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus
                         .Register(r);
   guard_denials_ = &prometheus::BuildCounter()
                         .Name("shardscaler_guard_denials_total")
-                        .Help("Requests the shard guard refused, by rule, requester class and "
-                              "ShardSet.")
+                        .Help(
+                            "Requests the shard guard refused, by rule, requester class and "
+                            "ShardSet.")
                         .Register(r);
   guard_review_duration_ = &prometheus::BuildHistogram()
                                 .Name("shardscaler_guard_review_duration_seconds")
@@ -381,8 +384,8 @@ void Metrics::setRetainedShards(std::string_view ns, std::string_view shardset, 
                                 std::span<const RetainedShardState> shards) {
   std::lock_guard lock(mutex_);
   auto& s = shardSetLocked(ns, shardset);
-  std::map<std::string, int> counts = {{"active", active}, {"Retained", 0}, {"Draining", 0},
-                                       {"Deleting", 0}};
+  std::map<std::string, int> counts = {
+      {"active", active}, {"Retained", 0}, {"Draining", 0}, {"Deleting", 0}};
   std::map<int, double> lags;
   std::map<int, double> since;
   std::map<int, double> deadlines;
@@ -448,9 +451,8 @@ void Metrics::setShardSetConditions(std::string_view ns, std::string_view shards
   }
 }
 
-void Metrics::setTargetPaused(std::string_view ns, std::string_view shardset,
-                              std::string_view kind, std::string_view target,
-                              std::optional<double> since) {
+void Metrics::setTargetPaused(std::string_view ns, std::string_view shardset, std::string_view kind,
+                              std::string_view target, std::optional<double> since) {
   std::lock_guard lock(mutex_);
   auto& s = shardSetLocked(ns, shardset);
   if (s.paused_since != nullptr) target_paused_since_->Remove(s.paused_since);
@@ -482,7 +484,7 @@ void Metrics::observeTransition(std::string_view ns, std::string_view shardset,
   if (seconds) {
     transition_duration_
         ->Add(base, prometheus::Histogram::BucketBoundaries{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
-                                                             120, 300})
+                                                            120, 300})
         .Observe(*seconds);
   }
 }

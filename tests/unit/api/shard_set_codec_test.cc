@@ -106,15 +106,14 @@ TEST(DecodeShardSet, EmptyRetentionPeriodIsUnset) {
 }
 
 TEST(DecodeShardSet, ReadsTheDrain) {
-  auto s = decodeShardSet(shardSetJson(
-      {{"shardRetentionPolicy",
-        {{"drain",
-          {{"enabled", true},
-           {"prometheusURL", "http://prom:9090"},
-           {"condition", "up{pod=~\"$POD_REGEX\"}"},
-           {"maxLagSeconds", 10},
-           {"timeoutSeconds", 600},
-           {"onTimeout", "Delete"}}}}}}));
+  auto s = decodeShardSet(shardSetJson({{"shardRetentionPolicy",
+                                         {{"drain",
+                                           {{"enabled", true},
+                                            {"prometheusURL", "http://prom:9090"},
+                                            {"condition", "up{pod=~\"$POD_REGEX\"}"},
+                                            {"maxLagSeconds", 10},
+                                            {"timeoutSeconds", 600},
+                                            {"onTimeout", "Delete"}}}}}}));
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->spec.shard_retention_policy.drain);
   const DrainSpec& d = *s->spec.shard_retention_policy.drain;

@@ -76,9 +76,10 @@ std::string exposition() {
                                                        .ns = "monitoring",
                                                        .shardset = "main"},
                        0.01);
-  m.setShardSetConditions("monitoring", "main",
-                          std::vector<telemetry::Metrics::ConditionState>{
-                              {"Ready", "True", "ShardsReady"}, {"Degraded", "False", "AsExpected"}});
+  m.setShardSetConditions(
+      "monitoring", "main",
+      std::vector<telemetry::Metrics::ConditionState>{{"Ready", "True", "ShardsReady"},
+                                                      {"Degraded", "False", "AsExpected"}});
   m.setTargetPaused("monitoring", "main", "Prometheus", "main", 1795000000);
   m.setGuardEnforced("monitoring", "main", true);
   m.observeTransition("monitoring", "main", "down", "completed", 1.5);

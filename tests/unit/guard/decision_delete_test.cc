@@ -468,8 +468,8 @@ TEST_F(GuardDrain, PastTheTimeoutOnlyOnTimeoutDeleteLetsItGo) {
 }
 
 TEST_F(GuardDrain, WithoutAnEndpointOrOptedOutTheDeadlineIsEnough) {
-  live_.shard_set = LiveRead::found(
-      shardSetJson(3, {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}}));
+  live_.shard_set =
+      LiveRead::found(shardSetJson(3, {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}}));
   EXPECT_TRUE(judge(deleteRequest(dueShard(false))).allowed);
   drainPolicy("Retain", {{"enabled", false}});
   EXPECT_TRUE(judge(deleteRequest(dueShard(false))).allowed);
@@ -481,8 +481,8 @@ TEST_F(GuardDrain, UnderDeleteWithADrainTheOperatorMayNotDeleteAShardAboveTheCou
   EXPECT_FALSE(v.allowed);
   EXPECT_EQ(v.reason, kRuleRetainOnScaleDown);
   EXPECT_THAT(v.message, HasSubstr("drains removed shards"));
-  live_.shard_set = LiveRead::found(
-      shardSetJson(3, {{"shardRetentionPolicy", {{"whenScaled", "Delete"}}}}));
+  live_.shard_set =
+      LiveRead::found(shardSetJson(3, {{"shardRetentionPolicy", {{"whenScaled", "Delete"}}}}));
   EXPECT_TRUE(judge(deleteRequest(activeShard(4), operatorUser())).allowed);
 }
 

@@ -12,9 +12,9 @@ namespace shardscaler::ingestion {
 namespace {
 
 using namespace std::chrono_literals;
-using ::testing::HasSubstr;
 using promql::Labels;
 using promql::QueryResult;
+using ::testing::HasSubstr;
 
 QueryResult vectorOf(const std::vector<std::pair<std::string, double>>& by_pod) {
   promql::Vector v;
@@ -95,12 +95,12 @@ TEST(DrainCheck, AUserConditionHoldsOnlyWithASeriesForEveryPod) {
   auto partial = readDrain(kShard, {.up = up, .evidence = vectorOf({{kPod0, 5}})}, true, 30s);
   EXPECT_FALSE(partial.drained);
   EXPECT_THAT(partial.reason, HasSubstr("does not hold for pod " + kPod1));
-  auto bad = readDrain(
-      kShard,
-      {.up = up,
-       .evidence = std::unexpected(promql::makeError(promql::ErrorKind::BadData,
-                                                     "parse error: unexpected end of input", 400))},
-      true, 30s);
+  auto bad =
+      readDrain(kShard,
+                {.up = up,
+                 .evidence = std::unexpected(promql::makeError(
+                     promql::ErrorKind::BadData, "parse error: unexpected end of input", 400))},
+                true, 30s);
   EXPECT_FALSE(bad.drained);
   EXPECT_TRUE(bad.invalid_condition);
   EXPECT_THAT(bad.reason, HasSubstr("parse error"));
@@ -111,8 +111,8 @@ TEST(DrainCheck, AUserConditionHoldsOnlyWithASeriesForEveryPod) {
 TEST(DrainCheck, AUrlTheAllowListRefusesIsNeverQueried) {
   int clients = 0;
   DrainChecker checker(
-      [&](const std::string&, std::chrono::milliseconds)
-          -> promql::Result<std::shared_ptr<promql::PromQuery>> {
+      [&](const std::string&,
+          std::chrono::milliseconds) -> promql::Result<std::shared_ptr<promql::PromQuery>> {
         ++clients;
         return std::unexpected(promql::makeError(promql::ErrorKind::Transport, "unused"));
       },

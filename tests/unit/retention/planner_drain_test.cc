@@ -9,9 +9,9 @@ namespace shardscaler::retention {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::attachedRange;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::attachedRange;
 using testing::operator+;
 using testing::condition;
 using testing::fixedNow;
@@ -49,13 +49,15 @@ DrainReading lagging(double lag) {
 TEST(PlannerDrain, DeleteWithADrainDetachesRemovedShardsInsteadOfLettingTheOperatorDeleteThem) {
   const World w{shardSetJson(2, withDrain("Delete")), targetJson(4), attachedRange(0, 4)};
   const Plan plan = planShardSet(w.input());
-  EXPECT_THAT(steps(plan), ElementsAre("pause", "detach 2", "detach 3", "update shards=2 unpause any-rv"));
+  EXPECT_THAT(steps(plan),
+              ElementsAre("pause", "detach 2", "detach 3", "update shards=2 unpause any-rv"));
   // Due at once: the deadline is now.
   EXPECT_EQ(plan.actions[1].deadline->toAnnotation(), rfc3339(fixedNow()));
 }
 
 TEST(PlannerDrain, WithoutAnEndpointDeleteBehavesAsBeforeAndSaysDeletionsAreUnverified) {
-  const World w{shardSetJson(2, testing::retainPolicy("Delete")), targetJson(2), attachedRange(0, 4)};
+  const World w{shardSetJson(2, testing::retainPolicy("Delete")), targetJson(2),
+                attachedRange(0, 4)};
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("delete 2", "delete 3"));
   EXPECT_EQ(plan.actions[0].events.at(0).reason, kReasonShardDeletedUnverified);
@@ -86,8 +88,8 @@ TEST(PlannerDrain, ADrainedShardIsMarkedThenDeleted) {
 TEST(PlannerDrain, AShardMarkedDrainedIsDeletedWithoutAnotherCheck) {
   const World w{shardSetJson(2, withDrain("Retain")), targetJson(2),
                 attachedRange(0, 2) +
-                    std::vector<Json>{dueSts(
-                        2, 60s, {{"shardscaler.io/drained-at", rfc3339(fixedNow() - 5s)}})}};
+                    std::vector<Json>{
+                        dueSts(2, 60s, {{"shardscaler.io/drained-at", rfc3339(fixedNow() - 5s)}})}};
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("delete 2"));
   EXPECT_TRUE(plan.decision.drain_checks.empty());
@@ -131,8 +133,8 @@ TEST(PlannerDrain, PastTheTimeoutKeepDegradesAndDeleteDeletesWithAWarning) {
   EXPECT_THAT(degraded.message, HasSubstr("lags"));
 
   World remove = keep;
-  remove.shard_set = shardSetJson(
-      2, withDrain("Retain", {{"timeoutSeconds", 3600}, {"onTimeout", "Delete"}}));
+  remove.shard_set =
+      shardSetJson(2, withDrain("Retain", {{"timeoutSeconds", 3600}, {"onTimeout", "Delete"}}));
   plan = planShardSet(remove.input());
   EXPECT_THAT(steps(plan), ElementsAre("delete 2"));
   EXPECT_EQ(plan.actions[0].events.at(0).type, EventType::Warning);
@@ -141,8 +143,7 @@ TEST(PlannerDrain, PastTheTimeoutKeepDegradesAndDeleteDeletesWithAWarning) {
 
 TEST(PlannerDrain, BeforeTheDeadlineNothingIsCheckedUnderRetain) {
   const World w{shardSetJson(2, withDrain("Retain")), targetJson(2),
-                attachedRange(0, 2) +
-                    std::vector<Json>{retainedSts(2, rfc3339(fixedNow() + 1h))}};
+                attachedRange(0, 2) + std::vector<Json>{retainedSts(2, rfc3339(fixedNow() + 1h))}};
   const Plan plan = planShardSet(w.input());
   EXPECT_TRUE(plan.actions.empty());
   EXPECT_TRUE(plan.decision.drain_checks.empty());

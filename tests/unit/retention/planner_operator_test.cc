@@ -10,10 +10,10 @@ namespace shardscaler::retention {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::attachedRange;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::attachedRange;
 using testing::operator+;
 using testing::condition;
 using testing::Json;
@@ -59,16 +59,17 @@ TEST(GarbageCollection, ADetachMovesTheControllerReferenceFromTheTargetToTheShar
   const World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(4),
                 attachedRange(0, 4)};
   const Plan plan = planShardSet(w.input());
-  const Json& refs = only(plan, ActionType::DetachStatefulSet, 3).merge_patch["metadata"]
-                                                                             ["ownerReferences"];
+  const Json& refs =
+      only(plan, ActionType::DetachStatefulSet, 3).merge_patch["metadata"]["ownerReferences"];
   ASSERT_EQ(refs, Json::array({shardSetOwnerRef()})) << refs.dump();
 }
 
 TEST(GarbageCollection, AShardSetWithoutAUidLeavesOwnershipAsItIs) {
   const World w{shardSetJson(2, retainPolicy("Retain", "1h")), targetJson(4), attachedRange(0, 4)};
   const Plan plan = planShardSet(w.input());
-  EXPECT_FALSE(only(plan, ActionType::DetachStatefulSet, 3).merge_patch["metadata"].contains(
-      "ownerReferences"));
+  EXPECT_FALSE(only(plan, ActionType::DetachStatefulSet, 3)
+                   .merge_patch["metadata"]
+                   .contains("ownerReferences"));
 }
 
 TEST(GarbageCollection, AReattachGivesTheControllerReferenceBackToTheTarget) {
@@ -189,12 +190,9 @@ TEST(PauseBackOff, AnAcknowledgedPauseResetsTheCount) {
 
 Json managedField(const std::string& manager, const std::string& operation, const Json& spec,
                   const std::string& time, const std::string& subresource = "") {
-  Json entry{{"manager", manager},
-             {"operation", operation},
-             {"apiVersion", "monitoring.coreos.com/v1"},
-             {"time", time},
-             {"fieldsType", "FieldsV1"},
-             {"fieldsV1", {{"f:spec", spec}}}};
+  Json entry{
+      {"manager", manager}, {"operation", operation},   {"apiVersion", "monitoring.coreos.com/v1"},
+      {"time", time},       {"fieldsType", "FieldsV1"}, {"fieldsV1", {{"f:spec", spec}}}};
   if (!subresource.empty()) entry["subresource"] = subresource;
   return entry;
 }
@@ -211,8 +209,7 @@ TEST(OtherWriters, ASecondFieldManagerOfSpecShardsIsNamedInAWarning) {
       // Created the target with its shard count before the ShardSet existed: history.
       managedField("kubectl-client-side-apply", "Update", {{"f:shards", Json::object()}},
                    "2026-11-22T08:00:00Z"),
-      managedField("shardscaler", "Update", {{"f:shards", Json::object()}},
-                   "2026-11-22T09:30:00Z"),
+      managedField("shardscaler", "Update", {{"f:shards", Json::object()}}, "2026-11-22T09:30:00Z"),
       managedField("PrometheusOperator", "Update", {{"f:paused", Json::object()}},
                    "2026-11-22T09:31:00Z", "status"),
       managedField("argocd-controller", "Apply",
@@ -267,7 +264,8 @@ TEST(OtherWriters, OnlyShardscalerAndTheOperatorIsQuiet) {
 
 TEST(AgentMode, ADaemonSetAgentIsAnInvalidSpecNotALoop) {
   const World w{storedShardSet(2, Json::object()),
-                targetJson(1, {{"mode", "DaemonSet"}}, "PrometheusAgent"), {}};
+                targetJson(1, {{"mode", "DaemonSet"}}, "PrometheusAgent"),
+                {}};
   Json ss = w.shard_set;
   ss["spec"]["targetRef"]["kind"] = "PrometheusAgent";
   const World agent{ss, w.target, {}};

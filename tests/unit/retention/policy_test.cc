@@ -61,23 +61,26 @@ TEST(RetentionPolicy, TheTargetsRetainWinsOverTheShardSetsDelete) {
 }
 
 TEST(RetentionPolicy, TheLongerPeriodWinsWhenBothRetain) {
-  auto shorter = resolve(testing::retainPolicy("Retain", "1h"), testing::retainPolicy("Retain", "6h"));
+  auto shorter =
+      resolve(testing::retainPolicy("Retain", "1h"), testing::retainPolicy("Retain", "6h"));
   EXPECT_EQ(shorter.period, hours(6));
   EXPECT_EQ(shorter.period_source,
             "target.spec.shardRetentionPolicy.retain.retentionPeriod (longer than "
             "spec.shardRetentionPolicy.retain.retentionPeriod)");
-  auto longer = resolve(testing::retainPolicy("Retain", "3d"), testing::retainPolicy("Retain", "6h"));
+  auto longer =
+      resolve(testing::retainPolicy("Retain", "3d"), testing::retainPolicy("Retain", "6h"));
   EXPECT_EQ(longer.period, hours(72));
   EXPECT_EQ(longer.period_source, "spec.shardRetentionPolicy.retain.retentionPeriod");
   // The target keeps for ever (a period of 0, or size-only retention): so does the ShardSet.
   EXPECT_FALSE(resolve(testing::retainPolicy("Retain", "1h"), testing::retainPolicy("Retain", "0"))
                    .period.has_value());
   EXPECT_FALSE(resolve(testing::retainPolicy("Retain", "1h"),
-                       merged({{"retentionSize", "50GB"}}, {{"shardRetentionPolicy",
-                                                             {{"whenScaled", "Retain"}}}}))
+                       merged({{"retentionSize", "50GB"}},
+                              {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}}))
                    .period.has_value());
   // A target that does not retain imposes no period of its own.
-  EXPECT_EQ(resolve(testing::retainPolicy("Retain", "1h"), {{"retention", "15d"}}).period, hours(1));
+  EXPECT_EQ(resolve(testing::retainPolicy("Retain", "1h"), {{"retention", "15d"}}).period,
+            hours(1));
 }
 
 TEST(RetentionPolicy, FallsBackToTheTargetsPolicyAndPeriod) {

@@ -50,21 +50,21 @@ void populateEveryFamily(Metrics& m) {
                        0.004);
   m.observeGuardReview("UPDATE", "allowed", std::nullopt, 0.001);
   m.observeGuardReview("unknown", "bad_request", std::nullopt, 0.0001);
-  m.setShardSetConditions("monitoring", "main",
-                          std::vector<Metrics::ConditionState>{
-                              {"Ready", "True", "ShardsReady"}, {"Degraded", "False", "AsExpected"}});
+  m.setShardSetConditions(
+      "monitoring", "main",
+      std::vector<Metrics::ConditionState>{{"Ready", "True", "ShardsReady"},
+                                           {"Degraded", "False", "AsExpected"}});
   m.setTargetPaused("monitoring", "main", "Prometheus", "main", 1795000000);
   m.setGuardEnforced("monitoring", "main", true);
   m.observeTransition("monitoring", "main", "down", "completed", 1.5);
-  m.setRetainedShards("monitoring", "main", 1,
-                      std::vector<Metrics::RetainedShardState>{
-                          {.shard = 1,
-                           .stateful_set = "prometheus-main-shard-1",
-                           .phase = "Draining",
-                           .deadline = 1795000000,
-                           .lag_seconds = 40,
-                           .draining_since = 1795000001}});
-
+  m.setRetainedShards(
+      "monitoring", "main", 1,
+      std::vector<Metrics::RetainedShardState>{{.shard = 1,
+                                                .stateful_set = "prometheus-main-shard-1",
+                                                .phase = "Draining",
+                                                .deadline = 1795000000,
+                                                .lag_seconds = 40,
+                                                .draining_since = 1795000001}});
 }
 
 std::optional<std::string> findPromtool() {

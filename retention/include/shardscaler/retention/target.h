@@ -21,8 +21,8 @@ namespace shardscaler::retention {
 // shardscaler and the operator.
 struct SpecWriter {
   std::string manager;
-  std::string operation;            // "Apply" or "Update"
-  std::vector<std::string> fields;  // "spec.shards", "spec.paused"
+  std::string operation;                                      // "Apply" or "Update"
+  std::vector<std::string> fields;                            // "spec.shards", "spec.paused"
   std::optional<std::chrono::system_clock::time_point> time;  // its entry's last write
 };
 

@@ -393,8 +393,7 @@ k8s::Result<void> TargetController::deleteExcessStatefulSets(const Json& target)
   return {};
 }
 
-bool TargetController::retainExcessShard(const Json& target, const Json& statefulset,
-                                         bool& kept) {
+bool TargetController::retainExcessShard(const Json& target, const Json& statefulset, bool& kept) {
   if (!options_.shard_retention || !kind_.server) return false;
   const Json spec = objectField(target, "spec");
   const Json policy = spec.value("shardRetentionPolicy", Json::object());
@@ -407,7 +406,8 @@ bool TargetController::retainExcessShard(const Json& target, const Json& statefu
   const auto existing = annotations.find(std::string(kDeletionDeadlineAnnotation));
   if (existing == annotations.end()) {
     const std::string deadline = retentionDeadline(target, now);
-    Json patch{{"metadata", {{"annotations", {{std::string(kDeletionDeadlineAnnotation), deadline}}}}}};
+    Json patch{
+        {"metadata", {{"annotations", {{std::string(kDeletionDeadlineAnnotation), deadline}}}}}};
     auto patched = client_.patch(k8s::resources::statefulSets(), ns, name,
                                  k8s::PatchType::StrategicMerge, patch);
     recorder_.record("patch", "StatefulSet", target, name, shard,

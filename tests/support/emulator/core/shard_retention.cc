@@ -25,9 +25,12 @@ std::optional<std::chrono::milliseconds> parsePrometheusDuration(std::string_vie
   if (text.empty() || !std::regex_match(text.begin(), text.end(), m, kDuration)) {
     return std::nullopt;
   }
-  constexpr long long kUnits[] = {365LL * 24 * 3600 * 1000, 7LL * 24 * 3600 * 1000,
-                                  24LL * 3600 * 1000,       3600LL * 1000,
-                                  60LL * 1000,              1000,
+  constexpr long long kUnits[] = {365LL * 24 * 3600 * 1000,
+                                  7LL * 24 * 3600 * 1000,
+                                  24LL * 3600 * 1000,
+                                  3600LL * 1000,
+                                  60LL * 1000,
+                                  1000,
                                   1};
   long long total = 0;
   for (int i = 0; i < 7; ++i) {
@@ -46,9 +49,9 @@ std::string retentionDeadline(const nlohmann::json& target,
       return std::string(kNever);
     }
   }
-  const auto duration = period.empty() ? std::chrono::hours(24)
-                                       : parsePrometheusDuration(period).value_or(
-                                             std::chrono::hours(24));
+  const auto duration = period.empty()
+                            ? std::chrono::hours(24)
+                            : parsePrometheusDuration(period).value_or(std::chrono::hours(24));
   if (duration.count() == 0) return std::string(kNever);
   return k8s::formatRfc3339(k8s::Timestamp::fromTimePoint(
       now + std::chrono::duration_cast<std::chrono::system_clock::duration>(duration)));

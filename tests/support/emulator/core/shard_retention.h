@@ -18,7 +18,8 @@ inline constexpr std::string_view kDeletionDeadlineAnnotation =
 // now + the retention: spec.shardRetentionPolicy.retain.retentionPeriod, else spec.retention,
 // else 24h, as RFC 3339 UTC; "0001-01-01T00:00:00Z" (never) for a period of 0, or for a
 // size-only retention (spec.retentionSize without spec.retention).
-std::string retentionDeadline(const nlohmann::json& target, std::chrono::system_clock::time_point now);
+std::string retentionDeadline(const nlohmann::json& target,
+                              std::chrono::system_clock::time_point now);
 
 // The annotation's time: the zero time_point for "never"; nullopt when it does not parse.
 std::optional<std::chrono::system_clock::time_point> parseDeadline(std::string_view text);

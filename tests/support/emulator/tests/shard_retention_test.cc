@@ -12,19 +12,20 @@ using Json = nlohmann::json;
 const auto kNow = std::chrono::sys_days{std::chrono::year{2026} / 11 / 22} + 10h;
 
 TEST(ShardRetention, TheDeadlineTakesTheRetentionPeriodThenTheRetentionThen24Hours) {
-  EXPECT_EQ(retentionDeadline(
-                {{"spec", {{"shardRetentionPolicy", {{"retain", {{"retentionPeriod", "2h"}}}}},
+  EXPECT_EQ(
+      retentionDeadline({{"spec",
+                          {{"shardRetentionPolicy", {{"retain", {{"retentionPeriod", "2h"}}}}},
                            {"retention", "10d"}}}},
-                kNow),
-            "2026-11-22T12:00:00Z");
+                        kNow),
+      "2026-11-22T12:00:00Z");
   EXPECT_EQ(retentionDeadline({{"spec", {{"retention", "1d"}}}}, kNow), "2026-11-23T10:00:00Z");
   EXPECT_EQ(retentionDeadline({{"spec", Json::object()}}, kNow), "2026-11-23T10:00:00Z");
   EXPECT_EQ(retentionDeadline({{"spec", {{"retentionSize", "10GB"}}}}, kNow),
             "0001-01-01T00:00:00Z");
-  EXPECT_EQ(retentionDeadline(
-                {{"spec", {{"shardRetentionPolicy", {{"retain", {{"retentionPeriod", "0"}}}}}}}},
-                kNow),
-            "0001-01-01T00:00:00Z");
+  EXPECT_EQ(
+      retentionDeadline(
+          {{"spec", {{"shardRetentionPolicy", {{"retain", {{"retentionPeriod", "0"}}}}}}}}, kNow),
+      "0001-01-01T00:00:00Z");
 }
 
 TEST(ShardRetention, ADeadlineIsReadBackNeverOrRefused) {

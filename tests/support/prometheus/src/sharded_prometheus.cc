@@ -113,15 +113,14 @@ ShardedPrometheus::ShardedPrometheus(ShardedPrometheusOptions options)
   for (int shard = 0; shard < s.options.shards; ++shard) {
     for (int replica = 0; replica < s.options.replicas; ++replica) {
       const std::string pod = s.podName(shard, replica);
-      s.shards[shard].push_back(std::make_unique<PrometheusProcess>(
-          PrometheusOptions{.name = pod,
-                            .config_yaml = s.shardConfig(shard, replica),
-                            .agent = s.options.agent,
-                            .extra_flags = s.options.remote_write_url.empty()
-                                               ? std::vector<std::string>{}
-                                               : std::vector<std::string>{
-                                                     "--storage.remote.flush-deadline=3s"},
-                            .work_dir = s.work_dir / pod}));
+      s.shards[shard].push_back(std::make_unique<PrometheusProcess>(PrometheusOptions{
+          .name = pod,
+          .config_yaml = s.shardConfig(shard, replica),
+          .agent = s.options.agent,
+          .extra_flags = s.options.remote_write_url.empty()
+                             ? std::vector<std::string>{}
+                             : std::vector<std::string>{"--storage.remote.flush-deadline=3s"},
+          .work_dir = s.work_dir / pod}));
     }
   }
   s.scraper = std::make_unique<PrometheusProcess>(PrometheusOptions{

@@ -77,9 +77,8 @@ class Metrics {
   void setGuardEnforced(std::string_view ns, std::string_view shardset, bool enforced);
   // A transition ended: direction "up" or "down", outcome "completed" or "undone", and how long
   // it took from the pause, when known.
-  void observeTransition(std::string_view ns, std::string_view shardset,
-                         std::string_view direction, std::string_view outcome,
-                         std::optional<double> seconds);
+  void observeTransition(std::string_view ns, std::string_view shardset, std::string_view direction,
+                         std::string_view outcome, std::optional<double> seconds);
   // Drops the gauges of this ShardSet (it was deleted): its state. Its counters and histograms
   // (transitions, guard denials) are history and stay until the process restarts, so that
   // increase() over a window that saw the deletion still counts them.
