@@ -264,6 +264,7 @@ ConditionText otherWriters(const PlanContext& c) {
                        (w.operation.empty() ? "" : ", " + w.operation) + ")");
   }
   std::vector<std::string> hpas;
+  hpas.reserve(c.input.target_hpas.size());
   for (const std::string& hpa : c.input.target_hpas) {
     hpas.push_back("HorizontalPodAutoscaler " + hpa);
   }
