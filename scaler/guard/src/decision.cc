@@ -17,7 +17,6 @@ namespace {
 
 using Json = nlohmann::json;
 using api::kDeletionTimestampAnnotation;
-using api::kOperatorNameLabel;
 using api::kOperatorShardLabel;
 using api::kRetainedLabel;
 using api::kShardSetLabel;
