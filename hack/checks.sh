@@ -14,21 +14,32 @@ jobs=$(nproc)
 started=$(date +%s)
 step() { log "$* (checks at $(( $(date +%s) - started ))s)"; }
 
-step "clang-tidy"
-hack/tidy.sh "$build"
+# Every check runs, also after one failed, so that one run reports them all. (set -e does not act
+# inside a command whose status is tested, so each step below chains its commands with &&.)
+asan_unit_tests() {
+  configure build-asan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_SANITIZE=ON \
+    -DSHARDSCALER_BUILD_BENCH=OFF &&
+    cmake --build build-asan -j"$jobs" --target unit_tests &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+      ctest --test-dir build-asan -L '^unit$' -j"$jobs" --output-on-failure --no-tests=error
+}
+tsan_k8s_client() {
+  configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_TSAN=ON \
+    -DSHARDSCALER_BUILD_BENCH=OFF &&
+    cmake --build build-tsan -j"$jobs" --target k8s_client_unit_tests &&
+    TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/k8s_client_unit_tests
+}
+failed=()
+check() {
+  local name=$1
+  shift
+  step "$name"
+  "$@" || failed+=("$name")
+}
+check "clang-tidy" hack/tidy.sh "$build"
+check "unit tests under ASan+UBSan" asan_unit_tests
+check "concurrent parts (k8s-client) under TSan" tsan_k8s_client
+check "fuzz targets, ${SHARDSCALER_FUZZ_SECONDS:-15}s each" hack/fuzz.sh "${SHARDSCALER_FUZZ_SECONDS:-15}"
 
-step "unit tests under ASan+UBSan"
-configure build-asan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_SANITIZE=ON -DSHARDSCALER_BUILD_BENCH=OFF
-cmake --build build-asan -j"$jobs" --target unit_tests
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan -L '^unit$' -j"$jobs" --output-on-failure --no-tests=error
-
-step "concurrent parts (k8s-client) under TSan"
-configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_TSAN=ON -DSHARDSCALER_BUILD_BENCH=OFF
-cmake --build build-tsan -j"$jobs" --target k8s_client_unit_tests
-TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/k8s_client_unit_tests
-
-step "fuzz targets, ${SHARDSCALER_FUZZ_SECONDS:-15}s each"
-hack/fuzz.sh "${SHARDSCALER_FUZZ_SECONDS:-15}"
-
+[ ${#failed[@]} -eq 0 ] || die "checks failed: ${failed[*]} (their output is above)"
 step "checks passed"

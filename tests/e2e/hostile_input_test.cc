@@ -407,7 +407,7 @@ TEST_F(HostileInputTest, MalformedAdmissionReviewsAre400AndAreNotEchoed) {
 TEST_F(HostileInputTest, A20KBHeaderIs431AndA5MBBodyIs413) {
   ClientRequest header = w().request(std::string(guard::kGuardPath));
   header.method = "POST";
-  header.headers = {"X-Filler: " + std::string(20 * 1000, 'h')};
+  header.headers = {"X-Filler: " + std::string(std::size_t{20} * 1000, 'h')};
   header.body = "{}";
   ClientReply reply = test_kit::requestOnce(header);
   ASSERT_EQ(reply.code, CURLE_OK) << reply.error;
@@ -415,7 +415,7 @@ TEST_F(HostileInputTest, A20KBHeaderIs431AndA5MBBodyIs413) {
 
   ClientRequest body = w().request(std::string(guard::kGuardPath));
   body.method = "POST";
-  body.body = std::string(5 * 1000 * 1000, 'b');
+  body.body = std::string(std::size_t{5} * 1000 * 1000, 'b');
   reply = test_kit::requestOnce(body);
   ASSERT_EQ(reply.code, CURLE_OK) << reply.error;
   EXPECT_EQ(reply.status, 413);
@@ -435,7 +435,7 @@ TEST_F(HostileInputTest, AChunkExtensionFloodIsRefusedWithinTheFirstKilobytesAnd
   {
     auto client = w().raw();
     ASSERT_TRUE(client);
-    ASSERT_TRUE(client->send(chunked + "1;" + std::string(12 * 1024, 'e')));
+    ASSERT_TRUE(client->send(chunked + "1;" + std::string(std::size_t{12} * 1024, 'e')));
     EXPECT_EQ(client->readResponse().status, 400) << "no answer after 12 KiB of extension";
   }
   {
@@ -450,9 +450,10 @@ TEST_F(HostileInputTest, AChunkExtensionFloodIsRefusedWithinTheFirstKilobytesAnd
   std::atomic<int> refused{0};
   std::atomic<int> rounds{0};
   std::vector<std::thread> threads;
+  threads.reserve(kConnections);
   for (int t = 0; t < kConnections; ++t) {
     threads.emplace_back([&] {
-      const std::string piece(64 * 1024, 'e');
+      const std::string piece(std::size_t{64} * 1024, 'e');
       for (int round = 0; round < kRounds; ++round) {
         auto client = w().raw({.timeout = 10s});
         if (!client) continue;
@@ -479,13 +480,14 @@ TEST_F(HostileInputTest, AChunkExtensionFloodIsRefusedWithinTheFirstKilobytesAnd
 // body is in memory, or within the bodies-in-flight budget.
 TEST_F(HostileInputTest, EightyParallel4MBUploadsStayUnder64MiB) {
   constexpr int kUploads = 80;
-  constexpr std::size_t kBody = 4 * 1000 * 1000;
+  constexpr std::size_t kBody = std::size_t{4} * 1000 * 1000;
   const std::string path(guard::kGuardPath);
   for (const bool chunked : {false, true}) {
     RssSampler sampler(w().shardscaler->pid());
     std::mutex mutex;
     std::map<int, int> statuses;
     std::vector<std::thread> threads;
+    threads.reserve(kUploads);
     for (int t = 0; t < kUploads; ++t) {
       threads.emplace_back([&] {
         int status = -1;
@@ -495,7 +497,7 @@ TEST_F(HostileInputTest, EightyParallel4MBUploadsStayUnder64MiB) {
                              "application/json\r\n";
           head += chunked ? "Transfer-Encoding: chunked\r\n\r\n"
                           : "Content-Length: " + std::to_string(kBody) + "\r\n\r\n";
-          const std::size_t piece = 64 * 1024;
+          const std::size_t piece = std::size_t{64} * 1024;
           bool sending = client->send(head);
           for (std::size_t sent = 0; sending && sent < kBody; sent += piece) {
             const std::string data(std::min(piece, kBody - sent), 'u');
@@ -645,6 +647,7 @@ TEST_F(HostileInputTest, ThreeHundredIdleTlsSocketsDoNotLockOutTheApiServer) {
   before_ = w().memory();
   std::vector<std::unique_ptr<RawTlsClient>> idle(300);
   std::vector<std::thread> openers;
+  openers.reserve(4);
   std::atomic<int> opened{0};
   for (int t = 0; t < 4; ++t) {
     openers.emplace_back([&, t] {

@@ -20,7 +20,6 @@ using api::kDeletionDeadlineAnnotation;
 using api::kDeletionTimestampAnnotation;
 using api::kDrainedAtAnnotation;
 using api::kOperatorDeletionDeadlineAnnotation;
-using api::kOperatorNameLabel;
 using api::kOperatorShardLabel;
 using api::kRetainedLabel;
 using api::kShardSetLabel;

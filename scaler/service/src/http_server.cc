@@ -63,7 +63,8 @@ class HttpServer::Impl {
   class Listener;
   class Session;
 
-  Impl(Handlers handlers, Limits limits) : handlers_(std::move(handlers)), limits_(limits) {}
+  // Both out of line: they destroy listeners_, whose Listener is complete only below.
+  Impl(Handlers handlers, Limits limits);
   ~Impl();
 
   std::expected<std::uint16_t, std::string> listen(const serving::BindAddress& address,
@@ -445,6 +446,9 @@ std::expected<std::uint16_t, std::string> HttpServer::Impl::listen(
   listeners_.push_back(std::move(listener));
   return port;
 }
+
+HttpServer::Impl::Impl(Handlers handlers, Limits limits)
+    : handlers_(std::move(handlers)), limits_(limits) {}
 
 HttpServer::Impl::~Impl() { stop(); }
 

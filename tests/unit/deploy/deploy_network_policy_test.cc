@@ -48,9 +48,11 @@ TEST_P(NetworkPolicyTest, TheWebhookPortAdmitsTheApiServerOnlyAndEveryOtherPortS
   for (const Json& policy : ofKind(objects(), "NetworkPolicy")) {
     if (policy["metadata"].value("namespace", "") != p.ns) continue;
     const Json selector = policy["spec"]["podSelector"].value("matchLabels", Json::object());
-    const bool selects = std::ranges::all_of(selector.items(), [&](const auto& item) {
-      return pod_labels.value(item.key(), "") == item.value();
-    });
+    bool selects = true;
+    for (const auto& [key, value] : selector.items()) {
+      selects =
+          selects && value.is_string() && pod_labels.value(key, "") == value.get<std::string>();
+    }
     if (selects) policies.push_back(policy);
   }
   ASSERT_EQ(policies.size(), 1u) << "NetworkPolicies selecting shardscaler's pod";

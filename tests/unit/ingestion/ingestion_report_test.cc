@@ -80,8 +80,9 @@ TEST(IngestionReport, AnAnswerThatIsNotPrometheusIsDescribedNeverQuoted) {
 }
 
 TEST(IngestionReport, AnAnswerLargerThanTheCapIsResponseTooLarge) {
-  HttpServer server(
-      [](const HttpRequest&) { return HttpResponse{.body = std::string(9 * 1024 * 1024, ' ')}; });
+  HttpServer server([](const HttpRequest&) {
+    return HttpResponse{.body = std::string(std::size_t{9} * 1024 * 1024, ' ')};
+  });
   const IngestionSnapshot snapshot = firstSnapshot(server.url());
   EXPECT_EQ(snapshot.error_reason, kReasonResponseTooLarge);
   EXPECT_THAT(reported(snapshot), HasSubstr("larger than 8388608 bytes"));

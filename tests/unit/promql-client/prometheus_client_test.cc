@@ -212,10 +212,10 @@ TEST(PrometheusClient, AnApiErrorKeepsOnlyTheFirstLineOfItsMessageBounded) {
 // Whatever the URL names cannot make the client buffer without bound: a body announced larger
 // than the cap is refused at once, one that grows past it (chunked) is cut off there.
 TEST(PrometheusClient, AResponseLargerThanTheCapIsRefusedAndNotReadOn) {
-  const std::string big(64 * 1024, 'x');
+  const std::string big(std::size_t{64} * 1024, 'x');
   HttpServer announced([&](const HttpRequest&) { return HttpResponse{.body = big}; });
-  auto client =
-      makeClient(ClientOptions{.base_url = announced.url(), .max_response_bytes = 16 * 1024});
+  auto client = makeClient(
+      ClientOptions{.base_url = announced.url(), .max_response_bytes = std::size_t{16} * 1024});
   auto result = client->query({.query = "x"});
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, ErrorKind::ResponseTooLarge);
@@ -229,8 +229,8 @@ TEST(PrometheusClient, AResponseLargerThanTheCapIsRefusedAndNotReadOn) {
     for (int i = 0; i < 1024 && exchange.chunk(big); ++i) chunks_sent.fetch_add(1);
     exchange.endChunked();
   });
-  auto streamed_client =
-      makeClient(ClientOptions{.base_url = streamed.url(), .max_response_bytes = 16 * 1024});
+  auto streamed_client = makeClient(
+      ClientOptions{.base_url = streamed.url(), .max_response_bytes = std::size_t{16} * 1024});
   result = streamed_client->query({.query = "x"});
   ASSERT_FALSE(result.has_value());
   EXPECT_EQ(result.error().kind, ErrorKind::ResponseTooLarge);

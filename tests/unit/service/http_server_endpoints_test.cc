@@ -414,7 +414,7 @@ TEST_F(HttpServerEndpointsTest, ChunkExtensionsAndTrailersAreBounded) {
   const std::string chunked = "GET /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
   std::string many = chunked;
   for (int i = 0; i < 40; ++i) many += "1;e=" + std::string(100, 'e') + "\r\nx\r\n";
-  std::string endless = chunked + "1;" + std::string(12 * 1024, 'e');
+  std::string endless = chunked + "1;" + std::string(std::size_t{12} * 1024, 'e');
   std::string trailer = chunked + "1\r\nx\r\n0\r\nX-T: " + std::string(2000, 't') + "\r\n\r\n";
   for (const auto& [bytes, want] : std::vector<std::pair<std::string, http::status>>{
            {many, http::status::bad_request},

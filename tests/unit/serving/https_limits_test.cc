@@ -125,7 +125,8 @@ TEST_F(HttpsLimitsTest, ChunkExtensionsAreRefusedWithinTheFirstKilobytes) {
   // One extension that never ends: refused once the line passes 8 KiB, unanswered for ever
   // before the fix.
   auto endless = connected();
-  ASSERT_TRUE(endless->send(std::string(kChunkedPost) + "1;" + std::string(12 * 1024, 'e')));
+  ASSERT_TRUE(
+      endless->send(std::string(kChunkedPost) + "1;" + std::string(std::size_t{12} * 1024, 'e')));
   const auto answer = endless->readResponse();
   EXPECT_EQ(answer.status, 400);
   EXPECT_THAT(answer.body, HasSubstr("longer than 8192 bytes"));
