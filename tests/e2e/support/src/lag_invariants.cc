@@ -12,10 +12,6 @@ namespace shardscaler::e2e {
 namespace {
 
 using namespace std::chrono_literals;
-using api::kDeletionTimestampAnnotation;
-using api::kOperatorNameLabel;
-using api::kOperatorShardLabel;
-using api::kRetainedLabel;
 
 const Json& metadataOf(const Json& object) {
   static const Json empty = Json::object();
