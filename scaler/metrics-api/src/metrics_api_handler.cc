@@ -6,6 +6,7 @@
 
 #include "api_resources.h"
 #include "shardscaler/api/field_names.h"
+#include "shardscaler/k8s_meta/object_meta.h"
 
 namespace shardscaler::metrics_api {
 namespace {
@@ -13,13 +14,7 @@ namespace {
 using Json = nlohmann::json;
 
 // metadata.name, "" when it is missing or not a string (a list item is whatever was stored).
-std::string nameOf(const Json& object) {
-  if (!object.is_object()) return "";
-  auto metadata = object.find("metadata");
-  if (metadata == object.end() || !metadata->is_object()) return "";
-  auto name = metadata->find("name");
-  return name != metadata->end() && name->is_string() ? name->get<std::string>() : "";
-}
+std::string nameOf(const Json& object) { return k8s::meta::stringAt(object, "metadata", "name"); }
 
 // What the client sent (a label selector, a path) may be any bytes, and an error repeats it: what
 // is not UTF-8 is replaced rather than thrown on (a 500 where a 400 is due).

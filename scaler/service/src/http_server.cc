@@ -117,6 +117,7 @@ class HttpServer::Impl::Listener {
 
  private:
   void accept();
+  void admit(tcp::socket socket);
   void shutdownOnIoThread();
 
   Impl& server_;
@@ -365,25 +366,33 @@ void HttpServer::Impl::Listener::accept() {
       });
       return;
     }
-    beast::error_code ignored;
-    switch (connections_.makeRoom()) {
-      case serving::ConnectionRegistry::Admission::Refused:
-        server_.degraded("http_connection_limit", "every connection is busy with a request");
-        socket.close(ignored);
-        return accept();
-      case serving::ConnectionRegistry::Admission::Evicted:
-        server_.degraded("http_connection_evicted",
-                         "at the connection limit: the oldest idle connection was closed");
-        break;
-      case serving::ConnectionRegistry::Admission::Admitted:
-        break;
-    }
-    socket.set_option(tcp::no_delay(true), ignored);
-    auto session = std::make_shared<Session>(*this, std::move(socket));
-    connections_.add(session);
-    session->start();
+    // The decision waits behind the completions already queued, so that a connection whose
+    // request the reactor has just read counts as busy rather than idle.
+    asio::post(ioc_, [this, accepted = std::move(socket)]() mutable {
+      if (!stopping_) admit(std::move(accepted));
+    });
     accept();
   });
+}
+
+void HttpServer::Impl::Listener::admit(tcp::socket socket) {
+  beast::error_code ignored;
+  switch (connections_.makeRoom()) {
+    case serving::ConnectionRegistry::Admission::Refused:
+      server_.degraded("http_connection_limit", "every connection is busy with a request");
+      socket.close(ignored);
+      return;
+    case serving::ConnectionRegistry::Admission::Evicted:
+      server_.degraded("http_connection_evicted",
+                       "at the connection limit: the oldest idle connection was closed");
+      break;
+    case serving::ConnectionRegistry::Admission::Admitted:
+      break;
+  }
+  socket.set_option(tcp::no_delay(true), ignored);
+  auto session = std::make_shared<Session>(*this, std::move(socket));
+  connections_.add(session);
+  session->start();
 }
 
 void HttpServer::Impl::Listener::start() {

@@ -144,7 +144,11 @@ void HttpsServer::Impl::accept() {
       });
       return;
     }
-    onAccept(std::move(socket));
+    // The decision waits behind the completions already queued, so that a connection whose
+    // request the reactor has just read counts as busy rather than idle.
+    asio::post(ioc_, [this, accepted = std::move(socket)]() mutable {
+      if (!stopping_) onAccept(std::move(accepted));
+    });
     accept();
   });
 }
