@@ -59,14 +59,15 @@ std::string shardPodRegex(std::string_view stateful_set) {
 }
 
 std::string drainUpQuery(std::string_view ns, std::string_view pod_regex) {
-  return "max by (namespace, pod) (up{" + selector(ns, pod_regex) + "})";
+  return "min by (namespace, pod) (up{" + selector(ns, pod_regex) + "})";
 }
 
 std::string drainLagQuery(std::string_view ns, std::string_view pod_regex) {
   const std::string sel = "{" + selector(ns, pod_regex) + "}";
   return "max by (namespace, pod) ("
-         "(prometheus_remote_storage_highest_timestamp_in_seconds" +
-         sel +
+         "(time() - (prometheus_remote_storage_queue_highest_sent_timestamp_seconds" +
+         sel + " and prometheus_remote_storage_samples_pending" + sel +
+         " > 0)) or (prometheus_remote_storage_highest_timestamp_in_seconds" + sel +
          " - ignoring (remote_name, url) group_right "
          "prometheus_remote_storage_queue_highest_sent_timestamp_seconds" +
          sel + ") or (prometheus_remote_storage_highest_timestamp_in_seconds" + sel +
@@ -104,13 +105,18 @@ retention::DrainReading readDrain(const DrainShard& shard, const DrainAnswers& a
   double largest_lag = 0;
   bool measured = false;
   std::string lagging;  // the first pod over maxLag
+  if (shard.replicas <= 0) {
+    reading.reason =
+        "StatefulSet " + shard.stateful_set + " has no replicas: no pod says its data was shipped";
+    return reading;
+  }
   for (int32_t replica = 0; replica < shard.replicas; ++replica) {
     const std::string pod = shard.stateful_set + "-" + std::to_string(replica);
     const auto up_values = scraped.find(pod);
     if (up_values == scraped.end() || up_values->second.size() != 1 ||
         up_values->second.front() != 1) {
       reading.reason = "pod " + pod + " is not scraped (up " +
-                       (up_values == scraped.end() ? "missing" : "not 1") +
+                       (up_values == scraped.end() ? "missing" : "not 1 for all its targets") +
                        "), so nothing says its data was shipped";
       return reading;
     }
@@ -136,8 +142,10 @@ retention::DrainReading readDrain(const DrainShard& shard, const DrainAnswers& a
       measured = true;
       largest_lag = std::max(largest_lag, value);
       if (value > static_cast<double>(max_lag.count()) && lagging.empty()) {
-        lagging = "pod " + pod + " lags " + fixed(value) + " behind in remote write, over " +
-                  fixed(static_cast<double>(max_lag.count()));
+        // The lag itself is in status (lagSeconds) and the metrics: a reason that changed with
+        // every reading would make a Degraded message, and an Event, out of each poll.
+        lagging = "pod " + pod + " lags behind in remote write by more than " +
+                  fixed(static_cast<double>(max_lag.count())) + " (maxLagSeconds)";
       }
     }
   }

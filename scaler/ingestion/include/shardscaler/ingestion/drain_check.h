@@ -30,11 +30,15 @@ struct DrainShard {
 // <stateful_set>-<ordinal>, escaped as a PromQL regex.
 std::string shardPodRegex(std::string_view stateful_set);
 
-// max by (namespace, pod) (up{namespace="NS",pod=~"REGEX"}): who is scraped.
+// min by (namespace, pod) (up{namespace="NS",pod=~"REGEX"}): who is scraped, on every target of
+// the pod (a config-reloader up does not hide a Prometheus down).
 std::string drainUpQuery(std::string_view ns, std::string_view pod_regex);
-// The largest remote-write lag of each pod's queues (highest appended timestamp minus the queue's
-// highest sent one), per pod. A queue that never sent counts as lagging by all it holds while it
-// has pending samples, and as caught up when it has none; a pod without any queue is absent.
+// The largest remote-write lag of each pod's queues, per pod. A queue with samples pending lags by
+// the age of the newest sample it sent (now minus its highest sent timestamp), so a lag that froze
+// when the shard stopped appending keeps growing while the receiver is down; a queue with none
+// pending lags by its highest appended timestamp minus its highest sent one. A queue that never
+// sent counts as lagging by all it holds while it has pending samples, and as caught up when it
+// has none; a pod without any queue is absent.
 std::string drainLagQuery(std::string_view ns, std::string_view pod_regex);
 // The user's condition with $NAMESPACE and $POD_REGEX replaced.
 std::string drainConditionQuery(std::string_view condition, std::string_view ns,
