@@ -13,6 +13,8 @@ using std::chrono::nanoseconds;
 
 // How often a draining shard is checked again.
 constexpr auto kDrainPoll = std::chrono::seconds(5);
+// From the drained-at mark to the round that deletes.
+constexpr auto kDrainedToDelete = std::chrono::seconds(1);
 
 std::string deadlineText(const ShardStatefulSet& shard) {
   return "retention deadline " + shard.deadline->toAnnotation() + " passed";
@@ -36,6 +38,18 @@ void planDrain(PlanContext& context, ActionBuilder& writes, const ShardStatefulS
                   deadlineText(shard) + ", drained at " + formatAnnotationTime(*shard.drained_at));
     return;
   }
+  if (!drain.condition) {
+    // A lag read sooner could be one that froze small when the shard stopped appending while its
+    // receiver was down; by now the queue's wait has outgrown maxLag if anything is pending.
+    const auto readable_at = dueAt(shard) + drain.max_lag;
+    if (now < readable_at) {
+      decision.draining.push_back(ActionBuilder::shardText(shard) +
+                                  ": its remote-write lag is read once it has been due " +
+                                  formatPrometheusDuration(drain.max_lag) + " (maxLagSeconds)");
+      context.requeueWithin(readable_at - now);
+      return;
+    }
+  }
   const auto reading = context.input.drain_readings.find(shard.object->name);
   if (reading == context.input.drain_readings.end()) {
     decision.drain_checks.push_back({shard.object->name, shard.index});
@@ -51,8 +65,10 @@ void planDrain(PlanContext& context, ActionBuilder& writes, const ShardStatefulS
                                           static_cast<int64_t>(*drained.lag_seconds))) +
                                       " within " + formatPrometheusDuration(drain.max_lag)
                                 : "condition held";
+    // The DELETE follows in the next round, which reads the mark back: sent now, it would carry
+    // the resourceVersion the mark replaces and fail with 409.
     writes.markDrained(shard, how);
-    writes.remove(shard, shard.deadline, deadlineText(shard) + ", drained (" + how + ")");
+    context.requeueWithin(kDrainedToDelete);
     return;
   }
   if (!shard.draining_since) writes.markDraining(shard, drained.reason);

@@ -81,8 +81,35 @@ TEST(PlannerDrain, ADrainedShardIsMarkedThenDeleted) {
           attachedRange(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
   w.drain_readings["prometheus-main-shard-2"] = drained();
   const Plan plan = planShardSet(w.input());
-  EXPECT_THAT(steps(plan), ElementsAre("drained 2", "delete 2"));
+  EXPECT_THAT(steps(plan), ElementsAre("drained 2")) << "deleted in the round that reads it back";
   EXPECT_EQ(plan.actions[0].events.at(0).reason, kReasonShardDrained);
+  ASSERT_TRUE(plan.requeue_after);
+  EXPECT_LE(*plan.requeue_after, 1s);
+}
+
+// Receiver down for 5 s when the shard stopped appending: its lag froze at 5 s, under maxLag. Read
+// at once, it would pass; maxLag after it became due, a queue still waiting has outgrown maxLag.
+TEST(PlannerDrain, TheLagIsReadOnlyOnceTheShardHasBeenDueForMaxLag) {
+  World w{shardSetJson(2, withDrain("Delete", {{"maxLagSeconds", 30}})), targetJson(2),
+          attachedRange(0, 2) + std::vector<Json>{dueSts(2, 10s)}};
+  w.drain_readings["prometheus-main-shard-2"] = drained(5);
+  Plan plan = planShardSet(w.input());
+  EXPECT_TRUE(plan.actions.empty());
+  EXPECT_TRUE(plan.decision.drain_checks.empty());
+  ASSERT_TRUE(plan.requeue_after);
+  EXPECT_LE(*plan.requeue_after, 20s);
+  EXPECT_EQ(condition(plan, kConditionProgressing).reason, kReasonDraining);
+
+  w.stateful_sets.back() = dueSts(2, 30s);
+  plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), ElementsAre("drained 2"));
+
+  // A user's condition is the user's: read at once.
+  w.shard_set = shardSetJson(
+      2, withDrain("Delete", {{"condition", "thanos_shipper_ok{pod=~\"$POD_REGEX\"} > 0"}}));
+  w.stateful_sets.back() = dueSts(2, 1s);
+  plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), ElementsAre("drained 2"));
 }
 
 TEST(PlannerDrain, AShardMarkedDrainedIsDeletedWithoutAnotherCheck) {
