@@ -59,6 +59,17 @@ void ActionBuilder::unguard(const ShardStatefulSet& s) {
   c_.plan.actions.push_back(std::move(a));
 }
 
+void ActionBuilder::adopt(const ShardStatefulSet& s) {
+  if (ss_.uid.empty()) return;
+  auto patch = patches::adopt(*s.object, target_, {ss_.name, ss_.uid});
+  if (!patch) return;
+  Action a = statefulSetAction(ActionType::AdoptStatefulSet, s);
+  a.merge_patch = std::move(*patch);
+  a.summary = "move " + shardText(s) + "'s controller ownerReference from " + targetText() +
+              " to ShardSet " + ss_.name + ", so that deleting the target leaves it";
+  c_.plan.actions.push_back(std::move(a));
+}
+
 void ActionBuilder::detach(const ShardStatefulSet& s, const DeletionDeadline& deadline) {
   Action a = statefulSetAction(ActionType::DetachStatefulSet, s);
   a.merge_patch = patches::detach(*s.object, target_, {ss_.name, ss_.uid}, deadline, c_.input.now);

@@ -22,6 +22,9 @@ class ActionBuilder {
   void unguard(const ShardStatefulSet& s);
   void detach(const ShardStatefulSet& s, const DeletionDeadline& deadline);
   void reattach(const ShardStatefulSet& s);
+  // A retained shard the target still owns (detached by a version before the detach moved the
+  // reference): deleting the target would garbage-collect it before its deadline and drain.
+  void adopt(const ShardStatefulSet& s);
   // `events` are published after the update succeeded (TargetScaled is added when shards set).
   void update(const patches::TargetUpdate& update, std::vector<Event> events = {});
   void remove(const ShardStatefulSet& s, std::optional<DeletionDeadline> passed,

@@ -320,6 +320,14 @@ void planConverge(PlanContext& context) {
   const ConvergeState state = readState(context, shards);
   ActionBuilder writes(context);
   for (const auto* attached : shards.unguarded) writes.guard(*attached);
+  // (Not one this plan re-attaches: its re-attach, read from the same observation, would leave
+  // the reference with the ShardSet.)
+  for (const auto& retained : context.inventory->retained) {
+    if (!retained.object->being_deleted && !retained.owned_by_shard_set &&
+        retained.index >= state.want) {
+      writes.adopt(retained);
+    }
+  }
 
   const bool transition = shards.movesShards() || state.cur != state.want;
   if (transition && !state.ours) {

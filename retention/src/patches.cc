@@ -145,6 +145,15 @@ Json detach(const ObservedStatefulSet& sts, const Target& target, const ShardSet
   return Json{{"metadata", std::move(metadata)}};
 }
 
+std::optional<Json> adopt(const ObservedStatefulSet& sts, const Target& target,
+                          const ShardSetRef& shard_set) {
+  auto refs = movedOwner(sts, target.uid, shardSetOwner(shard_set));
+  if (!refs) return std::nullopt;
+  Json metadata = preconditions(sts.uid);
+  metadata["ownerReferences"] = std::move(*refs);
+  return Json{{"metadata", std::move(metadata)}};
+}
+
 Json orphan(const ObservedStatefulSet& sts, const ShardSetRef& shard_set) {
   Json refs = Json::array();
   for (const OwnerReference& ref : sts.owner_references) {

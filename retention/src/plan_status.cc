@@ -41,6 +41,7 @@ std::string progressMessage(const std::vector<Action>& actions) {
     const std::string_view verb = a.type == ActionType::DetachStatefulSet     ? "detach "
                                   : a.type == ActionType::ReattachStatefulSet ? "re-attach "
                                   : a.type == ActionType::LabelStatefulSet    ? "label "
+                                  : a.type == ActionType::AdoptStatefulSet    ? "take ownership of "
                                                                               : "delete ";
     parts.push_back(std::string(verb) + count(run, "StatefulSet(s)"));
     i += run;
@@ -60,7 +61,7 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
   const bool scaling =
       !d.waiting_for.empty() || std::ranges::any_of(c.plan.actions, [](const Action& a) {
         return a.type != ActionType::DeleteStatefulSet && a.type != ActionType::LabelStatefulSet &&
-               a.type != ActionType::ClaimTarget &&
+               a.type != ActionType::AdoptStatefulSet && a.type != ActionType::ClaimTarget &&
                !(a.type == ActionType::UpdateTarget && !a.merge_patch.contains("spec"));
       });
   std::vector<std::string> notes;
@@ -93,10 +94,13 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
                    "transition given up and undone: " +
                        (d.abandoned_because.empty() ? d.waiting_for : d.abandoned_because)};
   } else if (!c.plan.actions.empty() || !d.waiting_for.empty()) {
+    const bool deleting = std::ranges::any_of(
+        c.plan.actions, [](const Action& a) { return a.type == ActionType::DeleteStatefulSet; });
     const std::string_view reason = want < cur   ? kReasonScalingDown
                                     : want > cur ? kReasonScalingUp
                                     : scaling    ? kReasonReconciling
-                                                 : kReasonDeletingShards;
+                                    : deleting   ? kReasonDeletingShards
+                                                 : kReasonReconciling;
     std::string message = progressMessage(c.plan.actions);
     if (!d.waiting_for.empty()) {
       message += std::string(message.empty() ? "" : "; ") + "waiting for " + d.waiting_for;

@@ -58,6 +58,8 @@ std::string_view toString(ActionType type) {
       return "MarkDrainState";
     case ActionType::OrphanStatefulSet:
       return "OrphanStatefulSet";
+    case ActionType::AdoptStatefulSet:
+      return "AdoptStatefulSet";
     case ActionType::ReattachStatefulSet:
       return "ReattachStatefulSet";
     case ActionType::DeleteStatefulSet:

@@ -22,7 +22,9 @@ using k8s::Json;
 LiveReadRecord::Entry LiveReadRecord::get(const std::string& key) const {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(key);
-  return it == entries_.end() ? Entry{} : it->second;
+  // Not read live yet by this process: read live first (a plan from the caches cannot see owner
+  // references, so only a live plan adopts shards an older version detached).
+  return it == entries_.end() ? Entry{.read_live_next = true} : it->second;
 }
 
 void LiveReadRecord::set(const std::string& key, Entry entry) {
@@ -120,9 +122,11 @@ bool mayTransition(const api::ShardSet& shard_set, const retention::Target& t) {
          t.annotation(api::kPausedByAnnotation) != nullptr;
 }
 
-// A cached StatefulSet as the planner reads one: owned by the target, which the cache does not
-// keep (a shard is taken as the target's by the guard label; see observeCached).
-retention::ObservedStatefulSet fromCache(const Json& object, const retention::Target& target,
+// A cached StatefulSet as the planner reads one: owned by the target, or when detached by the
+// ShardSet, which the cache does not keep (a shard is taken as theirs by the guard label; see
+// observeCached). A detached shard the target still owns is adopted by a live plan.
+retention::ObservedStatefulSet fromCache(const Json& object, const api::ShardSet& shard_set,
+                                         const retention::Target& target,
                                          retention::TargetKind kind) {
   retention::ObservedStatefulSet sts;
   sts.name = stringAt(object, "metadata", "name");
@@ -136,11 +140,20 @@ retention::ObservedStatefulSet fromCache(const Json& object, const retention::Ta
       if (v.is_string()) into->emplace(k, v.get<std::string>());
     }
   }
-  sts.owner_references.push_back({.api_version = "",
-                                  .kind = std::string(retention::toString(kind)),
-                                  .name = target.name,
-                                  .uid = target.uid,
-                                  .controller = true});
+  const std::string* retained = sts.label(api::kRetainedLabel);
+  if (retained != nullptr && *retained == "true" && !shard_set.uid.empty()) {
+    sts.owner_references.push_back({.api_version = std::string(api::kApiVersion),
+                                    .kind = std::string(api::kShardSetKind),
+                                    .name = shard_set.name,
+                                    .uid = shard_set.uid,
+                                    .controller = true});
+  } else {
+    sts.owner_references.push_back({.api_version = "",
+                                    .kind = std::string(retention::toString(kind)),
+                                    .name = target.name,
+                                    .uid = target.uid,
+                                    .controller = true});
+  }
   return sts;
 }
 
@@ -261,7 +274,7 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
   for (const auto& [index, value] :
        {std::pair{kAttachedIndex, attached_value}, std::pair{kDetachedIndex, detached_value}}) {
     for (const k8s::ObjectPtr& object : caches->shards->store().byIndex(index, value)) {
-      retention::ObservedStatefulSet sts = fromCache(*object, *target, caches->kind);
+      retention::ObservedStatefulSet sts = fromCache(*object, shard_set, *target, caches->kind);
       const std::string* guard = sts.label(api::kShardSetLabel);
       if (guard == nullptr || *guard != shard_set.name) return std::nullopt;
       observed.stateful_sets.push_back(std::move(sts));

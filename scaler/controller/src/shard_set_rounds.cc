@@ -26,7 +26,8 @@ bool atRest(const retention::Plan& plan, const api::ShardSet& shard_set) {
 bool onlyClaimsAndGuards(const retention::Plan& plan) {
   return std::ranges::all_of(plan.actions, [](const retention::Action& a) {
     return a.type == retention::ActionType::ClaimTarget ||
-           a.type == retention::ActionType::LabelStatefulSet;
+           a.type == retention::ActionType::LabelStatefulSet ||
+           a.type == retention::ActionType::AdoptStatefulSet;
   });
 }
 

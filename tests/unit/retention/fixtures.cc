@@ -52,6 +52,8 @@ std::string step(const Action& a) {
       return "delete" + index;
     case ActionType::OrphanStatefulSet:
       return "orphan" + index;
+    case ActionType::AdoptStatefulSet:
+      return "adopt" + index;
     case ActionType::UpdateTarget: {
       std::string s = "update";
       const Json& p = a.merge_patch;

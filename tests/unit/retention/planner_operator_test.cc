@@ -94,6 +94,25 @@ TEST(GarbageCollection, AShardOwnedByTheShardSetIsStillOneOfTheTargetsRetainedSh
   EXPECT_EQ(plan.status.retained_shards[0].stateful_set, "prometheus-main-shard-2");
 }
 
+// Detached by a version before the detach moved the reference: the target still owns it, so
+// deleting the target would take it. The next plan moves the reference, unless it re-attaches it.
+TEST(GarbageCollection, AShardRetainedWhileTheTargetOwnedItIsAdopted) {
+  World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
+          attachedRange(0, 2) + std::vector{retainedSts(2, kFuture)}};
+  Plan plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), ElementsAre("adopt 2"));
+  const Action& adopt = only(plan, ActionType::AdoptStatefulSet, 2);
+  EXPECT_EQ(adopt.merge_patch["metadata"]["ownerReferences"], Json::array({shardSetOwnerRef()}));
+  EXPECT_EQ(adopt.merge_patch["metadata"]["uid"], "sts-uid-2");
+  EXPECT_EQ(condition(plan, kConditionReady).status, "True") << "nothing is scaling";
+  EXPECT_EQ(condition(plan, kConditionProgressing).reason, kReasonReconciling);
+
+  w.shard_set = storedShardSet(3, retainPolicy("Retain", "1h"));
+  plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), Not(::testing::Contains("adopt 2")));
+  EXPECT_THAT(steps(plan), ::testing::Contains("reattach 2"));
+}
+
 TEST(GarbageCollection, AReleaseLetsGoOfRetainedShardsSoTheShardSetsDeletionKeepsThem) {
   World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
           attachedRange(0, 2) + std::vector{ownedRetainedSts(2)}};

@@ -26,6 +26,8 @@ enum class ActionType {
   ReattachStatefulSet,  // restore the operator's labels, drop the retention marks
   MarkDrainState,       // a due shard's drain: annotate draining-since or drained-at
   OrphanStatefulSet,    // release: drop the ShardSet's ownerReference from a retained shard
+  AdoptStatefulSet,     // a retained shard the target still owns: its controller reference
+                        // moves to the ShardSet (shards detached before the detach moved it)
   // StatefulSet, DELETE with propagationPolicy=Foreground:
   DeleteStatefulSet,
 };
