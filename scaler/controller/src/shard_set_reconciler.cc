@@ -334,14 +334,23 @@ void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set, const re
   }
   parts_.metrics->setRetainedShards(shard_set.ns, shard_set.name, plan.status.shards, retained);
 
+  // The states view strings inside `status`, which outlives the call (Json::value would return
+  // copies that die with each iteration).
   std::vector<telemetry::Metrics::ConditionState> conditions;
-  for (const Json& c : status.value("conditions", Json::array())) {
-    const Json& type = c.value("type", Json());
-    const Json& state = c.value("status", Json());
-    const Json& reason = c.value("reason", Json());
-    if (!type.is_string() || !state.is_string() || !reason.is_string()) continue;
-    conditions.push_back({type.get_ref<const std::string&>(), state.get_ref<const std::string&>(),
-                          reason.get_ref<const std::string&>()});
+  const auto listed = status.find("conditions");
+  if (listed != status.end() && listed->is_array()) {
+    for (const Json& c : *listed) {
+      const auto type = c.find("type");
+      const auto state = c.find("status");
+      const auto reason = c.find("reason");
+      if (type == c.end() || state == c.end() || reason == c.end() || !type->is_string() ||
+          !state->is_string() || !reason->is_string()) {
+        continue;
+      }
+      conditions.push_back({type->get_ref<const std::string&>(),
+                            state->get_ref<const std::string&>(),
+                            reason->get_ref<const std::string&>()});
+    }
   }
   parts_.metrics->setShardSetConditions(shard_set.ns, shard_set.name, conditions);
   std::optional<double> paused_since;
