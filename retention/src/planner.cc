@@ -154,6 +154,7 @@ void decideInputs(PlanContext& c) {
 void planOrphans(PlanContext& c) {
   const api::ShardSet& ss = c.input.shard_set;
   if (ss.uid.empty()) return;
+  std::string names;
   for (const ObservedStatefulSet& sts : c.input.stateful_sets) {
     const std::string* retained = sts.label(api::kRetainedLabel);
     const std::string* owner = sts.label(api::kShardSetLabel);
@@ -174,6 +175,16 @@ void planOrphans(PlanContext& c) {
     a.summary = "drop ShardSet " + ss.name + "'s ownerReference from retained StatefulSet " +
                 sts.name + ", which stays";
     c.plan.actions.push_back(std::move(a));
+    names += (names.empty() ? "" : ", ") + sts.name;
+  }
+  // Once, with the last of them: the next round no longer finds them (nothing owns them now).
+  if (!names.empty()) {
+    c.plan.actions.back().events.push_back(
+        {EventType::Warning, std::string(kReasonRetainedShardsOrphaned),
+         "ShardSet no longer manages " + ss.spec.target_ref.kind + "/" + ss.spec.target_ref.name +
+             "; its retained StatefulSets stay and will not be deleted at their deadline: " +
+             names + " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) + "=" +
+             ss.name + " removes them)"});
   }
 }
 

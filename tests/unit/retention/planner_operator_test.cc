@@ -104,6 +104,10 @@ TEST(GarbageCollection, AShardRetainedWhileTheTargetOwnedItIsAdopted) {
   const Action& adopt = only(plan, ActionType::AdoptStatefulSet, 2);
   EXPECT_EQ(adopt.merge_patch["metadata"]["ownerReferences"], Json::array({shardSetOwnerRef()}));
   EXPECT_EQ(adopt.merge_patch["metadata"]["uid"], "sts-uid-2");
+  // Its deadline under today's names too: shardscaler's own tells the caches it is adopted.
+  const Json& annotations = adopt.merge_patch["metadata"]["annotations"];
+  EXPECT_EQ(annotations["shardscaler.io/deletion-deadline"], kFuture);
+  EXPECT_EQ(annotations["operator.prometheus.io/deletion-deadline"], kFuture);
   EXPECT_EQ(condition(plan, kConditionReady).status, "True") << "nothing is scaling";
   EXPECT_EQ(condition(plan, kConditionProgressing).reason, kReasonReconciling);
 
@@ -121,6 +125,9 @@ TEST(GarbageCollection, AReleaseLetsGoOfRetainedShardsSoTheShardSetsDeletionKeep
   const Action& orphan = only(plan, ActionType::OrphanStatefulSet, 2);
   EXPECT_EQ(orphan.merge_patch["metadata"]["ownerReferences"], Json::array());
   EXPECT_EQ(orphan.merge_patch["metadata"]["uid"], "sts-uid-2");
+  ASSERT_EQ(orphan.events.size(), 1u) << "the next round no longer finds the shard to name it";
+  EXPECT_EQ(orphan.events[0].reason, kReasonRetainedShardsOrphaned);
+  EXPECT_THAT(orphan.events[0].message, HasSubstr("prometheus-main-shard-2"));
 
   // The target is gone: still nothing of ours may take the shard with it.
   w.target.reset();
