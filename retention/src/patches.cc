@@ -151,6 +151,14 @@ std::optional<Json> adopt(const ObservedStatefulSet& sts, const Target& target,
   if (!refs) return std::nullopt;
   Json metadata = preconditions(sts.uid);
   metadata["ownerReferences"] = std::move(*refs);
+  // The deadline under the names a detach writes now, copied as it is (shardscaler's own name is
+  // also what tells a plan from the caches that the ShardSet holds the reference).
+  if (const std::string* seed = sts.annotation(api::kDeletionTimestampAnnotation)) {
+    for (std::string_view name :
+         {api::kDeletionDeadlineAnnotation, api::kOperatorDeletionDeadlineAnnotation}) {
+      if (sts.annotation(name) == nullptr) metadata["annotations"][key(name)] = *seed;
+    }
+  }
   return Json{{"metadata", std::move(metadata)}};
 }
 

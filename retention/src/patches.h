@@ -45,7 +45,8 @@ nlohmann::json detach(const ObservedStatefulSet& sts, const Target& target,
                       const ShardSetRef& shard_set, const DeletionDeadline& deadline,
                       std::chrono::system_clock::time_point now);
 // Moves a retained shard's controller ownerReference from the target to the ShardSet, as a detach
-// does now; nullopt when the target holds none.
+// does now, and copies its deadline to the annotations a detach writes now where they are
+// missing; nullopt when the target holds none.
 std::optional<nlohmann::json> adopt(const ObservedStatefulSet& sts, const Target& target,
                                     const ShardSetRef& shard_set);
 // Drops the ShardSet's ownerReference from a retained shard it lets go of: nothing deletes it

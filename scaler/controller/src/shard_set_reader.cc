@@ -22,9 +22,7 @@ using k8s::Json;
 LiveReadRecord::Entry LiveReadRecord::get(const std::string& key) const {
   std::lock_guard lock(mutex_);
   auto it = entries_.find(key);
-  // Not read live yet by this process: read live first (a plan from the caches cannot see owner
-  // references, so only a live plan adopts shards an older version detached).
-  return it == entries_.end() ? Entry{.read_live_next = true} : it->second;
+  return it == entries_.end() ? Entry{} : it->second;
 }
 
 void LiveReadRecord::set(const std::string& key, Entry entry) {
@@ -124,7 +122,9 @@ bool mayTransition(const api::ShardSet& shard_set, const retention::Target& t) {
 
 // A cached StatefulSet as the planner reads one: owned by the target, or when detached by the
 // ShardSet, which the cache does not keep (a shard is taken as theirs by the guard label; see
-// observeCached). A detached shard the target still owns is adopted by a live plan.
+// observeCached). A detach that moves the reference writes shardscaler.io/deletion-deadline, and
+// so does an adoption: a detached shard without it is an older version's, still the target's, so
+// the plan from the caches adopts it and is not at rest, and a live plan does the adopting.
 retention::ObservedStatefulSet fromCache(const Json& object, const api::ShardSet& shard_set,
                                          const retention::Target& target,
                                          retention::TargetKind kind) {
@@ -141,7 +141,8 @@ retention::ObservedStatefulSet fromCache(const Json& object, const api::ShardSet
     }
   }
   const std::string* retained = sts.label(api::kRetainedLabel);
-  if (retained != nullptr && *retained == "true" && !shard_set.uid.empty()) {
+  if (retained != nullptr && *retained == "true" && !shard_set.uid.empty() &&
+      sts.annotation(api::kDeletionDeadlineAnnotation) != nullptr) {
     sts.owner_references.push_back({.api_version = std::string(api::kApiVersion),
                                     .kind = std::string(api::kShardSetKind),
                                     .name = shard_set.name,
