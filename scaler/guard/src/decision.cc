@@ -153,6 +153,8 @@ class Judgement {
 
   const Json& subject() const { return request_.old_object; }
   const LiveRead& target();
+  // Reads the ShardSet the guard label names into shard_set_; a verdict when that ends it.
+  std::optional<Verdict> readShardSet(const std::string& name);
   std::optional<Verdict> cleanup();
   std::optional<Verdict> deleteRetained();
   // A shard the operator's own retention keeps (an operator.prometheus.io/deletion-deadline that
@@ -435,7 +437,26 @@ Verdict Judgement::run() {
                  "shardscaler's own write (field manager " + request_.field_manager + ")");
   }
 
-  const LiveRead shard_set = live_.shardSet(request_.ns, *shard_set_name);
+  if (auto v = readShardSet(*shard_set_name)) return *v;
+  if (update) {
+    if (auto v = judgeUpdate(changes, reattach)) return *v;
+  }
+  if (auto v = cleanup()) return *v;
+  // A shard the ShardSet retained is judged by its deadline first: the operator's deadline
+  // annotation on it is one shardscaler wrote with the same value.
+  if (retained) {
+    if (auto v = deleteRetained()) return *v;
+  }
+  if (auto v = operatorRetention()) return *v;
+  if (!retained || attached) {
+    if (auto v = deleteActive()) return *v;
+  }
+  if (retained) return allow(kAllowDeadlinePassed, "the retained shard's deadline has passed");
+  return allow(kAllowBeyondShardCount, "the shard's index is beyond the shard count");
+}
+
+std::optional<Verdict> Judgement::readShardSet(const std::string& name) {
+  const LiveRead shard_set = live_.shardSet(request_.ns, name);
   if (shard_set.state == LiveRead::State::Absent) {
     return allow(kAllowShardSetGone,
                  "ShardSet " + verdict_.shard_set + " does not exist: the shard is released");
@@ -456,20 +477,7 @@ Verdict Judgement::run() {
   target_kind_ = retention::parseTargetKind(shard_set_.spec.target_ref.kind);
   verdict_.target = untrustedText(shard_set_.spec.target_ref.kind) + " " +
                     untrustedText(shard_set_.spec.target_ref.name);
-
-  if (update) {
-    if (auto v = judgeUpdate(changes, reattach)) return *v;
-  }
-  if (auto v = cleanup()) return *v;
-  if (auto v = operatorRetention()) return *v;
-  if (retained) {
-    if (auto v = deleteRetained()) return *v;
-  }
-  if (!retained || attached) {
-    if (auto v = deleteActive()) return *v;
-  }
-  if (retained) return allow(kAllowDeadlinePassed, "the retained shard's deadline has passed");
-  return allow(kAllowBeyondShardCount, "the shard's index is beyond the shard count");
+  return std::nullopt;
 }
 
 }  // namespace
