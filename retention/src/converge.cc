@@ -307,6 +307,38 @@ void deleteExpired(PlanContext& context, ActionBuilder& writes, const ShardClass
   planDueShards(context, writes, shards.expired);
 }
 
+// What every plan fixes whether or not it scales: the guard label on each attached shard, and the
+// ShardSet's ownerReference on each retained one (not one this plan re-attaches: its re-attach,
+// read from the same observation, would leave the reference with the ShardSet).
+void writeFixUps(const PlanContext& context, ActionBuilder& writes, const ConvergeState& state,
+                 const ShardClassification& shards) {
+  for (const auto* attached : shards.unguarded) writes.guard(*attached);
+  for (const auto& retained : context.inventory->retained) {
+    if (!retained.object->being_deleted && !retained.owned_by_shard_set &&
+        retained.index >= state.want) {
+      writes.adopt(retained);
+    }
+  }
+}
+
+// Under Delete without a drain: the attached shards above the count, once the gates allow.
+void deleteScaledAway(const PlanContext& context, ActionBuilder& writes, const ConvergeState& state,
+                      const ShardClassification& shards) {
+  const Decision& decision = context.plan.decision;
+  const bool unverified = decision.drain && decision.drain->unverified;
+  for (const auto* attached : shards.scaled_away) {
+    const std::string why =
+        "scaled down to " + std::to_string(state.want) + " shards with whenScaled=Delete";
+    if (unverified) {
+      writes.remove(*attached, std::nullopt,
+                    why + "; not checked for unshipped data: no drain query endpoint",
+                    EventType::Warning, kReasonShardDeletedUnverified);
+    } else {
+      writes.remove(*attached, std::nullopt, why);
+    }
+  }
+}
+
 }  // namespace
 
 void planConverge(PlanContext& context) {
@@ -319,15 +351,7 @@ void planConverge(PlanContext& context) {
                                                     decision.desired->want, detach_removed);
   const ConvergeState state = readState(context, shards);
   ActionBuilder writes(context);
-  for (const auto* attached : shards.unguarded) writes.guard(*attached);
-  // (Not one this plan re-attaches: its re-attach, read from the same observation, would leave
-  // the reference with the ShardSet.)
-  for (const auto& retained : context.inventory->retained) {
-    if (!retained.object->being_deleted && !retained.owned_by_shard_set &&
-        retained.index >= state.want) {
-      writes.adopt(retained);
-    }
-  }
+  writeFixUps(context, writes, state, shards);
 
   const bool transition = shards.movesShards() || state.cur != state.want;
   if (transition && !state.ours) {
@@ -373,20 +397,7 @@ void planConverge(PlanContext& context) {
     for (const auto* shard : shards.to_reattach) writes.reattach(*shard);
   }
   writeTargetUpdate(context, writes, state, shards, gates, pausing_now);
-  if (gates.may_delete_scaled_away) {
-    const bool unverified = decision.drain && decision.drain->unverified;
-    for (const auto* attached : shards.scaled_away) {
-      const std::string why =
-          "scaled down to " + std::to_string(state.want) + " shards with whenScaled=Delete";
-      if (unverified) {
-        writes.remove(*attached, std::nullopt,
-                      why + "; not checked for unshipped data: no drain query endpoint",
-                      EventType::Warning, kReasonShardDeletedUnverified);
-      } else {
-        writes.remove(*attached, std::nullopt, why);
-      }
-    }
-  }
+  if (gates.may_delete_scaled_away) deleteScaledAway(context, writes, state, shards);
   deleteExpired(context, writes, shards);
   if (!gates.waiting_for.empty() && decision.waiting_for.empty()) {
     decision.waiting_for = gates.waiting_for;
