@@ -12,7 +12,7 @@ using namespace std::chrono_literals;
 using testing::attachedRange;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::operator+;
+using testing::operator+;  // NOLINT(misc-unused-using-decls): used, the check misses operators
 using testing::condition;
 using testing::fixedNow;
 using testing::Json;

@@ -14,7 +14,7 @@ using testing::attachedRange;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using testing::operator+;
+using testing::operator+;  // NOLINT(misc-unused-using-decls): used, the check misses operators
 using testing::condition;
 using testing::Json;
 using testing::kTargetUid;
