@@ -1,7 +1,11 @@
 #include "shardscaler/api/shard_set.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "shardscaler/api/field_names.h"
 #include "shardscaler/api/field_reader.h"
+#include "shardscaler/k8s_meta/time.h"
 
 namespace shardscaler::api {
 namespace {
@@ -24,6 +28,26 @@ std::optional<IngestionSpec> decodeIngestion(const Json& spec, std::vector<Field
   out.interval = r.string(*ingestion, field::kInterval, join(path, field::kInterval));
   out.target_samples_per_shard = r.integer(*ingestion, field::kTargetSamplesPerShard,
                                            join(path, field::kTargetSamplesPerShard));
+  return out;
+}
+
+std::optional<DrainSpec> decodeDrain(const Json& policy, const std::string& policy_path,
+                                     std::vector<FieldError>& errors) {
+  FieldReader r(errors);
+  const std::string path = join(policy_path, field::kDrain);
+  const Json* drain = r.object(policy, field::kDrain, path);
+  if (drain == nullptr) return std::nullopt;
+  DrainSpec out;
+  out.enabled = r.boolean(*drain, field::kEnabled, join(path, field::kEnabled));
+  out.prometheus_url = r.string(*drain, field::kPrometheusURL, join(path, field::kPrometheusURL));
+  out.condition = r.string(*drain, field::kCondition, join(path, field::kCondition));
+  out.max_lag_seconds = r.integer(*drain, field::kMaxLagSeconds, join(path, field::kMaxLagSeconds));
+  out.timeout_seconds =
+      r.integer(*drain, field::kTimeoutSeconds, join(path, field::kTimeoutSeconds));
+  out.on_timeout = r.string(*drain, field::kOnTimeout, join(path, field::kOnTimeout));
+  // "" reads as unset, as the CRD's defaults do.
+  if (out.prometheus_url && out.prometheus_url->empty()) out.prometheus_url.reset();
+  if (out.condition && out.condition->empty()) out.condition.reset();
   return out;
 }
 
@@ -52,6 +76,7 @@ ShardSetSpec decodeSpec(const Json& spec, std::vector<FieldError>& errors) {
         p.retain.retention_period.reset();
       }
     }
+    p.drain = decodeDrain(*policy, policy_path, errors);
   }
   return out;
 }
@@ -71,6 +96,11 @@ std::expected<ShardSet, FieldError> decodeShardSet(const Json& object) {
         meta.string(*metadata, field::kNamespace, join(meta_path, field::kNamespace)).value_or("");
     s.generation = meta.integer(*metadata, field::kGeneration, join(meta_path, field::kGeneration))
                        .value_or(0);
+    s.uid = meta.string(*metadata, field::kUid, join(meta_path, field::kUid)).value_or("");
+    if (const Json* created = member(*metadata, field::kCreationTimestamp);
+        created != nullptr && created->is_string()) {
+      if (auto t = k8s::parseRfc3339(created->get<std::string>())) s.created = t->toTimePoint();
+    }
   }
   if (!meta_errors.empty()) return std::unexpected(meta_errors.front());
   if (s.name.empty()) return std::unexpected(FieldError{join(meta_path, field::kName), "required"});
@@ -90,6 +120,11 @@ std::expected<ShardSet, FieldError> decodeShardSet(const Json& object) {
         if (auto parsed = conditionFromJson(c)) s.conditions.push_back(std::move(*parsed));
       }
     }
+    if (const Json* pauses = member(*status, field::kUnacknowledgedPauses);
+        pauses && pauses->is_number_integer()) {
+      s.unacknowledged_pauses = static_cast<int32_t>(
+          std::clamp<int64_t>(pauses->get<int64_t>(), 0, std::numeric_limits<int32_t>::max()));
+    }
   }
   return s;
 }
@@ -102,11 +137,21 @@ Json toJson(const ShardSetSpec& spec) {
   if (spec.min_shards) j[field::kMinShards] = *spec.min_shards;
   if (spec.max_shards) j[field::kMaxShards] = *spec.max_shards;
   const ShardRetentionPolicy& p = spec.shard_retention_policy;
-  if (p.when_scaled || p.retain.retention_period) {
+  if (p.when_scaled || p.retain.retention_period || p.drain) {
     Json& policy = j[field::kShardRetentionPolicy] = Json::object();
     if (p.when_scaled) policy[field::kWhenScaled] = *p.when_scaled;
     if (p.retain.retention_period) {
       policy[field::kRetain] = {{field::kRetentionPeriod, *p.retain.retention_period}};
+    }
+    if (p.drain) {
+      const DrainSpec& d = *p.drain;
+      Json& drain = policy[field::kDrain] = Json::object();
+      if (d.enabled) drain[field::kEnabled] = *d.enabled;
+      if (d.prometheus_url) drain[field::kPrometheusURL] = *d.prometheus_url;
+      if (d.condition) drain[field::kCondition] = *d.condition;
+      if (d.max_lag_seconds) drain[field::kMaxLagSeconds] = *d.max_lag_seconds;
+      if (d.timeout_seconds) drain[field::kTimeoutSeconds] = *d.timeout_seconds;
+      if (d.on_timeout) drain[field::kOnTimeout] = *d.on_timeout;
     }
   }
   if (spec.ingestion) {

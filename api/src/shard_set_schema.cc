@@ -5,6 +5,7 @@
 #include "shardscaler/api/condition.h"
 #include "shardscaler/api/field_names.h"
 #include "shardscaler/api/shard_set.h"
+#include "shardscaler/api/shard_set_status.h"
 
 namespace shardscaler::api {
 namespace {
@@ -50,6 +51,21 @@ std::vector<FieldSchema> buildFields() {
   out.back().enum_values = strings(kWhenScaledValues);
   out.push_back(f({kSpec, kShardRetentionPolicy, kRetain}, T::Object));
   out.push_back(f({kSpec, kShardRetentionPolicy, kRetain, kRetentionPeriod}, T::String));
+  out.push_back(f({kSpec, kShardRetentionPolicy, kDrain}, T::Object));
+  out.push_back(f({kSpec, kShardRetentionPolicy, kDrain, kEnabled}, T::Boolean));
+  out.push_back(f({kSpec, kShardRetentionPolicy, kDrain, kPrometheusURL}, T::String));
+  out.push_back(f({kSpec, kShardRetentionPolicy, kDrain, kCondition}, T::String));
+  out.push_back(f({kSpec, kShardRetentionPolicy, kDrain, kMaxLagSeconds}, T::Integer));
+  out.back().minimum = kMaxLagSecondsMinimum;
+  out.back().maximum = kMaxLagSecondsMaximum;
+  out.back().default_value = std::to_string(kMaxLagSecondsDefault);
+  out.push_back(f({kSpec, kShardRetentionPolicy, kDrain, kTimeoutSeconds}, T::Integer));
+  out.back().minimum = kDrainTimeoutSecondsMinimum;
+  out.back().maximum = kDrainTimeoutSecondsMaximum;
+  out.back().default_value = std::to_string(kDrainTimeoutSecondsDefault);
+  out.push_back(f({kSpec, kShardRetentionPolicy, kDrain, kOnTimeout}, T::String));
+  out.back().enum_values = strings(kOnTimeoutValues);
+  out.back().default_value = "\"" + std::string(kOnTimeoutKeep) + "\"";
   out.push_back(f({kSpec, kIngestion}, T::Object));
   out.push_back(f({kSpec, kIngestion, kPrometheusURL}, T::String));
   out.push_back(f({kSpec, kIngestion, kQuery}, T::String));
@@ -66,12 +82,19 @@ std::vector<FieldSchema> buildFields() {
   out.push_back(f({kStatus, kSelector}, T::String));
   out.push_back(f({kStatus, kTargetShards}, T::Integer));
   out.push_back(f({kStatus, kRetainedCount}, T::Integer));
+  out.push_back(f({kStatus, kDrainingCount}, T::Integer));
+  out.push_back(f({kStatus, kUnacknowledgedPauses}, T::Integer));
   out.push_back(f({kStatus, kRecommendedShards}, T::Integer));
   out.push_back(f({kStatus, kRetainedShards}, T::Array));
   out.push_back(f({kStatus, kRetainedShards, "[]"}, T::Object));
   out.push_back(f({kStatus, kRetainedShards, "[]", kIndex}, T::Integer));
   out.push_back(f({kStatus, kRetainedShards, "[]", kStatefulSet}, T::String));
   out.push_back(f({kStatus, kRetainedShards, "[]", kDeletionTimestamp}, T::String));
+  out.push_back(f({kStatus, kRetainedShards, "[]", kPhase}, T::String));
+  out.back().enum_values = strings(kRetainedShardPhases);
+  out.push_back(f({kStatus, kRetainedShards, "[]", kLagSeconds}, T::Number));
+  out.push_back(f({kStatus, kRetainedShards, "[]", kDrainingSince}, T::String));
+  out.push_back(f({kStatus, kRetainedShards, "[]", kDrainedAt}, T::String));
   out.push_back(f({kStatus, kIngestion}, T::Object));
   out.back().preserves_unknown_fields = true;
   out.push_back(f({kStatus, kIngestion, kTotalSamplesPerSecond}, T::Number));

@@ -24,9 +24,14 @@ Json toJson(const IngestionStatus& ingestion) {
 Json toJson(const ShardSetStatus& status) {
   Json retained = Json::array();
   for (const RetainedShard& r : status.retained_shards) {
-    retained.push_back({{field::kIndex, r.index},
-                        {field::kStatefulSet, r.stateful_set},
-                        {field::kDeletionTimestamp, r.deletion_timestamp}});
+    Json shard{{field::kIndex, r.index},
+               {field::kStatefulSet, r.stateful_set},
+               {field::kDeletionTimestamp, r.deletion_timestamp},
+               {field::kPhase, r.phase}};
+    if (r.lag_seconds) shard[field::kLagSeconds] = *r.lag_seconds;
+    if (!r.draining_since.empty()) shard[field::kDrainingSince] = r.draining_since;
+    if (!r.drained_at.empty()) shard[field::kDrainedAt] = r.drained_at;
+    retained.push_back(std::move(shard));
   }
   Json conditions = Json::array();
   for (const Condition& c : status.conditions) conditions.push_back(toJson(c));
@@ -37,7 +42,11 @@ Json toJson(const ShardSetStatus& status) {
          {field::kConditions, std::move(conditions)}};
   if (status.target_shards) j[field::kTargetShards] = *status.target_shards;
   if (status.retained_count) j[field::kRetainedCount] = *status.retained_count;
+  if (status.draining_count) j[field::kDrainingCount] = *status.draining_count;
   if (status.recommended_shards) j[field::kRecommendedShards] = *status.recommended_shards;
+  if (status.unacknowledged_pauses > 0) {
+    j[field::kUnacknowledgedPauses] = status.unacknowledged_pauses;
+  }
   if (status.ingestion) j[field::kIngestion] = toJson(*status.ingestion);
   return j;
 }

@@ -59,9 +59,20 @@ void ActionBuilder::unguard(const ShardStatefulSet& s) {
   c_.plan.actions.push_back(std::move(a));
 }
 
+void ActionBuilder::adopt(const ShardStatefulSet& s) {
+  if (ss_.uid.empty()) return;
+  auto patch = patches::adopt(*s.object, target_, {ss_.name, ss_.uid});
+  if (!patch) return;
+  Action a = statefulSetAction(ActionType::AdoptStatefulSet, s);
+  a.merge_patch = std::move(*patch);
+  a.summary = "move " + shardText(s) + "'s controller ownerReference from " + targetText() +
+              " to ShardSet " + ss_.name + ", so that deleting the target leaves it";
+  c_.plan.actions.push_back(std::move(a));
+}
+
 void ActionBuilder::detach(const ShardStatefulSet& s, const DeletionDeadline& deadline) {
   Action a = statefulSetAction(ActionType::DetachStatefulSet, s);
-  a.merge_patch = patches::detach(*s.object, target_, ss_.name, deadline, c_.input.now);
+  a.merge_patch = patches::detach(*s.object, target_, {ss_.name, ss_.uid}, deadline, c_.input.now);
   a.deadline = deadline;
   const std::string until =
       deadline.isNever() ? "with no deletion deadline" : "until " + deadline.toAnnotation();
@@ -74,7 +85,7 @@ void ActionBuilder::detach(const ShardStatefulSet& s, const DeletionDeadline& de
 
 void ActionBuilder::reattach(const ShardStatefulSet& s) {
   Action a = statefulSetAction(ActionType::ReattachStatefulSet, s);
-  a.merge_patch = patches::reattach(*s.object, target_, ss_.name);
+  a.merge_patch = patches::reattach(*s.object, target_, {ss_.name, ss_.uid});
   a.summary = "re-attach " + shardText(s);
   a.events.push_back({EventType::Normal, std::string(kReasonShardReattached),
                       "Re-attached retained " + shardText(s) + " to " + targetText()});
@@ -105,14 +116,32 @@ void ActionBuilder::update(const patches::TargetUpdate& u, std::vector<Event> ev
 }
 
 void ActionBuilder::remove(const ShardStatefulSet& s, std::optional<DeletionDeadline> passed,
-                           const std::string& why) {
+                           const std::string& why, EventType type, std::string_view reason) {
   Action a = statefulSetAction(ActionType::DeleteStatefulSet, s);
   a.resource_version = s.object->resource_version;
   a.merge_patch = nullptr;
   a.deadline = passed;
   a.summary = "delete " + shardText(s) + " (foreground): " + why;
-  a.events.push_back({EventType::Normal, std::string(kReasonShardDeleted),
-                      "Deleted " + shardText(s) + ": " + why});
+  a.events.push_back({type, std::string(reason), "Deleted " + shardText(s) + ": " + why});
+  c_.plan.actions.push_back(std::move(a));
+}
+
+void ActionBuilder::markDraining(const ShardStatefulSet& s, const std::string& why) {
+  Action a = statefulSetAction(ActionType::MarkDrainState, s);
+  a.merge_patch = patches::markDrain(*s.object, api::kDrainingSinceAnnotation, c_.input.now);
+  a.summary = "mark " + shardText(s) + " draining: " + why;
+  a.events.push_back({EventType::Normal, std::string(kReasonShardDraining),
+                      shardText(s) + " is due but its data is not shipped yet (" + why +
+                          "); it is kept until it drains"});
+  c_.plan.actions.push_back(std::move(a));
+}
+
+void ActionBuilder::markDrained(const ShardStatefulSet& s, const std::string& how) {
+  Action a = statefulSetAction(ActionType::MarkDrainState, s);
+  a.merge_patch = patches::markDrain(*s.object, api::kDrainedAtAnnotation, c_.input.now);
+  a.summary = "mark " + shardText(s) + " drained: " + how;
+  a.events.push_back({EventType::Normal, std::string(kReasonShardDrained),
+                      shardText(s) + " drained (" + how + ")"});
   c_.plan.actions.push_back(std::move(a));
 }
 

@@ -17,16 +17,23 @@ class ActionBuilder {
 
   void claim();
   void pause();
-  // Adds the guard label (release = false) or removes it (release = true).
   // Puts this ShardSet's guard label on the shard, or takes it off.
   void guard(const ShardStatefulSet& s);
   void unguard(const ShardStatefulSet& s);
   void detach(const ShardStatefulSet& s, const DeletionDeadline& deadline);
   void reattach(const ShardStatefulSet& s);
+  // A retained shard the target still owns (detached by a version before the detach moved the
+  // reference): deleting the target would garbage-collect it before its deadline and drain.
+  void adopt(const ShardStatefulSet& s);
   // `events` are published after the update succeeded (TargetScaled is added when shards set).
   void update(const patches::TargetUpdate& update, std::vector<Event> events = {});
   void remove(const ShardStatefulSet& s, std::optional<DeletionDeadline> passed,
-              const std::string& why);
+              const std::string& why, EventType type = EventType::Normal,
+              std::string_view reason = kReasonShardDeleted);
+  // A due shard's drain marks: found undrained (draining-since, with ShardDraining), or drained
+  // (drained-at, with ShardDrained; the guard admits its deletion by it).
+  void markDraining(const ShardStatefulSet& s, const std::string& why);
+  void markDrained(const ShardStatefulSet& s, const std::string& how);
 
   std::string targetText() const;
   static std::string shardText(const ShardStatefulSet& s);

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "action_builder.h"
+#include "drain.h"
 #include "shardscaler/retention/duration.h"
 
 namespace shardscaler::retention {
@@ -30,7 +31,8 @@ std::optional<nanoseconds> abandonmentHoldLeft(const PlanContext& context) {
   }
   const auto since = parseAnnotationTime(&progressing->last_transition_time);
   if (!since) return std::nullopt;
-  const auto until = *since + context.input.safety.pause_ack_timeout;
+  const auto until = *since + pauseHold(context.input.safety.pause_ack_timeout,
+                                        context.input.shard_set.unacknowledged_pauses);
   if (context.input.now >= until) return std::nullopt;
   return until - context.input.now;
 }
@@ -38,7 +40,7 @@ std::optional<nanoseconds> abandonmentHoldLeft(const PlanContext& context) {
 // The target's shards, sorted by what this transition does with each.
 struct ShardClassification {
   std::vector<const ShardStatefulSet*> unguarded;    // attached, without our guard label
-  std::vector<const ShardStatefulSet*> to_detach;    // attached, at or above `want`, Retain
+  std::vector<const ShardStatefulSet*> to_detach;    // attached, at or above `want`, detached
   std::vector<const ShardStatefulSet*> to_reattach;  // below `want`, lowest first
   std::vector<const ShardStatefulSet*> scaled_away;  // attached above both counts, Delete
   std::vector<const ShardStatefulSet*> expired;      // retained, out of the count, past deadline
@@ -63,17 +65,18 @@ struct ShardClassification {
   bool movesShards() const { return needs_pause || !to_detach.empty() || !to_reattach.empty(); }
 };
 
-void classifyAttached(const PlanContext& context, int32_t cur, int32_t want, bool retain,
+void classifyAttached(const PlanContext& context, int32_t cur, int32_t want, bool detach_removed,
                       ShardClassification& shards) {
   const int32_t floor = std::max(cur, want);  // nothing below this is ever deleted
   for (const auto& attached : context.inventory->attached) {
     if (attached.object->being_deleted) continue;
     if (!attached.guard_labelled) shards.unguarded.push_back(&attached);
     if (attached.index >= want) {
-      if (retain) {
+      if (detach_removed) {
         shards.to_detach.push_back(&attached);
         shards.needs_pause = true;
-      } else if (attached.index >= floor) {
+      } else if (attached.index >= floor && attached.operatorLetsGo(context.input.now)) {
+        // (An attached shard the operator's own retention still keeps is not deleted.)
         shards.scaled_away.push_back(&attached);
       }
       continue;
@@ -97,7 +100,8 @@ void classifyRetained(const PlanContext& context, int32_t cur, int32_t want,
     if (retained.index < cur) {
       // The operator still expects it and would label it back: paused until spec.shards drops.
       shards.needs_pause = true;
-    } else if (retained.deadline && retained.deadline->expiredAt(context.input.now)) {
+    } else if (retained.deadline && retained.deadline->expiredAt(context.input.now) &&
+               retained.operatorLetsGo(context.input.now)) {
       shards.expired.push_back(&retained);
     }
   }
@@ -114,9 +118,9 @@ bool someShardUnseen(const ShardInventory& inventory, int32_t cur, int32_t want)
 }
 
 ShardClassification classifyShards(const PlanContext& context, int32_t cur, int32_t want,
-                                   bool retain) {
+                                   bool detach_removed) {
   ShardClassification shards;
-  classifyAttached(context, cur, want, retain, shards);
+  classifyAttached(context, cur, want, detach_removed, shards);
   classifyRetained(context, cur, want, shards);
   if (cur > want && someShardUnseen(*context.inventory, cur, want)) {
     shards.unseen_above_want = shards.needs_pause = true;
@@ -299,10 +303,39 @@ void writeTargetUpdate(const PlanContext& context, ActionBuilder& writes,
       std::move(events));
 }
 
-void deleteExpired(ActionBuilder& writes, const ShardClassification& shards) {
-  for (const auto* retained : shards.expired) {
-    writes.remove(*retained, retained->deadline,
-                  "retention deadline " + retained->deadline->toAnnotation() + " passed");
+void deleteExpired(PlanContext& context, ActionBuilder& writes, const ShardClassification& shards) {
+  planDueShards(context, writes, shards.expired);
+}
+
+// What every plan fixes whether or not it scales: the guard label on each attached shard, and the
+// ShardSet's ownerReference on each retained one (not one this plan re-attaches: its re-attach,
+// read from the same observation, would leave the reference with the ShardSet).
+void writeFixUps(const PlanContext& context, ActionBuilder& writes, const ConvergeState& state,
+                 const ShardClassification& shards) {
+  for (const auto* attached : shards.unguarded) writes.guard(*attached);
+  for (const auto& retained : context.inventory->retained) {
+    if (!retained.object->being_deleted && !retained.owned_by_shard_set &&
+        retained.index >= state.want) {
+      writes.adopt(retained);
+    }
+  }
+}
+
+// Under Delete without a drain: the attached shards above the count, once the gates allow.
+void deleteScaledAway(const PlanContext& context, ActionBuilder& writes, const ConvergeState& state,
+                      const ShardClassification& shards) {
+  const Decision& decision = context.plan.decision;
+  const bool unverified = decision.drain && decision.drain->unverified;
+  for (const auto* attached : shards.scaled_away) {
+    const std::string why =
+        "scaled down to " + std::to_string(state.want) + " shards with whenScaled=Delete";
+    if (unverified) {
+      writes.remove(*attached, std::nullopt,
+                    why + "; not checked for unshipped data: no drain query endpoint",
+                    EventType::Warning, kReasonShardDeletedUnverified);
+    } else {
+      writes.remove(*attached, std::nullopt, why);
+    }
   }
 }
 
@@ -310,12 +343,15 @@ void deleteExpired(ActionBuilder& writes, const ShardClassification& shards) {
 
 void planConverge(PlanContext& context) {
   Decision& decision = context.plan.decision;
-  const ShardClassification shards =
-      classifyShards(context, context.target->effectiveShards(), decision.desired->want,
-                     decision.policy->when_scaled == WhenScaled::Retain);
+  // Under Retain, or under Delete with a drain, a removed shard is detached first: it stops
+  // scraping and keeps shipping until it is deleted.
+  const bool detach_removed = decision.policy->when_scaled == WhenScaled::Retain ||
+                              (decision.drain && decision.drain->enabled);
+  const ShardClassification shards = classifyShards(context, context.target->effectiveShards(),
+                                                    decision.desired->want, detach_removed);
   const ConvergeState state = readState(context, shards);
   ActionBuilder writes(context);
-  for (const auto* attached : shards.unguarded) writes.guard(*attached);
+  writeFixUps(context, writes, state, shards);
 
   const bool transition = shards.movesShards() || state.cur != state.want;
   if (transition && !state.ours) {
@@ -326,7 +362,7 @@ void planConverge(PlanContext& context) {
                                  ? "a write refused for good to be retried"
                                  : "the hold after an unacknowledged pause to end";
       if (hold) context.requeueWithin(*hold);
-      deleteExpired(writes, shards);
+      deleteExpired(context, writes, shards);
       return;
     }
   }
@@ -336,10 +372,14 @@ void planConverge(PlanContext& context) {
     planUndo(context, UndoFor::Abandon);
     return;
   }
+  if (state.guarded || (state.ours && context.target->pauseAcknowledged())) {
+    decision.unacknowledged_pauses = 0;
+  }
   const bool pausing_now = pausesNow(*context.target, state, shards);
   if (auto abandoned = pauseAbandoned(context, state, shards, pausing_now, writes)) {
     // The operator never acknowledged our pause: nothing was detached yet, undone.
     decision.abandoned_because = std::move(*abandoned);
+    decision.unacknowledged_pauses = context.input.shard_set.unacknowledged_pauses + 1;
     planUndo(context, UndoFor::Abandon);
     return;
   }
@@ -347,21 +387,18 @@ void planConverge(PlanContext& context) {
   const TransitionGates gates = transitionGates(context, state, shards, pausing_now);
   if (pausing_now) writes.pause();
   if (gates.may_detach) {
-    // A shard detached again (the operator labelled it back) starts a fresh retention period.
-    for (const auto* attached : shards.to_detach) writes.detach(*attached, *decision.new_deadline);
+    // A shard detached again (the operator labelled it back) starts a fresh retention period; one
+    // the operator's own retention kept keeps the operator's deadline.
+    for (const auto* attached : shards.to_detach) {
+      writes.detach(*attached, attached->operator_deadline.value_or(*decision.new_deadline));
+    }
   }
   if (gates.may_reattach) {
     for (const auto* shard : shards.to_reattach) writes.reattach(*shard);
   }
   writeTargetUpdate(context, writes, state, shards, gates, pausing_now);
-  if (gates.may_delete_scaled_away) {
-    for (const auto* attached : shards.scaled_away) {
-      writes.remove(
-          *attached, std::nullopt,
-          "scaled down to " + std::to_string(state.want) + " shards with whenScaled=Delete");
-    }
-  }
-  deleteExpired(writes, shards);
+  if (gates.may_delete_scaled_away) deleteScaledAway(context, writes, state, shards);
+  deleteExpired(context, writes, shards);
   if (!gates.waiting_for.empty() && decision.waiting_for.empty()) {
     decision.waiting_for = gates.waiting_for;
   }

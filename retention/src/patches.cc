@@ -1,5 +1,6 @@
 #include "patches.h"
 
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/retention/naming.h"
 
 namespace shardscaler::retention::patches {
@@ -67,6 +68,54 @@ Json updateTarget(const Target& target, const TargetUpdate& update) {
   return patch;
 }
 
+namespace {
+
+Json ownerJson(const OwnerReference& ref) {
+  Json j{{"apiVersion", ref.api_version}, {"kind", ref.kind}, {"name", ref.name}, {"uid", ref.uid}};
+  if (ref.controller) j["controller"] = true;
+  if (ref.block_owner_deletion) j["blockOwnerDeletion"] = true;
+  return j;
+}
+
+// The StatefulSet's ownerReferences with the one to `from_uid` replaced by `to` (a merge patch
+// replaces the whole list); nullopt when none names `from_uid`.
+std::optional<Json> movedOwner(const ObservedStatefulSet& sts, const std::string& from_uid,
+                               const OwnerReference& to) {
+  Json refs = Json::array();
+  bool moved = false;
+  for (const OwnerReference& ref : sts.owner_references) {
+    if (ref.uid == from_uid && !moved) {
+      refs.push_back(ownerJson(to));
+      moved = true;
+    } else if (ref.uid != to.uid) {
+      refs.push_back(ownerJson(ref));
+    }
+  }
+  if (!moved) return std::nullopt;
+  return refs;
+}
+
+OwnerReference shardSetOwner(const ShardSetRef& shard_set) {
+  return {.api_version = std::string(api::kApiVersion),
+          .kind = std::string(api::kShardSetKind),
+          .name = shard_set.name,
+          .uid = shard_set.uid,
+          .controller = true};
+}
+
+// As the operator writes it (pkg/prometheus: controller and blockOwnerDeletion both true).
+OwnerReference targetOwner(const Target& target) {
+  const k8s::Resource resource = targetResource(target.kind);
+  return {.api_version = resource.group + "/" + resource.version,
+          .kind = std::string(toString(target.kind)),
+          .name = target.name,
+          .uid = target.uid,
+          .controller = true,
+          .block_owner_deletion = true};
+}
+
+}  // namespace
+
 Json labelStatefulSet(const ObservedStatefulSet& sts,
                       const std::optional<std::string>& shard_set_name) {
   Json metadata = preconditions(sts.uid);
@@ -75,29 +124,79 @@ Json labelStatefulSet(const ObservedStatefulSet& sts,
   return Json{{"metadata", std::move(metadata)}};
 }
 
-Json detach(const ObservedStatefulSet& sts, const Target& target, const std::string& shard_set_name,
+Json detach(const ObservedStatefulSet& sts, const Target& target, const ShardSetRef& shard_set,
             const DeletionDeadline& deadline, std::chrono::system_clock::time_point now) {
   Json removed{{key(api::kOperatorNameLabel), target.name}};
   Json metadata = preconditions(sts.uid);
   metadata["labels"] = Json{{key(api::kOperatorNameLabel), nullptr},
                             {key(api::kRetainedLabel), "true"},
-                            {key(api::kShardSetLabel), shard_set_name}};
-  metadata["annotations"] = Json{{key(api::kDetachedLabelsAnnotation), removed.dump()},
-                                 {key(api::kDeletionTimestampAnnotation), deadline.toAnnotation()},
-                                 {key(api::kDetachedAtAnnotation), formatAnnotationTime(now)}};
+                            {key(api::kShardSetLabel), shard_set.name}};
+  if (!shard_set.uid.empty()) {
+    if (auto refs = movedOwner(sts, target.uid, shardSetOwner(shard_set))) {
+      metadata["ownerReferences"] = std::move(*refs);
+    }
+  }
+  metadata["annotations"] =
+      Json{{key(api::kDetachedLabelsAnnotation), removed.dump()},
+           {key(api::kDeletionDeadlineAnnotation), deadline.toAnnotation()},
+           {key(api::kDeletionTimestampAnnotation), deadline.toAnnotation()},
+           {key(api::kOperatorDeletionDeadlineAnnotation), deadline.toAnnotation()},
+           {key(api::kDetachedAtAnnotation), formatAnnotationTime(now)}};
   return Json{{"metadata", std::move(metadata)}};
 }
 
-Json reattach(const ObservedStatefulSet& sts, const Target& target,
-              const std::string& shard_set_name) {
+std::optional<Json> adopt(const ObservedStatefulSet& sts, const Target& target,
+                          const ShardSetRef& shard_set) {
+  auto refs = movedOwner(sts, target.uid, shardSetOwner(shard_set));
+  if (!refs) return std::nullopt;
+  Json metadata = preconditions(sts.uid);
+  metadata["ownerReferences"] = std::move(*refs);
+  // The deadline under the names a detach writes now, copied as it is (shardscaler's own name is
+  // also what tells a plan from the caches that the ShardSet holds the reference).
+  if (const std::string* seed = sts.annotation(api::kDeletionTimestampAnnotation)) {
+    for (std::string_view name :
+         {api::kDeletionDeadlineAnnotation, api::kOperatorDeletionDeadlineAnnotation}) {
+      if (sts.annotation(name) == nullptr) metadata["annotations"][key(name)] = *seed;
+    }
+  }
+  return Json{{"metadata", std::move(metadata)}};
+}
+
+Json orphan(const ObservedStatefulSet& sts, const ShardSetRef& shard_set) {
+  Json refs = Json::array();
+  for (const OwnerReference& ref : sts.owner_references) {
+    if (ref.uid != shard_set.uid) refs.push_back(ownerJson(ref));
+  }
+  Json metadata = preconditions(sts.uid);
+  metadata["ownerReferences"] = std::move(refs);
+  return Json{{"metadata", std::move(metadata)}};
+}
+
+Json markDrain(const ObservedStatefulSet& sts, std::string_view annotation,
+               std::chrono::system_clock::time_point at) {
+  Json metadata = preconditions(sts.uid);
+  metadata["annotations"] = Json{{key(annotation), formatAnnotationTime(at)}};
+  return Json{{"metadata", std::move(metadata)}};
+}
+
+Json reattach(const ObservedStatefulSet& sts, const Target& target, const ShardSetRef& shard_set) {
   Json labels = savedLabels(sts, target);
   labels[key(api::kRetainedLabel)] = nullptr;
-  labels[key(api::kShardSetLabel)] = shard_set_name;  // still guarded, now as an active shard
+  labels[key(api::kShardSetLabel)] = shard_set.name;  // still guarded, now as an active shard
   Json metadata = preconditions(sts.uid);
   metadata["labels"] = std::move(labels);
+  if (!shard_set.uid.empty()) {
+    if (auto refs = movedOwner(sts, shard_set.uid, targetOwner(target))) {
+      metadata["ownerReferences"] = std::move(*refs);
+    }
+  }
   metadata["annotations"] = Json{{key(api::kDetachedLabelsAnnotation), nullptr},
+                                 {key(api::kDeletionDeadlineAnnotation), nullptr},
                                  {key(api::kDeletionTimestampAnnotation), nullptr},
-                                 {key(api::kDetachedAtAnnotation), nullptr}};
+                                 {key(api::kOperatorDeletionDeadlineAnnotation), nullptr},
+                                 {key(api::kDetachedAtAnnotation), nullptr},
+                                 {key(api::kDrainingSinceAnnotation), nullptr},
+                                 {key(api::kDrainedAtAnnotation), nullptr}};
   return Json{{"metadata", std::move(metadata)}};
 }
 

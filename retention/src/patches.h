@@ -35,10 +35,29 @@ nlohmann::json updateTarget(const Target& target, const TargetUpdate& update);
 // Adds the guard label (shard_set_name set) or removes it (nullopt).
 nlohmann::json labelStatefulSet(const ObservedStatefulSet& sts,
                                 const std::optional<std::string>& shard_set_name);
+// The ShardSet a shard is detached to: its guard label names it, and its controller
+// ownerReference moves from the target to it (uid "": ownership stays as it is).
+struct ShardSetRef {
+  std::string name;
+  std::string uid;
+};
 nlohmann::json detach(const ObservedStatefulSet& sts, const Target& target,
-                      const std::string& shard_set_name, const DeletionDeadline& deadline,
+                      const ShardSetRef& shard_set, const DeletionDeadline& deadline,
                       std::chrono::system_clock::time_point now);
+// Moves a retained shard's controller ownerReference from the target to the ShardSet, as a detach
+// does now, and copies its deadline to the annotations a detach writes now where they are
+// missing; nullopt when the target holds none.
+std::optional<nlohmann::json> adopt(const ObservedStatefulSet& sts, const Target& target,
+                                    const ShardSetRef& shard_set);
+// Drops the ShardSet's ownerReference from a retained shard it lets go of: nothing deletes it
+// then but a user (garbage collection has no owner to follow).
+nlohmann::json orphan(const ObservedStatefulSet& sts, const ShardSetRef& shard_set);
+// Annotates a due shard's drain: `annotation` (kDrainingSinceAnnotation or kDrainedAtAnnotation)
+// set to `at`.
+nlohmann::json markDrain(const ObservedStatefulSet& sts, std::string_view annotation,
+                         std::chrono::system_clock::time_point at);
+// Also gives the controller ownerReference back to the target when the ShardSet holds it.
 nlohmann::json reattach(const ObservedStatefulSet& sts, const Target& target,
-                        const std::string& shard_set_name);
+                        const ShardSetRef& shard_set);
 
 }  // namespace shardscaler::retention::patches

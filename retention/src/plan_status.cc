@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "plan_context.h"
+#include "shardscaler/retention/duration.h"
 
 namespace shardscaler::retention {
 namespace {
@@ -40,6 +41,7 @@ std::string progressMessage(const std::vector<Action>& actions) {
     const std::string_view verb = a.type == ActionType::DetachStatefulSet     ? "detach "
                                   : a.type == ActionType::ReattachStatefulSet ? "re-attach "
                                   : a.type == ActionType::LabelStatefulSet    ? "label "
+                                  : a.type == ActionType::AdoptStatefulSet    ? "take ownership of "
                                                                               : "delete ";
     parts.push_back(std::string(verb) + count(run, "StatefulSet(s)"));
     i += run;
@@ -59,7 +61,7 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
   const bool scaling =
       !d.waiting_for.empty() || std::ranges::any_of(c.plan.actions, [](const Action& a) {
         return a.type != ActionType::DeleteStatefulSet && a.type != ActionType::LabelStatefulSet &&
-               a.type != ActionType::ClaimTarget &&
+               a.type != ActionType::AdoptStatefulSet && a.type != ActionType::ClaimTarget &&
                !(a.type == ActionType::UpdateTarget && !a.merge_patch.contains("spec"));
       });
   std::vector<std::string> notes;
@@ -92,10 +94,13 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
                    "transition given up and undone: " +
                        (d.abandoned_because.empty() ? d.waiting_for : d.abandoned_because)};
   } else if (!c.plan.actions.empty() || !d.waiting_for.empty()) {
+    const bool deleting = std::ranges::any_of(
+        c.plan.actions, [](const Action& a) { return a.type == ActionType::DeleteStatefulSet; });
     const std::string_view reason = want < cur   ? kReasonScalingDown
                                     : want > cur ? kReasonScalingUp
                                     : scaling    ? kReasonReconciling
-                                                 : kReasonDeletingShards;
+                                    : deleting   ? kReasonDeletingShards
+                                                 : kReasonReconciling;
     std::string message = progressMessage(c.plan.actions);
     if (!d.waiting_for.empty()) {
       message += std::string(message.empty() ? "" : "; ") + "waiting for " + d.waiting_for;
@@ -104,9 +109,36 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
   } else if (cur != want || active != want) {
     progressing = {true, kReasonWaitingForOperator,
                    active_text + "; waiting for the operator" + suffix};
+  } else if (!d.draining.empty()) {
+    progressing = {true, kReasonDraining,
+                   "waiting for retained shards to ship their data: " + join(d.draining, "; ")};
   } else {
     progressing = {false, kReasonStable, "nothing to do"};
   }
+}
+
+// A retained shard as status shows it: Deleting once its deletion started; Draining while it is
+// due, not drained and a drain is checked; else Retained. Its last measured lag, while draining.
+api::RetainedShard retainedShardStatus(const PlanContext& c, const ShardStatefulSet& s) {
+  const std::string* ann = s.object->annotation(api::kDeletionDeadlineAnnotation);
+  if (ann == nullptr) ann = s.object->annotation(api::kDeletionTimestampAnnotation);
+  api::RetainedShard out{.index = s.index,
+                         .stateful_set = s.object->name,
+                         .deletion_timestamp = ann ? *ann : std::string()};
+  if (s.draining_since) out.draining_since = formatAnnotationTime(*s.draining_since);
+  if (s.drained_at) out.drained_at = formatAnnotationTime(*s.drained_at);
+  const std::optional<DrainPolicy>& drain = c.plan.decision.drain;
+  const bool due = s.deadline && s.deadline->expiredAt(c.input.now);
+  if (s.object->being_deleted) {
+    out.phase = api::kPhaseDeleting;
+  } else if (due && drain && drain->enabled && !s.drained_at) {
+    out.phase = api::kPhaseDraining;
+    if (auto reading = c.input.drain_readings.find(s.object->name);
+        reading != c.input.drain_readings.end()) {
+      out.lag_seconds = reading->second.lag_seconds;
+    }
+  }
+  return out;
 }
 
 // The target's shards in the status: the count and selector of the active ones, the retained
@@ -130,14 +162,36 @@ int32_t fillShards(const PlanContext& c, api::ShardSetStatus& st,
   st.shards = active;
   st.selector = activeShardPodSelector(t.name, pods_of);
   for (const auto& s : c.inventory->retained) {
-    const std::string* ann = s.object->annotation(api::kDeletionTimestampAnnotation);
-    st.retained_shards.push_back({s.index, s.object->name, ann ? *ann : std::string()});
+    st.retained_shards.push_back(retainedShardStatus(c, s));
     if (!s.deadline) {
       bad_deadlines.push_back("StatefulSet " + s.object->name + " (shard " +
                               std::to_string(s.index) + "): " + s.deadline_problem);
     }
   }
   return active;
+}
+
+// DrainChecked: whether a due shard's deletion waits for its data to be shipped.
+ConditionText drainChecked(const DrainPolicy& drain) {
+  if (drain.enabled) {
+    return {true, kReasonDrainsChecked,
+            "a due shard is deleted only once " +
+                std::string(drain.condition ? "spec.shardRetentionPolicy.drain.condition holds"
+                                            : "its remote-write queues caught up (lag <= " +
+                                                  formatPrometheusDuration(drain.max_lag) + ")") +
+                " at " + drain.prometheus_url + ", or " + formatPrometheusDuration(drain.timeout) +
+                " after it became due (onTimeout: " + std::string(toString(drain.on_timeout)) +
+                ")"};
+  }
+  if (drain.unverified) {
+    return {false, kReasonNoQueryEndpoint,
+            "no query endpoint (spec.shardRetentionPolicy.drain.prometheusURL or "
+            "spec.ingestion.prometheusURL): shards are deleted without checking that their data "
+            "was shipped; a PrometheusAgent's WAL is its only copy"};
+  }
+  return {false, kReasonDrainDisabled,
+          "spec.shardRetentionPolicy.drain.enabled is false: shards are deleted without checking "
+          "that their data was shipped"};
 }
 
 struct Conditions {
@@ -202,6 +256,57 @@ Conditions modeConditions(const PlanContext& c, int32_t active) {
   return out;
 }
 
+// The OtherWriters condition of a claimed target. A field manager counts only when it last wrote
+// after the ShardSet was created: the one that created the target with a shard count is history,
+// a GitOps tool re-applying its manifest (or a user's kubectl) since is a second writer.
+ConditionText otherWriters(const PlanContext& c) {
+  const api::ShardSet& ss = c.input.shard_set;
+  std::vector<std::string> managers;
+  for (const SpecWriter& w : c.input.target_writers) {
+    if (ss.created && w.time && *w.time < *ss.created) continue;
+    managers.push_back("field manager \"" + w.manager + "\" (" + join(w.fields, ", ") +
+                       (w.operation.empty() ? "" : ", " + w.operation) + ")");
+  }
+  std::vector<std::string> hpas;
+  hpas.reserve(c.input.target_hpas.size());
+  for (const std::string& hpa : c.input.target_hpas) {
+    hpas.push_back("HorizontalPodAutoscaler " + hpa);
+  }
+  if (managers.empty() && hpas.empty()) {
+    return {false, kReasonNoOtherWriters, "only shardscaler writes spec.shards and spec.paused"};
+  }
+  const std::string target = ss.spec.target_ref.kind + " " + ss.ns + "/" + ss.spec.target_ref.name;
+  std::vector<std::string> all = hpas;
+  all.insert(all.end(), managers.begin(), managers.end());
+  return {true, hpas.empty() ? kReasonFieldManagerConflict : kReasonHPATargetsTarget,
+          join(all, "; ") + " also write" + (all.size() == 1 ? "s " : " ") + target +
+              ", which ShardSet " + ss.name + " scales: scale with \"kubectl scale shardset/" +
+              ss.name +
+              "\" or an HPA on the ShardSet, and leave spec.shards and spec.paused out of "
+              "manifests (README: Running with the Prometheus Operator)"};
+}
+
+// Degraded while pauses go unacknowledged: how many, how long the next attempt waits, and what
+// to check on the operator's side.
+std::string unacknowledgedMessage(const PlanContext& c) {
+  const Decision& d = c.plan.decision;
+  const std::chrono::nanoseconds hold =
+      pauseHold(c.input.safety.pause_ack_timeout, d.unacknowledged_pauses);
+  std::string target =
+      c.input.shard_set.spec.target_ref.kind + " " + c.input.shard_set.spec.target_ref.name;
+  std::string plural =
+      c.target != nullptr ? targetResource(c.target->kind).resource : "prometheuses";
+  return "the operator did not acknowledge " + std::to_string(d.unacknowledged_pauses) +
+         (d.unacknowledged_pauses == 1 ? " pause" : " pauses in a row") + " of " + target +
+         " within " + formatPrometheusDuration(c.input.safety.pause_ack_timeout) +
+         "; the next is held " + formatPrometheusDuration(hold) +
+         " after the last (doubling, at most " + formatPrometheusDuration(kMaxPauseHold) +
+         "). Check that the Prometheus Operator is running and watches this namespace, that it "
+         "is v0.60 or later (earlier versions report no observedGeneration in "
+         "status.conditions), and that its RBAC lets it update " +
+         plural + "/status" + (d.abandoned_because.empty() ? "" : " (" + d.abandoned_because + ")");
+}
+
 }  // namespace
 
 void fillStatus(PlanContext& c) {
@@ -215,8 +320,13 @@ void fillStatus(PlanContext& c) {
   const int32_t active = fillShards(c, st, bad_deadlines);
   Conditions conditions = modeConditions(c, active);
   ConditionText& degraded = conditions.degraded;
-  if (degraded.reason == kReasonAsExpected && !d.abandoned_because.empty()) {
+  if (degraded.reason == kReasonAsExpected && d.unacknowledged_pauses > 0) {
+    degraded = {true, kReasonPauseNotAcknowledged, unacknowledgedMessage(c)};
+  } else if (degraded.reason == kReasonAsExpected && !d.abandoned_because.empty()) {
     degraded = {true, kReasonPauseNotAcknowledged, d.abandoned_because};
+  }
+  if (degraded.reason == kReasonAsExpected && !d.drain_timed_out.empty()) {
+    degraded = {true, kReasonDrainTimedOut, join(d.drain_timed_out, "; ")};
   }
   if (degraded.reason == kReasonAsExpected && !bad_deadlines.empty()) {
     degraded = {true, kReasonInvalidDeletionTimestamp,
@@ -235,6 +345,26 @@ void fillStatus(PlanContext& c) {
       makeCondition(ss.conditions, kConditionDegraded, degraded.status, degraded.reason,
                     degraded.message, gen, now),
   };
+  if (d.drain) {
+    const ConditionText checked = drainChecked(*d.drain);
+    st.conditions.push_back(makeCondition(ss.conditions, api::kConditionDrainChecked,
+                                          checked.status, checked.reason, checked.message, gen,
+                                          now));
+  }
+  if (d.mode == PlanMode::Converge && c.target != nullptr) {
+    const ConditionText writers = otherWriters(c);
+    st.conditions.push_back(makeCondition(ss.conditions, api::kConditionOtherWriters,
+                                          writers.status, writers.reason, writers.message, gen,
+                                          now));
+    const Condition* was = k8s::findStatusCondition(ss.conditions, api::kConditionOtherWriters);
+    if (writers.status &&
+        (was == nullptr || was->status != "True" || was->message != writers.message)) {
+      plan.events.push_back({EventType::Warning, std::string(writers.reason), writers.message});
+    }
+  }
+  st.unacknowledged_pauses = d.unacknowledged_pauses;
+  st.draining_count = static_cast<int64_t>(std::ranges::count(
+      st.retained_shards, std::string(api::kPhaseDraining), &api::RetainedShard::phase));
 
   // Problems are announced once, when they appear or change, not on every reconcile.
   const Condition* before = k8s::findStatusCondition(ss.conditions, kConditionDegraded);

@@ -5,6 +5,7 @@
 #include "shardscaler/retention/duration.h"
 
 #include "action_builder.h"
+#include "patches.h"
 #include "plan_context.h"
 
 namespace shardscaler::retention {
@@ -53,6 +54,12 @@ std::string_view toString(ActionType type) {
       return "UpdateTarget";
     case ActionType::DetachStatefulSet:
       return "DetachStatefulSet";
+    case ActionType::MarkDrainState:
+      return "MarkDrainState";
+    case ActionType::OrphanStatefulSet:
+      return "OrphanStatefulSet";
+    case ActionType::AdoptStatefulSet:
+      return "AdoptStatefulSet";
     case ActionType::ReattachStatefulSet:
       return "ReattachStatefulSet";
     case ActionType::DeleteStatefulSet:
@@ -70,6 +77,7 @@ void decideInputs(PlanContext& c) {
   const api::ShardSet& ss = input.shard_set;
   Decision& d = c.plan.decision;
   d.problems = ss.spec_errors;
+  d.unacknowledged_pauses = ss.unacknowledged_pauses;
   const auto kind = parseTargetKind(ss.spec.target_ref.kind);
   if (ss.spec.target_ref.kind.empty()) {
     addProblems(d.problems, {{"spec.targetRef.kind", "required"}});
@@ -92,19 +100,43 @@ void decideInputs(PlanContext& c) {
   if (c.target != nullptr) {
     const Target& t = *c.target;
     for (const auto& e : t.spec_errors) addProblems(d.problems, {{"target." + e.field, e.message}});
+    if (t.mode == "DaemonSet") {
+      addProblems(d.problems,
+                  {{"target.spec.mode",
+                    "DaemonSet: the agent runs one pod per node and has no shards to scale (its "
+                    "API server refuses spec.shards > 1 from operator v0.84); point the "
+                    "ShardSet at a StatefulSet-mode agent"}});
+    }
     zones = t.topologyZones();
     d.current_shards = t.effectiveShards();
     d.target_paused_by_us = t.pausedBy(ss.name);
+    if (d.target_paused_by_us) {
+      d.paused_by_us_since = parseAnnotationTime(t.annotation(api::kPausedAtAnnotation));
+    }
     d.target_paused_by_others = t.paused && !d.target_paused_by_us;
     c.inventory = takeInventory(ss, t, input.stateful_sets);
     if (auto p = resolveRetentionPolicy(ss, t)) {
       d.policy = *p;
-      if (p->when_scaled == WhenScaled::Retain) {
-        d.new_deadline = deadlineAfter(input.now, p->period);
-      }
     } else {
       addProblems(d.problems, p.error());
     }
+  }
+  if (auto drain = resolveDrainPolicy(ss)) {
+    d.drain = *drain;
+  } else {
+    addProblems(d.problems, drain.error());
+  }
+  for (const auto& [name, reading] : input.drain_readings) {
+    if (reading.invalid_condition) {
+      addProblems(d.problems, {{"spec.shardRetentionPolicy.drain.condition",
+                                "Prometheus refused it: " + reading.reason}});
+    }
+  }
+  if (d.policy && d.policy->when_scaled == WhenScaled::Retain) {
+    d.new_deadline = deadlineAfter(input.now, d.policy->period);
+  } else if (d.policy && d.drain && d.drain->enabled) {
+    // Delete with a drain: detached like Retain, due at once, deleted once drained.
+    d.new_deadline = DeletionDeadline::at(k8s::Timestamp::fromTimePoint(input.now));
   }
   if (auto w = desiredShards(ss.spec.shards, ss.spec.min_shards, ss.spec.max_shards, zones)) {
     d.desired = *w;
@@ -115,6 +147,58 @@ void decideInputs(PlanContext& c) {
       c.target != nullptr ? c.target->annotation(api::kClaimedByAnnotation) : nullptr;
   d.claimed_by = claim != nullptr ? *claim : "";
 }
+
+// A released ShardSet's retained shards would otherwise go with it (garbage collection follows
+// the ownerReference a detach moved to it): each loses that reference, whether or not the target
+// still exists, and stays until a user deletes it (the RetainedShardsOrphaned Event says how).
+void planOrphans(PlanContext& c) {
+  const api::ShardSet& ss = c.input.shard_set;
+  if (ss.uid.empty()) return;
+  std::string names;
+  for (const ObservedStatefulSet& sts : c.input.stateful_sets) {
+    const std::string* retained = sts.label(api::kRetainedLabel);
+    const std::string* owner = sts.label(api::kShardSetLabel);
+    if (sts.being_deleted || retained == nullptr || *retained != "true" || owner == nullptr ||
+        *owner != ss.name ||
+        std::ranges::none_of(sts.owner_references,
+                             [&](const OwnerReference& ref) { return ref.uid == ss.uid; })) {
+      continue;
+    }
+    Action a;
+    a.type = ActionType::OrphanStatefulSet;
+    a.object_name = sts.name;
+    if (const std::string* index = sts.label(api::kOperatorShardLabel)) {
+      a.shard_index = parseShardIndex(*index);
+    }
+    a.uid = sts.uid;
+    a.merge_patch = patches::orphan(sts, {ss.name, ss.uid});
+    a.summary = "drop ShardSet " + ss.name + "'s ownerReference from retained StatefulSet " +
+                sts.name + ", which stays";
+    c.plan.actions.push_back(std::move(a));
+    names += (names.empty() ? "" : ", ") + sts.name;
+  }
+  // Once, with the last of them: the next round no longer finds them (nothing owns them now).
+  if (!names.empty()) {
+    c.plan.actions.back().events.push_back(
+        {EventType::Warning, std::string(kReasonRetainedShardsOrphaned),
+         "ShardSet no longer manages " + ss.spec.target_ref.kind + "/" + ss.spec.target_ref.name +
+             "; its retained StatefulSets stay and will not be deleted at their deadline: " +
+             names + " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) + "=" +
+             ss.name + " removes them)"});
+  }
+}
+
+}  // namespace
+
+std::chrono::nanoseconds pauseHold(std::chrono::nanoseconds ack_timeout, int32_t unacknowledged) {
+  const std::chrono::nanoseconds cap =
+      std::max<std::chrono::nanoseconds>(kMaxPauseHold, ack_timeout);
+  std::chrono::nanoseconds hold = ack_timeout;
+  for (int32_t i = 1; i < unacknowledged && hold < cap; ++i) hold *= 2;
+  return std::min(hold, cap);
+}
+
+namespace {
 
 // Claimed first, as the only target write of its plan: it carries the read's resourceVersion,
 // so a second ShardSet racing for the target loses with 409, and the applier stops there. Behind
@@ -144,6 +228,7 @@ Plan planShardSet(const PlanInput& input) {
     if (c.target != nullptr && !c.target->being_deleted && !claimed_by_other) {
       planUndo(c, UndoFor::Release);
     }
+    planOrphans(c);
   } else if (c.target != nullptr && claimed_by_other && input.claim_holder_exists != false) {
     d.mode = PlanMode::TargetClaimed;
   } else if (!d.problems.empty()) {

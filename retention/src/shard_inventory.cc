@@ -12,18 +12,39 @@ bool ownedByTarget(const ObservedStatefulSet& sts, const Target& target) {
   });
 }
 
+bool ownedByShardSet(const ObservedStatefulSet& sts, const api::ShardSet& shard_set) {
+  if (shard_set.uid.empty()) return false;
+  return std::ranges::any_of(sts.owner_references, [&](const OwnerReference& ref) {
+    return ref.uid == shard_set.uid && ref.kind == api::kShardSetKind;
+  });
+}
+
 void readDeadline(ShardStatefulSet& shard) {
-  const std::string* value = shard.object->annotation(api::kDeletionTimestampAnnotation);
+  std::string_view name = api::kDeletionDeadlineAnnotation;
+  const std::string* value = shard.object->annotation(name);
   if (value == nullptr) {
-    shard.deadline_problem =
-        "annotation " + std::string(api::kDeletionTimestampAnnotation) + " missing";
+    name = api::kDeletionTimestampAnnotation;
+    value = shard.object->annotation(name);
+  }
+  if (value == nullptr) {
+    shard.deadline_problem = "annotation " + std::string(api::kDeletionDeadlineAnnotation) +
+                             " (or " + std::string(api::kDeletionTimestampAnnotation) + ") missing";
     return;
   }
   if (auto d = parseDeletionTimestamp(*value)) {
     shard.deadline = *d;
   } else {
-    shard.deadline_problem =
-        "annotation " + std::string(api::kDeletionTimestampAnnotation) + ": " + d.error();
+    shard.deadline_problem = "annotation " + std::string(name) + ": " + d.error();
+  }
+}
+
+void readOperatorDeadline(ShardStatefulSet& shard) {
+  const std::string* value = shard.object->annotation(api::kOperatorDeletionDeadlineAnnotation);
+  if (value == nullptr) return;
+  if (auto d = parseDeletionTimestamp(*value)) {
+    shard.operator_deadline = *d;
+  } else {
+    shard.operator_deadline_unreadable = true;
   }
 }
 
@@ -36,8 +57,11 @@ ShardInventory takeInventory(const api::ShardSet& shard_set, const Target& targe
     const std::string* shard_label = sts.label(api::kOperatorShardLabel);
     const int32_t index = shard_label != nullptr ? parseShardIndex(*shard_label).value_or(-1) : -1;
     const std::string* mode = sts.label(api::kOperatorModeLabel);
+    const bool owned_by_target = ownedByTarget(sts, target);
+    const bool owned_by_shard_set = ownedByShardSet(sts, shard_set);
     if (index < 0 || sts.name != statefulSetName(target.kind, target.name, index) ||
-        !ownedByTarget(sts, target) || (mode != nullptr && *mode != operatorMode(target.kind))) {
+        (!owned_by_target && !owned_by_shard_set) ||
+        (mode != nullptr && *mode != operatorMode(target.kind))) {
       inventory.ignored.push_back(&sts);
       continue;
     }
@@ -56,10 +80,12 @@ ShardInventory takeInventory(const api::ShardSet& shard_set, const Target& targe
       // The guard label alone is what every active shard carries; the marks are what a detach
       // wrote and a re-attach removes.
       shard.carries_retention_marks =
-          ours && (sts.label(api::kRetainedLabel) != nullptr ||
+          ours && (!owned_by_target || sts.label(api::kRetainedLabel) != nullptr ||
                    sts.annotation(api::kDeletionTimestampAnnotation) != nullptr ||
+                   sts.annotation(api::kDeletionDeadlineAnnotation) != nullptr ||
                    sts.annotation(api::kDetachedLabelsAnnotation) != nullptr);
       if (shard.carries_retention_marks) readDeadline(shard);
+      readOperatorDeadline(shard);
       inventory.attached.push_back(std::move(shard));
       continue;
     }
@@ -69,8 +95,12 @@ ShardInventory takeInventory(const api::ShardSet& shard_set, const Target& targe
       continue;
     }
     shard.guard_labelled = true;
+    shard.owned_by_shard_set = owned_by_shard_set;
     readDeadline(shard);
+    readOperatorDeadline(shard);
     shard.detached_at = parseAnnotationTime(sts.annotation(api::kDetachedAtAnnotation));
+    shard.draining_since = parseAnnotationTime(sts.annotation(api::kDrainingSinceAnnotation));
+    shard.drained_at = parseAnnotationTime(sts.annotation(api::kDrainedAtAnnotation));
     inventory.retained.push_back(std::move(shard));
   }
   const auto by_index = [](const ShardStatefulSet& a, const ShardStatefulSet& b) {

@@ -40,6 +40,9 @@ std::expected<ObservedStatefulSet, api::FieldError> parseStatefulSet(const nlohm
         ref.uid = r.string(o, "uid", "metadata.ownerReferences.uid").value_or("");
         ref.controller =
             r.boolean(o, "controller", "metadata.ownerReferences.controller").value_or(false);
+        ref.block_owner_deletion =
+            r.boolean(o, "blockOwnerDeletion", "metadata.ownerReferences.blockOwnerDeletion")
+                .value_or(false);
         s.owner_references.push_back(std::move(ref));
       }
     }

@@ -1,6 +1,7 @@
 #include "shardscaler/retention/target.h"
 
 #include "shardscaler/api/field_reader.h"
+#include "shardscaler/k8s_meta/time.h"
 
 namespace shardscaler::retention {
 
@@ -57,6 +58,40 @@ void readOperatorStatus(const nlohmann::json& object, Target& t) {
   }
 }
 
+// metadata.managedFields entries of other managers that own spec.shards or spec.paused. Read
+// leniently: an entry in a shape we do not know names no writer.
+void readSpecWriters(const nlohmann::json& metadata, Target& t) {
+  const auto* entries = api::member(metadata, "managedFields");
+  if (entries == nullptr || !entries->is_array()) return;
+  for (const auto& entry : *entries) {
+    const auto* manager = api::member(entry, "manager");
+    const auto* fields = api::member(entry, "fieldsV1");
+    const auto* subresource = api::member(entry, "subresource");
+    if (manager == nullptr || !manager->is_string() || fields == nullptr ||
+        (subresource != nullptr && subresource->is_string() && *subresource == "status")) {
+      continue;
+    }
+    const std::string& name = manager->get_ref<const std::string&>();
+    if (name == api::kFieldManager || name == api::kOperatorFieldManager) continue;
+    const auto* spec = api::member(*fields, "f:spec");
+    if (spec == nullptr || !spec->is_object()) continue;
+    SpecWriter writer{.manager = name};
+    for (const auto& [key, field] :
+         {std::pair{"f:shards", "spec.shards"}, std::pair{"f:paused", "spec.paused"}}) {
+      if (spec->contains(key)) writer.fields.emplace_back(field);
+    }
+    if (writer.fields.empty()) continue;
+    if (const auto* op = api::member(entry, "operation"); op && op->is_string()) {
+      writer.operation = op->get<std::string>();
+    }
+    if (const auto* time = api::member(entry, "time"); time && time->is_string()) {
+      if (auto parsed = k8s::parseRfc3339(time->get<std::string>()))
+        writer.time = parsed->toTimePoint();
+    }
+    t.spec_writers.push_back(std::move(writer));
+  }
+}
+
 }  // namespace
 
 std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object, TargetKind kind) {
@@ -82,6 +117,7 @@ std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object,
     t.generation = meta.integer(*metadata, "generation", "metadata.generation").value_or(0);
     t.being_deleted = member(*metadata, "deletionTimestamp") != nullptr;
     t.annotations = meta.stringMap(*metadata, "annotations", "metadata.annotations");
+    readSpecWriters(*metadata, t);
   }
   if (!meta_errors.empty()) return std::unexpected(meta_errors.front());
   if (t.name.empty()) return std::unexpected(api::FieldError{"metadata.name", "required"});
@@ -97,6 +133,7 @@ std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object,
   t.paused = r.boolean(*spec, "paused", "spec.paused").value_or(false);
   t.retention = r.string(*spec, "retention", "spec.retention");
   t.retention_size = r.string(*spec, "retentionSize", "spec.retentionSize");
+  t.mode = r.string(*spec, "mode", "spec.mode");
   if (const auto* p = r.object(*spec, "shardRetentionPolicy", "spec.shardRetentionPolicy")) {
     t.has_shard_retention_policy = true;
     t.when_scaled = r.string(*p, "whenScaled", "spec.shardRetentionPolicy.whenScaled");

@@ -115,11 +115,15 @@ TEST_F(BadInputTest, GarbageDeletionTimestampIsKept) {
   ASSERT_TRUE(waitForSettled(4, 0));
   scaleWithKubectl(2);
   ASSERT_TRUE(waitForSettled(2, 2));
-  // Someone writes garbage into shard 2's deadline, and a deadline long past into shard 3's.
+  // Someone writes garbage into shard 2's deadline (the annotation shardscaler reads first), and
+  // a deadline long past into all three of shard 3's (the operator's own one included: an
+  // unexpired operator deadline alone keeps a shard).
   auto garbage = kubectl("annotate --overwrite sts prometheus-main-shard-2 -n " + ns_ +
-                         " operator.prometheus.io/deletion-timestamp=soon-ish");
+                         " shardscaler.io/deletion-deadline=soon-ish");
   ASSERT_EQ(garbage.exit_code, 0) << garbage.err;
   auto past = kubectl("annotate --overwrite sts prometheus-main-shard-3 -n " + ns_ +
+                      " shardscaler.io/deletion-deadline=2020-01-01T00:00:00Z"
+                      " operator.prometheus.io/deletion-deadline=2020-01-01T00:00:00Z"
                       " operator.prometheus.io/deletion-timestamp=2020-01-01T00:00:00Z");
   ASSERT_EQ(past.exit_code, 0) << past.err;
 

@@ -460,6 +460,22 @@ TEST_F(GuardTest, ShardRetainedByTheControllerIsProtected) {
   ASSERT_TRUE(waitForSettled(3, 0));
 }
 
+// Someone scales the claimed Prometheus itself (its own scale subresource) from 3 to 1: the
+// operator's deletions of shards 1 and 2 are refused, as those are still active shards of the
+// ShardSet, and shardscaler puts spec.shards back. No shard is lost.
+TEST_F(GuardTest, ScalingTheClaimedTargetDirectlyLosesNothing) {
+  createPrometheus(3);
+  applyShardSet({.shards = 3, .when_scaled = "Retain", .retention_period = "1h"});
+  ASSERT_TRUE(waitForSettled(3, 0));
+  const auto uids = statefulSetUids();
+  auto scaled = kubectl("scale prometheus/main -n " + ns_ + " --replicas=1");
+  ASSERT_EQ(scaled.exit_code, 0) << scaled.err;
+  ASSERT_TRUE(waitFor("the operator to act on spec.shards=1 (a refused deletion)",
+                      [&](std::string*) { return metric(kDenials, "") > 0; }));
+  ASSERT_TRUE(waitForSettled(3, 0, 90s));
+  EXPECT_EQ(statefulSetUids(), uids) << "a shard was deleted or replaced";
+}
+
 // Without exempt groups, and with the control plane's controller-manager user ("admin") as the
 // cleanup identity: admin's own deletes are judged like anyone's, but the garbage collector and
 // the namespace controller clean up behind a deleted target or namespace.

@@ -607,6 +607,10 @@ TEST_F(HostileInputTest, UpdateThenDeleteSequencesAreRefused) {
        "annotate statefulset " + retained +
            " operator.prometheus.io/deletion-timestamp=2020-01-01T00:00:00Z --overwrite",
        "GuardedMetadata"},
+      {"shardscaler's own deadline moved back",
+       "annotate statefulset " + retained +
+           " shardscaler.io/deletion-deadline=2020-01-01T00:00:00Z --overwrite",
+       "GuardedMetadata"},
       {"deadline removed",
        "annotate statefulset " + retained + " operator.prometheus.io/deletion-timestamp-",
        "GuardedMetadata"},

@@ -51,7 +51,7 @@ Resource customResourceDefinitions() {
   return {"apiextensions.k8s.io", "v1", "customresourcedefinitions", false};
 }
 Resource horizontalPodAutoscalers() {
-  return {"autoscaling", "v2beta2", "horizontalpodautoscalers", true};
+  return {"autoscaling", "v1", "horizontalpodautoscalers", true};
 }
 }  // namespace resources
 

@@ -66,7 +66,7 @@ namespace {
 // target and its shards holds.
 bool concurrent(const retention::Action& a) {
   return a.type == ActionType::DetachStatefulSet || a.type == ActionType::ReattachStatefulSet ||
-         a.type == ActionType::LabelStatefulSet;
+         a.type == ActionType::LabelStatefulSet || a.type == ActionType::AdoptStatefulSet;
 }
 
 }  // namespace
@@ -141,7 +141,10 @@ k8s::Result<std::uint64_t> PlanApplier::applyOne(const retention::Action& action
     }
     case ActionType::LabelStatefulSet:
     case ActionType::DetachStatefulSet:
-    case ActionType::ReattachStatefulSet: {
+    case ActionType::ReattachStatefulSet:
+    case ActionType::MarkDrainState:
+    case ActionType::OrphanStatefulSet:
+    case ActionType::AdoptStatefulSet: {
       auto r = client_.patchReading(k8s::resources::statefulSets(), ns, action.object_name,
                                     k8s::PatchType::Merge, action.merge_patch, "", writeAnswer());
       if (!r) return std::unexpected(r.error());

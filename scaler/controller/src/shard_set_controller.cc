@@ -56,8 +56,19 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
   // A reconcile sends at most PlanApplier::kMaxWritesInFlight requests at once.
   side_requests_ = std::make_unique<k8s::TaskPool>((PlanApplier::kMaxWritesInFlight - 1) *
                                                    static_cast<std::size_t>(workers_));
+  DrainCheck drain_check = options.drain_check;
+  if (!drain_check) {
+    drain_check = [checker = std::make_shared<ingestion::DrainChecker>(
+                       ingestion::prometheusClientFactory(), std::chrono::seconds(10),
+                       options.drain_url_policy)](const retention::DrainPolicy& policy,
+                                                  const std::string& ns,
+                                                  std::span<const ingestion::DrainShard> shards) {
+      return checker->check(policy, ns, shards);
+    };
+  }
   reader_ = std::make_unique<ShardSetReader>(client, *caches_, *own_writes_, *side_requests_,
-                                             options.guard_enforced);
+                                             options.guard_enforced, std::move(drain_check), clock);
+  guard_status_ = std::make_unique<GuardStatusCache>(clock, options.guard_enforced);
   holds_ = std::make_unique<TransitionHolds>(clock, options.apply_failure_hold);
   drain_ = std::make_unique<DrainGate>(clock);
   reconciler_ = std::make_unique<ShardSetReconciler>(
@@ -69,6 +80,7 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
                                 .caches = *caches_,
                                 .own_writes = *own_writes_,
                                 .reader = *reader_,
+                                .guard_status = *guard_status_,
                                 .holds = *holds_,
                                 .drain = *drain_,
                                 .side_requests = *side_requests_},

@@ -71,7 +71,9 @@ std::shared_ptr<const k8s::FieldMask> ShardSetEventMapper::statefulSetFields() {
     mask.keep({"metadata", "labels", label});
   }
   for (std::string_view annotation :
-       {api::kDeletionTimestampAnnotation, api::kDetachedAtAnnotation}) {
+       {api::kDeletionTimestampAnnotation, api::kDeletionDeadlineAnnotation,
+        api::kOperatorDeletionDeadlineAnnotation, api::kDetachedAtAnnotation,
+        api::kDrainingSinceAnnotation, api::kDrainedAtAnnotation}) {
     mask.keep({"metadata", "annotations", annotation});
   }
   return std::make_shared<const k8s::FieldMask>(std::move(mask));

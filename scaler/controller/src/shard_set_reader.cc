@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "shardscaler/api/api_resources.h"
+#include "shardscaler/k8s_meta/object_meta.h"
 #include "shardscaler/retention/naming.h"
 #include "shardscaler/retention/shard_inventory.h"
 #include "shardscaler/telemetry/logging.h"
@@ -32,6 +33,23 @@ void LiveReadRecord::set(const std::string& key, Entry entry) {
 void LiveReadRecord::forget(const std::string& key) {
   std::lock_guard lock(mutex_);
   entries_.erase(key);
+}
+
+std::optional<bool> GuardStatusCache::enforced(const std::string& ns) {
+  constexpr auto kMaxAge = std::chrono::minutes(1);
+  if (!read_) return std::nullopt;
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = entries_.find(ns);
+        it != entries_.end() && clock_.monotonicNow() - it->second.read_at < kMaxAge) {
+      return it->second.enforced;
+    }
+  }
+  std::string why;
+  const bool enforced = read_(ns, &why);  // a live read, outside the lock
+  std::lock_guard lock(mutex_);
+  entries_[ns] = Entry{enforced, clock_.monotonicNow()};
+  return enforced;
 }
 
 namespace {
@@ -102,9 +120,13 @@ bool mayTransition(const api::ShardSet& shard_set, const retention::Target& t) {
          t.annotation(api::kPausedByAnnotation) != nullptr;
 }
 
-// A cached StatefulSet as the planner reads one: owned by the target, which the cache does not
-// keep (a shard is taken as the target's by the guard label; see observeCached).
-retention::ObservedStatefulSet fromCache(const Json& object, const retention::Target& target,
+// A cached StatefulSet as the planner reads one: owned by the target, or when detached by the
+// ShardSet, which the cache does not keep (a shard is taken as theirs by the guard label; see
+// observeCached). A detach that moves the reference writes shardscaler.io/deletion-deadline, and
+// so does an adoption: a detached shard without it is an older version's, still the target's, so
+// the plan from the caches adopts it and is not at rest, and a live plan does the adopting.
+retention::ObservedStatefulSet fromCache(const Json& object, const api::ShardSet& shard_set,
+                                         const retention::Target& target,
                                          retention::TargetKind kind) {
   retention::ObservedStatefulSet sts;
   sts.name = stringAt(object, "metadata", "name");
@@ -118,24 +140,107 @@ retention::ObservedStatefulSet fromCache(const Json& object, const retention::Ta
       if (v.is_string()) into->emplace(k, v.get<std::string>());
     }
   }
-  sts.owner_references.push_back({.api_version = "",
-                                  .kind = std::string(retention::toString(kind)),
-                                  .name = target.name,
-                                  .uid = target.uid,
-                                  .controller = true});
+  const std::string* retained = sts.label(api::kRetainedLabel);
+  if (retained != nullptr && *retained == "true" && !shard_set.uid.empty() &&
+      sts.annotation(api::kDeletionDeadlineAnnotation) != nullptr) {
+    sts.owner_references.push_back({.api_version = std::string(api::kApiVersion),
+                                    .kind = std::string(api::kShardSetKind),
+                                    .name = shard_set.name,
+                                    .uid = shard_set.uid,
+                                    .controller = true});
+  } else {
+    sts.owner_references.push_back({.api_version = "",
+                                    .kind = std::string(retention::toString(kind)),
+                                    .name = target.name,
+                                    .uid = target.uid,
+                                    .controller = true});
+  }
   return sts;
 }
 
 }  // namespace
 
+void TargetWriters::noteLiveRead(const retention::Target& target) {
+  std::lock_guard lock(mutex_);
+  writers_[target.uid] = target.spec_writers;
+}
+
+void TargetWriters::fill(Observed& observed) {
+  if (!observed.target) return;
+  observed.target_hpas = hpasAimedAt(*observed.target);
+  std::lock_guard lock(mutex_);
+  if (auto it = writers_.find(observed.target->uid); it != writers_.end()) {
+    observed.target_writers = it->second;
+  }
+}
+
+// One list of the namespace's HPAs a minute, shared by its ShardSets. A failed list (no RBAC for
+// HPAs, say) reports none until the next; it never fails a reconcile.
+std::vector<std::string> TargetWriters::hpasAimedAt(const retention::Target& target) {
+  const auto now = clock_.monotonicNow();
+  k8s::Json items;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = hpas_.find(target.ns);
+    if (it != hpas_.end() && now - it->second.read_at < kHpaListPeriod) items = it->second.items;
+  }
+  if (items.is_null()) {
+    items = k8s::Json::array();
+    auto list = client_.list(k8s::resources::horizontalPodAutoscalers(), target.ns, {});
+    if (list) {
+      for (const k8s::Json& hpa : list->value("items", k8s::Json::array())) {
+        const k8s::Json& ref = k8s::meta::field(hpa, "spec", "scaleTargetRef");
+        if (!ref.is_object()) continue;
+        items.push_back({ref.value("kind", k8s::Json()), ref.value("name", k8s::Json()),
+                         k8s::meta::stringAt(hpa, "metadata", "name")});
+      }
+    } else {
+      telemetry::logEvent(telemetry::LogLevel::Debug, "listing HorizontalPodAutoscalers failed",
+                          {{"namespace", target.ns}, {"error", list.error().describe()}});
+    }
+    std::lock_guard lock(mutex_);
+    hpas_[target.ns] = HpaList{.read_at = now, .items = items};
+  }
+  std::vector<std::string> aimed;
+  for (const k8s::Json& item : items) {
+    if (item[0] == std::string(retention::toString(target.kind)) && item[1] == target.name) {
+      aimed.push_back(item[2].get<std::string>());
+    }
+  }
+  return aimed;
+}
+
 ShardSetReader::ShardSetReader(k8s::KubeClient& client, const ShardSetCaches& caches,
                                const OwnWrites& own_writes, k8s::TaskPool& side_requests,
-                               GuardEnforced guard_enforced)
+                               GuardEnforced guard_enforced, DrainCheck drain_check,
+                               const k8s::Clock& clock)
     : client_(client),
       caches_(caches),
       own_writes_(own_writes),
       side_requests_(side_requests),
-      guard_enforced_(std::move(guard_enforced)) {}
+      guard_enforced_(std::move(guard_enforced)),
+      drain_check_(std::move(drain_check)),
+      target_writers_(client, clock) {}
+
+std::map<std::string, retention::DrainReading, std::less<>> ShardSetReader::readDrains(
+    const api::ShardSet& shard_set, const retention::DrainPolicy& policy,
+    std::span<const retention::Decision::DrainCheck> checks) const {
+  std::map<std::string, retention::DrainReading, std::less<>> readings;
+  std::vector<ingestion::DrainShard> shards;
+  for (const auto& check : checks) {
+    auto sts = client_.get(k8s::resources::statefulSets(), shard_set.ns, check.stateful_set);
+    if (!sts) {
+      readings[check.stateful_set].reason =
+          "cannot read StatefulSet " + check.stateful_set + ": " + sts.error().describe();
+      continue;
+    }
+    const Json& replicas = field(*sts, "spec", "replicas");
+    shards.push_back({.stateful_set = check.stateful_set,
+                      .replicas = replicas.is_number_integer() ? replicas.get<int32_t>() : 1});
+  }
+  if (!shards.empty() && drain_check_) readings.merge(drain_check_(policy, shard_set.ns, shards));
+  return readings;
+}
 
 std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard_set) const {
   auto caches = caches_.forTarget(shard_set);
@@ -170,13 +275,14 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
   for (const auto& [index, value] :
        {std::pair{kAttachedIndex, attached_value}, std::pair{kDetachedIndex, detached_value}}) {
     for (const k8s::ObjectPtr& object : caches->shards->store().byIndex(index, value)) {
-      retention::ObservedStatefulSet sts = fromCache(*object, *target, caches->kind);
+      retention::ObservedStatefulSet sts = fromCache(*object, shard_set, *target, caches->kind);
       const std::string* guard = sts.label(api::kShardSetLabel);
       if (guard == nullptr || *guard != shard_set.name) return std::nullopt;
       observed.stateful_sets.push_back(std::move(sts));
     }
   }
   observed.target = std::move(*target);
+  target_writers_.fill(observed);
   return observed;
 }
 
@@ -363,7 +469,12 @@ k8s::Result<Observed> ShardSetReader::observe(const api::ShardSet& shard_set,
   auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
   if (!kind || shard_set.spec.target_ref.name.empty()) return Observed{};  // the planner says why
   LiveObservation observation(*this, shard_set, *kind);
-  return observation.run(first_round);
+  auto observed = observation.run(first_round);
+  if (observed && observed->target) {
+    target_writers_.noteLiveRead(*observed->target);
+    target_writers_.fill(*observed);
+  }
+  return observed;
 }
 
 }  // namespace shardscaler::controller

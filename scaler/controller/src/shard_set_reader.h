@@ -14,6 +14,8 @@
 
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/controller/own_writes.h"
+#include "shardscaler/controller/shard_set_controller.h"
+#include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/task_pool.h"
 #include "shardscaler/retention/planner.h"
@@ -26,6 +28,9 @@ namespace shardscaler::controller {
 struct Observed {
   std::optional<retention::Target> target;
   std::vector<retention::ObservedStatefulSet> stateful_sets;
+  // Other writers of the target's spec.shards/spec.paused (retention::PlanInput).
+  std::vector<retention::SpecWriter> target_writers;
+  std::vector<std::string> target_hpas;
   std::optional<bool> claim_holder_exists;
   bool guard_enforced = false;
 };
@@ -55,13 +60,63 @@ class LiveReadRecord {
 // why. Unset: never (the fallback applies).
 using GuardEnforced = std::function<bool(const std::string& ns, std::string* why)>;
 
+// The guard's status per namespace for the shardscaler_guard_enforced metric, read at most once
+// a minute (transitions read it live, not from here). Thread-safety: any thread.
+class GuardStatusCache {
+ public:
+  GuardStatusCache(const k8s::Clock& clock, GuardEnforced read)
+      : clock_(clock), read_(std::move(read)) {}
+  // nullopt when no guard is served at all (no reader).
+  std::optional<bool> enforced(const std::string& ns);
+
+ private:
+  struct Entry {
+    bool enforced = false;
+    k8s::Clock::MonotonicTime read_at;
+  };
+  const k8s::Clock& clock_;
+  GuardEnforced read_;
+  std::mutex mutex_;
+  std::map<std::string, Entry> entries_;
+};
+
+// Who else writes a target's spec.shards: its field managers as the last live read of it saw them
+// (the caches drop managedFields, so a plan from the caches reports what the last live read
+// found), and the HPAs aimed at it, listed once a minute per namespace.
+// Thread-safety: all methods from any thread.
+class TargetWriters {
+ public:
+  static constexpr std::chrono::minutes kHpaListPeriod{1};
+
+  TargetWriters(k8s::KubeClient& client, const k8s::Clock& clock)
+      : client_(client), clock_(clock) {}
+
+  void noteLiveRead(const retention::Target& target);
+  // Fills observed.target_writers and target_hpas for `observed.target`.
+  void fill(Observed& observed);
+
+ private:
+  std::vector<std::string> hpasAimedAt(const retention::Target& target);
+
+  struct HpaList {
+    k8s::Clock::MonotonicTime read_at;
+    k8s::Json items = k8s::Json::array();  // (kind, name) of each scaleTargetRef, with its name
+  };
+  k8s::KubeClient& client_;
+  const k8s::Clock& clock_;
+  std::mutex mutex_;
+  std::map<std::string, std::vector<retention::SpecWriter>> writers_;  // by target uid
+  std::map<std::string, HpaList> hpas_;                                // by namespace
+};
+
 // Thread-safety: const methods from any thread, as long as the caches and the record are.
 class ShardSetReader {
  public:
   // All references must outlive the reader; `side_requests` runs the reads sent beside the
   // caller's own.
   ShardSetReader(k8s::KubeClient& client, const ShardSetCaches& caches, const OwnWrites& own_writes,
-                 k8s::TaskPool& side_requests, GuardEnforced guard_enforced);
+                 k8s::TaskPool& side_requests, GuardEnforced guard_enforced, DrainCheck drain_check,
+                 const k8s::Clock& clock);
 
   // The target and its shards, as of now; the guard when a transition may run. `first_round`:
   // the first read of a reconcile (or of a dry run), which may read the guard early.
@@ -75,6 +130,12 @@ class ShardSetReader {
   // label, and the target shows no transition. nullopt: read live.
   std::optional<Observed> observeCached(const api::ShardSet& shard_set) const;
 
+  // The drain readings of `checks` (due shards the plan asked about): each StatefulSet's replicas
+  // read live, then the drain's PromQL. A StatefulSet that cannot be read reads as not drained.
+  std::map<std::string, retention::DrainReading, std::less<>> readDrains(
+      const api::ShardSet& shard_set, const retention::DrainPolicy& policy,
+      std::span<const retention::Decision::DrainCheck> checks) const;
+
   LiveReadRecord& liveReads() { return live_reads_; }
 
  private:
@@ -85,7 +146,9 @@ class ShardSetReader {
   const OwnWrites& own_writes_;
   k8s::TaskPool& side_requests_;
   GuardEnforced guard_enforced_;
+  DrainCheck drain_check_;
   LiveReadRecord live_reads_;
+  mutable TargetWriters target_writers_;
 };
 
 }  // namespace shardscaler::controller

@@ -6,6 +6,7 @@
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/controller/shard_set_status.h"
 #include "shardscaler/ingestion/ingestion_source.h"
+#include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/naming.h"
 
 #include "event_type.h"
@@ -273,7 +274,7 @@ k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::
       return {.result = k8s::ReconcileResult::Error, .error = written.error().describe()};
     }
   }
-  publishMetrics(shard_set, plan);
+  publishMetrics(shard_set, plan, status);
   if (parts_.ingestion != nullptr) {
     if (auto target = ingestionTarget(shard_set)) {
       target->zones = rounds.zones;
@@ -303,14 +304,85 @@ k8s::Result<void> ShardSetReconciler::writeStatus(const Json& object, const Json
   return {};
 }
 
-void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set,
-                                        const retention::Plan& plan) {
+void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan,
+                                        const Json& status) {
   if (parts_.metrics == nullptr) return;
   const auto& d = plan.decision;
   const int desired =
       d.desired ? d.desired->want : static_cast<int>(shard_set.spec.shards.value_or(0));
   parts_.metrics->setShardCounts(shard_set.ns, shard_set.name, desired, plan.status.shards,
                                  static_cast<int>(plan.status.retained_shards.size()));
+  std::vector<telemetry::Metrics::RetainedShardState> retained;
+  retained.reserve(plan.status.retained_shards.size());
+  for (const api::RetainedShard& shard : plan.status.retained_shards) {
+    telemetry::Metrics::RetainedShardState state{
+        .shard = shard.index, .stateful_set = shard.stateful_set, .phase = shard.phase};
+    if (auto deadline = retention::parseDeletionTimestamp(shard.deletion_timestamp);
+        deadline && !deadline->isNever()) {
+      const k8s::Timestamp at = deadline->time();
+      state.deadline = static_cast<double>(at.seconds.time_since_epoch().count()) +
+                       static_cast<double>(at.nanos) / 1e9;
+    }
+    if (shard.phase == api::kPhaseDraining) {
+      state.lag_seconds = shard.lag_seconds;
+      if (auto since = k8s::parseRfc3339(shard.draining_since)) {
+        state.draining_since = static_cast<double>(since->seconds.time_since_epoch().count()) +
+                               static_cast<double>(since->nanos) / 1e9;
+      }
+    }
+    retained.push_back(state);
+  }
+  parts_.metrics->setRetainedShards(shard_set.ns, shard_set.name, plan.status.shards, retained);
+
+  // The states view strings inside `status`, which outlives the call (Json::value would return
+  // copies that die with each iteration).
+  std::vector<telemetry::Metrics::ConditionState> conditions;
+  const auto listed = status.find("conditions");
+  if (listed != status.end() && listed->is_array()) {
+    for (const Json& c : *listed) {
+      const auto type = c.find("type");
+      const auto state = c.find("status");
+      const auto reason = c.find("reason");
+      if (type == c.end() || state == c.end() || reason == c.end() || !type->is_string() ||
+          !state->is_string() || !reason->is_string()) {
+        continue;
+      }
+      conditions.push_back({type->get_ref<const std::string&>(),
+                            state->get_ref<const std::string&>(),
+                            reason->get_ref<const std::string&>()});
+    }
+  }
+  parts_.metrics->setShardSetConditions(shard_set.ns, shard_set.name, conditions);
+  std::optional<double> paused_since;
+  if (d.paused_by_us_since) {
+    paused_since = std::chrono::duration<double>(d.paused_by_us_since->time_since_epoch()).count();
+  }
+  parts_.metrics->setTargetPaused(shard_set.ns, shard_set.name, shard_set.spec.target_ref.kind,
+                                  shard_set.spec.target_ref.name, paused_since);
+  if (auto enforced = parts_.guard_status.enforced(shard_set.ns)) {
+    parts_.metrics->setGuardEnforced(shard_set.ns, shard_set.name, *enforced);
+  }
+}
+
+void ShardSetReconciler::observeTransition(const api::ShardSet& shard_set,
+                                           const retention::Plan& plan) {
+  const retention::Decision& d = plan.decision;
+  if (parts_.metrics == nullptr || !d.target_paused_by_us || !d.current_shards) return;
+  const auto resume = std::ranges::find_if(plan.actions, [](const retention::Action& a) {
+    return a.type == retention::ActionType::UpdateTarget && a.merge_patch.contains("spec") &&
+           a.merge_patch["spec"].contains("paused");
+  });
+  if (resume == plan.actions.end()) return;
+  const bool sets_shards = resume->merge_patch["spec"].contains("shards");
+  const int32_t to = sets_shards ? resume->merge_patch["spec"]["shards"].get<int32_t>()
+                                 : (d.desired ? d.desired->want : *d.current_shards);
+  std::optional<double> seconds;
+  if (d.paused_by_us_since) {
+    seconds = std::chrono::duration<double>(parts_.clock.now() - *d.paused_by_us_since).count();
+  }
+  parts_.metrics->observeTransition(
+      shard_set.ns, shard_set.name, to < *d.current_shards ? "down" : "up",
+      d.abandoned_because.empty() && sets_shards ? "completed" : "undone", seconds);
 }
 
 void ShardSetReconciler::degraded(std::string_view reason) {

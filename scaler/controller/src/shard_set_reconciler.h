@@ -55,6 +55,7 @@ class ShardSetReconciler {
     const ShardSetCaches& caches;
     OwnWrites& own_writes;
     ShardSetReader& reader;
+    GuardStatusCache& guard_status;
     TransitionHolds& holds;
     DrainGate& drain;
     k8s::TaskPool& side_requests;
@@ -110,10 +111,17 @@ class ShardSetReconciler {
                                const k8s::InvolvedObject& subject, const Rounds& rounds,
                                const telemetry::LogContext& log);
   k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
-  void publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan);
+  void publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan,
+                      const k8s::Json& status);
+  // A plan that resumed the target this ShardSet paused ended a transition: completed (with the
+  // new shard count) or undone.
+  void observeTransition(const api::ShardSet& shard_set, const retention::Plan& plan);
 
   retention::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
                                  retention::PlanPurpose purpose) const;
+  // The plan of `input`; when it asks whether due shards drained, the plan again with the
+  // readings (docs/design.md §15).
+  retention::Plan planWithDrains(retention::PlanInput input) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
   // `log` carries the reconcile's key and reconcile_id into every line it and the applier write.
   // A ShardSet at rest is planned from the caches instead (observeCached), when they allow it.

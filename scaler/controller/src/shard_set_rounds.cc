@@ -16,8 +16,9 @@ namespace {
 bool atRest(const retention::Plan& plan, const api::ShardSet& shard_set) {
   const retention::Decision& d = plan.decision;
   return plan.actions.empty() && plan.events.empty() && d.mode == retention::PlanMode::Converge &&
-         d.waiting_for.empty() && d.abandoned_because.empty() && !d.target_paused_by_us &&
-         !d.target_paused_by_others && d.claimed_by == shard_set.name;
+         d.waiting_for.empty() && d.abandoned_because.empty() && d.drain_checks.empty() &&
+         d.draining.empty() && !d.target_paused_by_us && !d.target_paused_by_others &&
+         d.claimed_by == shard_set.name;
 }
 
 // A plan of only a claim and guard labels, which changes neither the target's spec nor which
@@ -25,7 +26,8 @@ bool atRest(const retention::Plan& plan, const api::ShardSet& shard_set) {
 bool onlyClaimsAndGuards(const retention::Plan& plan) {
   return std::ranges::all_of(plan.actions, [](const retention::Action& a) {
     return a.type == retention::ActionType::ClaimTarget ||
-           a.type == retention::ActionType::LabelStatefulSet;
+           a.type == retention::ActionType::LabelStatefulSet ||
+           a.type == retention::ActionType::AdoptStatefulSet;
   });
 }
 
@@ -46,10 +48,22 @@ retention::PlanInput ShardSetReconciler::planInput(const api::ShardSet& shard_se
               .settle_time = options_.settle_time,
               .pause_ack_timeout = options_.pause_ack_timeout,
           },
+      .target_writers = std::move(observed.target_writers),
+      .target_hpas = std::move(observed.target_hpas),
       .hold_transitions =
           parts_.holds.heldBecause(k8s::objectKey(shard_set.ns, shard_set.name)).has_value(),
       .claim_holder_exists = observed.claim_holder_exists,
   };
+}
+
+retention::Plan ShardSetReconciler::planWithDrains(retention::PlanInput input) const {
+  retention::Plan plan = retention::planShardSet(input);
+  const retention::Decision& decision = plan.decision;
+  if (decision.drain_checks.empty() || !decision.drain) return plan;
+  // The plan needs to know whether its due shards drained: read them, and plan again.
+  input.drain_readings =
+      parts_.reader.readDrains(input.shard_set, *decision.drain, decision.drain_checks);
+  return retention::planShardSet(input);
 }
 
 void ShardSetReconciler::noteLiveRead(const std::string& key, const Rounds& rounds,
@@ -115,7 +129,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
           std::max(rounds.live_shards_version, revisionOf(sts.resource_version));
     }
     const bool paused_by_us = observed->target && observed->target->pausedBy(shard_set.name);
-    rounds.plan = retention::planShardSet(planInput(shard_set, std::move(*observed), purpose));
+    rounds.plan = planWithDrains(planInput(shard_set, std::move(*observed), purpose));
     const retention::Plan& plan = rounds.plan;
     if (plan.actions.empty()) {
       // While draining, a transition under way waits out a short wait and finishes.
@@ -137,6 +151,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
     auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
     ApplyOutcome outcome =
         applier.apply(plan, retention::targetResource(*kind), shard_set.ns, subject);
+    if (!outcome.error) observeTransition(shard_set, plan);
     if (!outcome.error && purpose == retention::PlanPurpose::Converge &&
         onlyClaimsAndGuards(plan)) {
       // What the next round would read is what was read, plus these writes. Their echoes bring
@@ -198,7 +213,7 @@ k8s::Result<retention::Plan> ShardSetReconciler::dryRun(const std::string& ns,
   if (shards) shard_set->spec.shards = *shards;
   auto observed = parts_.reader.observe(*shard_set, true);
   if (!observed) return std::unexpected(observed.error());
-  return retention::planShardSet(
+  return planWithDrains(
       planInput(*shard_set, std::move(*observed), retention::PlanPurpose::Converge));
 }
 

@@ -16,7 +16,10 @@ namespace shardscaler::guard {
 namespace {
 
 using Json = nlohmann::json;
+using api::kDeletionDeadlineAnnotation;
 using api::kDeletionTimestampAnnotation;
+using api::kDrainedAtAnnotation;
+using api::kOperatorDeletionDeadlineAnnotation;
 using api::kOperatorShardLabel;
 using api::kRetainedLabel;
 using api::kShardSetLabel;
@@ -69,6 +72,9 @@ constexpr GuardedKey kGuardedKeys[] = {
     {true, kRetainedLabel},
     {true, kOperatorShardLabel},
     {false, kDeletionTimestampAnnotation},
+    {false, kDeletionDeadlineAnnotation},
+    {false, kOperatorDeletionDeadlineAnnotation},
+    {false, kDrainedAtAnnotation},
 };
 
 // "label operator.prometheus.io/shard from \"1\" to \"999\"", one per guarded key that changed.
@@ -121,8 +127,13 @@ class Judgement {
     if (!verdict_.target.empty()) of += (of.empty() ? "" : " ") + ("of " + verdict_.target);
     return of.empty() ? text : text + " (" + of + ")";
   }
+  // shardscaler's deadline of the subject: shardscaler.io/deletion-deadline, else the older name.
+  const std::string* deadlineAnnotation() const {
+    const std::string* value = annotation(subject(), api::kDeletionDeadlineAnnotation);
+    return value != nullptr ? value : annotation(subject(), api::kDeletionTimestampAnnotation);
+  }
   std::string retainedText() const {
-    const std::string* deadline = annotation(subject(), api::kDeletionTimestampAnnotation);
+    const std::string* deadline = deadlineAnnotation();
     std::string text = "is retained by ShardSet " + verdict_.shard_set;
     if (deadline == nullptr) {
       return text + " but has no " + std::string(api::kDeletionTimestampAnnotation) +
@@ -142,8 +153,14 @@ class Judgement {
 
   const Json& subject() const { return request_.old_object; }
   const LiveRead& target();
+  // Reads the ShardSet the guard label names into shard_set_; a verdict when that ends it.
+  std::optional<Verdict> readShardSet(const std::string& name);
   std::optional<Verdict> cleanup();
   std::optional<Verdict> deleteRetained();
+  // A shard the operator's own retention keeps (an operator.prometheus.io/deletion-deadline that
+  // is ahead, never, or unreadable) is not to be deleted by anyone.
+  std::optional<Verdict> operatorRetention();
+  std::optional<Verdict> deleteDue(const retention::DeletionDeadline& deadline);
   std::optional<Verdict> deleteActive();
   std::optional<Verdict> deleteAboveTheCount(const std::optional<retention::Target>& target);
   Verdict readFailed(const std::string& what, const std::string& error) {
@@ -203,13 +220,61 @@ std::optional<Verdict> Judgement::cleanup() {
 }
 
 std::optional<Verdict> Judgement::deleteRetained() {
-  const std::string* deadline = annotation(subject(), api::kDeletionTimestampAnnotation);
+  const std::string* deadline = deadlineAnnotation();
+  if (deadline != nullptr) verdict_.deadline = untrustedText(*deadline);
   if (deadline != nullptr) {
     auto parsed = retention::parseDeletionTimestamp(*deadline);
-    if (parsed && parsed->expiredAt(now_)) return std::nullopt;
+    if (parsed && parsed->expiredAt(now_)) return deleteDue(*parsed);
   }
   return deny(kRuleRetainedBeforeDeadline,
               shardText() + " " + retainedText() + "; shardscaler deletes it once that passes.");
+}
+
+// A retained shard past its deadline under a drain goes only once drained (shardscaler marks it
+// drained-at right before deleting it), or once the drain's timeout passed under onTimeout:
+// Delete (docs/design.md §15).
+std::optional<Verdict> Judgement::deleteDue(const retention::DeletionDeadline& deadline) {
+  auto drain = retention::resolveDrainPolicy(shard_set_);
+  if (!drain) {
+    return deny(kRuleNotDrained, shardText() + " is due, but ShardSet " + verdict_.shard_set +
+                                     "'s drain is invalid (" + drain.error().front().describe() +
+                                     "), so whether its data was shipped cannot be told (never "
+                                     "delete on doubt).");
+  }
+  if (!drain->enabled || annotation(subject(), api::kDrainedAtAnnotation) != nullptr) {
+    return std::nullopt;
+  }
+  const std::optional<std::chrono::system_clock::time_point> due = deadline.time().toTimePoint();
+  const std::optional<std::chrono::system_clock::time_point> gives_up_at =
+      due ? std::optional(*due + drain->timeout) : std::nullopt;
+  if (drain->on_timeout == retention::OnTimeout::Delete && gives_up_at && now_ >= *gives_up_at) {
+    return std::nullopt;
+  }
+  return deny(kRuleNotDrained,
+              shardText() + " is due, but ShardSet " + verdict_.shard_set +
+                  " has not found its data shipped yet (no " +
+                  std::string(api::kDrainedAtAnnotation) +
+                  " annotation); shardscaler deletes it once it drains" +
+                  (drain->on_timeout == retention::OnTimeout::Delete && gives_up_at
+                       ? " or its drain times out at " +
+                             k8s::formatRfc3339(k8s::Timestamp::fromTimePoint(*gives_up_at))
+                       : "") +
+                  ".");
+}
+
+std::optional<Verdict> Judgement::operatorRetention() {
+  const std::string* deadline = annotation(subject(), api::kOperatorDeletionDeadlineAnnotation);
+  if (deadline == nullptr) return std::nullopt;
+  auto parsed = retention::parseDeletionTimestamp(*deadline);
+  if (parsed && parsed->expiredAt(now_)) return std::nullopt;
+  verdict_.deadline = untrustedText(*deadline);
+  return deny(kRuleRetainedBeforeDeadline,
+              shardText() + " carries " + std::string(api::kOperatorDeletionDeadlineAnnotation) +
+                  " \"" + *deadline + "\", " +
+                  (!parsed ? "which is unreadable, so it is kept (never delete on doubt)"
+                   : parsed->isNever() ? "which means never"
+                                       : "which has not passed") +
+                  ": the operator's own shard retention keeps it.");
 }
 
 std::optional<Verdict> Judgement::deleteActive() {
@@ -287,7 +352,17 @@ std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retent
                     "), so it counts as an active shard (never delete on doubt).",
                 policy.error().front().describe());
   }
-  if (policy->when_scaled != retention::WhenScaled::Retain) return std::nullopt;
+  auto drain = retention::resolveDrainPolicy(shard_set_);
+  if (policy->when_scaled != retention::WhenScaled::Retain && drain && !drain->enabled) {
+    return std::nullopt;
+  }
+  if (policy->when_scaled != retention::WhenScaled::Retain) {
+    return deny(kRuleRetainOnScaleDown,
+                shardText() + " is beyond the shard count, but ShardSet " + verdict_.shard_set +
+                    " drains removed shards before deleting them (spec.shardRetentionPolicy."
+                    "drain): shardscaler detaches it and deletes it once its data is shipped; "
+                    "deleting it now could lose what it has not shipped.");
+  }
   return deny(kRuleRetainOnScaleDown,
               shardText() + " is beyond the shard count, but ShardSet " + verdict_.shard_set +
                   " retains scaled-away shards (whenScaled=Retain, from " +
@@ -351,7 +426,7 @@ Verdict Judgement::run() {
   if (const std::string* index = label(subject(), api::kOperatorShardLabel)) {
     verdict_.shard_index = retention::parseShardIndex(*index);
   }
-  if (const std::string* deadline = annotation(subject(), api::kDeletionTimestampAnnotation)) {
+  if (const std::string* deadline = deadlineAnnotation()) {
     verdict_.deadline = untrustedText(*deadline);
   }
   if (config_.exempt(request_.user)) {
@@ -362,7 +437,26 @@ Verdict Judgement::run() {
                  "shardscaler's own write (field manager " + request_.field_manager + ")");
   }
 
-  const LiveRead shard_set = live_.shardSet(request_.ns, *shard_set_name);
+  if (auto v = readShardSet(*shard_set_name)) return *v;
+  if (update) {
+    if (auto v = judgeUpdate(changes, reattach)) return *v;
+  }
+  if (auto v = cleanup()) return *v;
+  // A shard the ShardSet retained is judged by its deadline first: the operator's deadline
+  // annotation on it is one shardscaler wrote with the same value.
+  if (retained) {
+    if (auto v = deleteRetained()) return *v;
+  }
+  if (auto v = operatorRetention()) return *v;
+  if (!retained || attached) {
+    if (auto v = deleteActive()) return *v;
+  }
+  if (retained) return allow(kAllowDeadlinePassed, "the retained shard's deadline has passed");
+  return allow(kAllowBeyondShardCount, "the shard's index is beyond the shard count");
+}
+
+std::optional<Verdict> Judgement::readShardSet(const std::string& name) {
+  const LiveRead shard_set = live_.shardSet(request_.ns, name);
   if (shard_set.state == LiveRead::State::Absent) {
     return allow(kAllowShardSetGone,
                  "ShardSet " + verdict_.shard_set + " does not exist: the shard is released");
@@ -383,19 +477,7 @@ Verdict Judgement::run() {
   target_kind_ = retention::parseTargetKind(shard_set_.spec.target_ref.kind);
   verdict_.target = untrustedText(shard_set_.spec.target_ref.kind) + " " +
                     untrustedText(shard_set_.spec.target_ref.name);
-
-  if (update) {
-    if (auto v = judgeUpdate(changes, reattach)) return *v;
-  }
-  if (auto v = cleanup()) return *v;
-  if (retained) {
-    if (auto v = deleteRetained()) return *v;
-  }
-  if (!retained || attached) {
-    if (auto v = deleteActive()) return *v;
-  }
-  if (retained) return allow(kAllowDeadlinePassed, "the retained shard's deadline has passed");
-  return allow(kAllowBeyondShardCount, "the shard's index is beyond the shard count");
+  return std::nullopt;
 }
 
 }  // namespace

@@ -4,6 +4,20 @@
 
 namespace shardscaler::guard {
 
+std::string_view requesterClass(const UserInfo& user) {
+  const std::string& name = user.username;
+  constexpr std::string_view kServiceAccount = "system:serviceaccount:";
+  if (name.starts_with(kServiceAccount)) {
+    return std::string_view(name).substr(kServiceAccount.size()).starts_with("kube-system:")
+               ? "controller"
+               : "service_account";
+  }
+  if (name == "system:kube-controller-manager") return "controller";
+  if (name.starts_with("system:node:")) return "node";
+  if (name.starts_with("system:")) return "system";
+  return "user";
+}
+
 bool GuardConfig::exempt(const UserInfo& user) const {
   if (std::ranges::find(exempt_users, user.username) != exempt_users.end()) return true;
   return std::ranges::any_of(user.groups, [&](const std::string& g) {

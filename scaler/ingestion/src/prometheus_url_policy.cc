@@ -60,58 +60,42 @@ struct Parsed {
   bool any_port = false;
 };
 
-// Reads a URL, or with `pattern` an allow-list entry (wildcards in the host and the port).
-std::expected<Parsed, std::string> readUrl(std::string_view text, bool pattern) {
+// What a URL may not contain anywhere; nullopt when none of it is there.
+std::optional<std::string> refusedCharacters(std::string_view text) {
   if (text.size() > kMaxPrometheusUrlLength) {
-    return std::unexpected("is longer than " + std::to_string(kMaxPrometheusUrlLength) +
-                           " characters");
+    return "is longer than " + std::to_string(kMaxPrometheusUrlLength) + " characters";
   }
   if (!std::ranges::all_of(text, [](char c) { return c > 0x20 && c < 0x7f; })) {
-    return std::unexpected(std::string("must be printable ASCII without spaces"));
+    return "must be printable ASCII without spaces";
   }
   if (text.find('?') != std::string_view::npos) {
-    return std::unexpected(std::string(
-        "must not have a query (\"?...\"): the parameters sent to Prometheus are shardscaler's"));
+    return "must not have a query (\"?...\"): the parameters sent to Prometheus are shardscaler's";
   }
-  if (text.find('#') != std::string_view::npos) {
-    return std::unexpected(std::string("must not have a fragment (\"#...\")"));
-  }
-  if (text.find('\\') != std::string_view::npos) {
-    return std::unexpected(std::string("must not contain a backslash"));
-  }
-  Parsed out;
-  const std::size_t scheme_end = text.find("://");
-  out.url.scheme = lower(text.substr(0, scheme_end));
-  if (scheme_end == std::string_view::npos ||
-      (out.url.scheme != "http" && out.url.scheme != "https")) {
-    return std::unexpected(std::string("must start with http:// or https://"));
-  }
-  const std::string_view rest = text.substr(scheme_end + 3);
-  const std::string_view authority = rest.substr(0, rest.find('/'));
-  std::string_view path = rest.substr(authority.size());
-  if (authority.find('@') != std::string_view::npos) {
-    return std::unexpected(std::string("must not carry credentials (\"user:password@\")"));
-  }
+  if (text.find('#') != std::string_view::npos) return "must not have a fragment (\"#...\")";
+  if (text.find('\\') != std::string_view::npos) return "must not contain a backslash";
+  return std::nullopt;
+}
 
+// The host of `authority` into out.url.host (with `pattern`, "*" or a "*." suffix), and its port
+// text, if any, into *port.
+std::optional<std::string> readHost(std::string_view authority, bool pattern, Parsed& out,
+                                    std::optional<std::string_view>* port) {
   std::string_view host = authority;
-  std::optional<std::string_view> port;
   if (authority.starts_with('[')) {
     const std::size_t close = authority.find(']');
-    if (close == std::string_view::npos) return std::unexpected(std::string("has no ']'"));
+    if (close == std::string_view::npos) return "has no ']'";
     host = authority.substr(1, close - 1);
     const std::string_view after = authority.substr(close + 1);
     if (!after.empty()) {
-      if (after[0] != ':') return std::unexpected(std::string("has text after ']'"));
-      port = after.substr(1);
+      if (after[0] != ':') return "has text after ']'";
+      *port = after.substr(1);
     }
-    if (!isIpv6Address(host)) {
-      return std::unexpected("has no IPv6 address in brackets: " + quoted(host));
-    }
+    if (!isIpv6Address(host)) return "has no IPv6 address in brackets: " + quoted(host);
   } else {
     const std::size_t colon = authority.find(':');
     if (colon != std::string_view::npos) {
       host = authority.substr(0, colon);
-      port = authority.substr(colon + 1);
+      *port = authority.substr(colon + 1);
     }
     if (pattern && host == "*") {
       out.any_host = true;
@@ -121,13 +105,18 @@ std::expected<Parsed, std::string> readUrl(std::string_view text, bool pattern) 
         host.remove_prefix(2);
       }
       if (!isHostName(host)) {
-        return std::unexpected(host.empty() ? std::string("has no host")
-                                            : "has no valid host name: " + quoted(host));
+        return host.empty() ? std::string("has no host")
+                            : "has no valid host name: " + quoted(host);
       }
     }
   }
   out.url.host = lower(host);
+  return std::nullopt;
+}
 
+// The port into out.url (the scheme's default without one; with `pattern`, "*" for any).
+std::optional<std::string> readPort(std::optional<std::string_view> port, bool pattern,
+                                    Parsed& out) {
   out.url.port = out.url.scheme == "https" ? 443 : 80;
   if (port && pattern && *port == "*") {
     out.any_port = true;
@@ -136,24 +125,48 @@ std::expected<Parsed, std::string> readUrl(std::string_view text, bool pattern) 
     const auto [end, ec] = std::from_chars(port->data(), port->data() + port->size(), value);
     if (port->empty() || ec != std::errc() || end != port->data() + port->size() || value == 0 ||
         value > 65535) {
-      return std::unexpected("has no valid port: " + quoted(*port));
+      return "has no valid port: " + quoted(*port);
     }
     out.url.port = static_cast<uint16_t>(value);
   }
+  return std::nullopt;
+}
 
-  if (path.find('%') != std::string_view::npos) {
-    return std::unexpected(std::string("must not percent-encode its path"));
-  }
+// The path into out.url, without trailing slashes; no percent-encoding, no "." or "..".
+std::optional<std::string> readPath(std::string_view path, Parsed& out) {
+  if (path.find('%') != std::string_view::npos) return "must not percent-encode its path";
   while (path.ends_with('/')) path.remove_suffix(1);
   for (std::size_t start = 0; start < path.size();) {
     const std::size_t end = std::min(path.find('/', start + 1), path.size());
     const std::string_view segment = path.substr(start + 1, end - start - 1);
-    if (segment == "." || segment == "..") {
-      return std::unexpected(std::string("must not have a \".\" or \"..\" path segment"));
-    }
+    if (segment == "." || segment == "..") return "must not have a \".\" or \"..\" path segment";
     start = end;
   }
   out.url.path = std::string(path);
+  return std::nullopt;
+}
+
+// Reads a URL, or with `pattern` an allow-list entry (wildcards in the host and the port).
+std::expected<Parsed, std::string> readUrl(std::string_view text, bool pattern) {
+  if (auto refused = refusedCharacters(text)) return std::unexpected(std::move(*refused));
+  Parsed out;
+  const std::size_t scheme_end = text.find("://");
+  out.url.scheme = lower(text.substr(0, scheme_end));
+  if (scheme_end == std::string_view::npos ||
+      (out.url.scheme != "http" && out.url.scheme != "https")) {
+    return std::unexpected(std::string("must start with http:// or https://"));
+  }
+  const std::string_view rest = text.substr(scheme_end + 3);
+  const std::string_view authority = rest.substr(0, rest.find('/'));
+  if (authority.find('@') != std::string_view::npos) {
+    return std::unexpected(std::string("must not carry credentials (\"user:password@\")"));
+  }
+  std::optional<std::string_view> port;
+  if (auto bad = readHost(authority, pattern, out, &port)) return std::unexpected(std::move(*bad));
+  if (auto bad = readPort(port, pattern, out)) return std::unexpected(std::move(*bad));
+  if (auto bad = readPath(rest.substr(authority.size()), out)) {
+    return std::unexpected(std::move(*bad));
+  }
   return out;
 }
 

@@ -106,7 +106,7 @@ std::expected<std::string, std::string> GuardServer::selfUser(
 void GuardServer::observe(const guard::ReviewRecord& r) {
   const double latency = seconds(r.latency);
   if (r.verdict == nullptr) {
-    metrics_.observeGuardReview("unknown", "bad_request", "", latency);
+    metrics_.observeGuardReview("unknown", "bad_request", std::nullopt, latency);
     const auto logged = warnings_.admit("bad_review");
     if (logged.log) {
       telemetry::logEvent(telemetry::LogLevel::Warn, "shard guard: bad admission review",
@@ -118,8 +118,14 @@ void GuardServer::observe(const guard::ReviewRecord& r) {
   const guard::AdmissionRequest& q = *r.request;
   const guard::Verdict& v = *r.verdict;
   const std::string_view operation = guard::toString(q.operation);
-  metrics_.observeGuardReview(operation, v.allowed ? "allowed" : "denied",
-                              v.allowed ? "" : v.reason, latency);
+  std::optional<telemetry::Metrics::GuardDenial> denial;
+  if (!v.allowed) {
+    denial = telemetry::Metrics::GuardDenial{.rule = v.reason,
+                                             .requester = guard::requesterClass(q.user),
+                                             .ns = q.ns,
+                                             .shardset = v.shard_set};
+  }
+  metrics_.observeGuardReview(operation, v.allowed ? "allowed" : "denied", denial, latency);
   telemetry::WarningLimiter::Decision logged{.log = true};
   if (!v.allowed) logged = warnings_.admit("denied/" + v.reason);
   if (!logged.log) return;
@@ -187,7 +193,8 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
           [this](const serving::RequestRecord& r) {
             // What never reached the guard's handler (no route, too large, malformed HTTP).
             if (r.route.empty() && r.status >= 400) {
-              metrics_.observeGuardReview("unknown", "bad_request", "", seconds(r.latency));
+              metrics_.observeGuardReview("unknown", "bad_request", std::nullopt,
+                                          seconds(r.latency));
             }
           },
       .degraded = degraded,

@@ -115,7 +115,7 @@ class Service {
                 [this](const std::string& reason) { metrics_.incDegraded(reason); }),
         ingestion_(
             *clock_, &metrics_, [this](const std::string& key) { controller_.enqueue(key); },
-            ingestion::IngestionMonitorOptions{.url_policy = std::move(url_policy)}),
+            ingestion::IngestionMonitorOptions{.url_policy = url_policy}),
         controller_(client_, *clock_, events_, &metrics_,
                     controller::ShardSetControllerOptions{
                         .namespaces = options.namespaces,
@@ -128,7 +128,8 @@ class Service {
                                   client_, options_.webhook_configuration, ns);
                               if (why != nullptr) *why = status.reason;
                               return status.enforced;
-                            }},
+                            },
+                        .drain_url_policy = std::move(url_policy)},
                     &ingestion_),
         http_(HttpServer::Handlers{
             .metrics = [this] { return metrics_.serialize(); },

@@ -59,6 +59,13 @@ struct Metrics::ShardSetSeries {
   prometheus::Gauge* desired = nullptr;
   prometheus::Gauge* active = nullptr;
   prometheus::Gauge* retained = nullptr;
+  std::map<std::string, prometheus::Gauge*> by_phase;
+  std::map<int, prometheus::Gauge*> drain_lag;
+  std::map<int, prometheus::Gauge*> draining_since;
+  std::map<int, prometheus::Gauge*> deadline;
+  std::map<std::string, prometheus::Gauge*> conditions;  // by type
+  prometheus::Gauge* paused_since = nullptr;
+  prometheus::Gauge* guard_enforced = nullptr;
 };
 
 Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus::Registry>()) {
@@ -91,6 +98,59 @@ Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus
                           .Name("shardscaler_retained_shards")
                           .Help("StatefulSets of removed shards kept until their deadline.")
                           .Register(r);
+  shards_by_phase_ = &prometheus::BuildGauge()
+                          .Name("shardscaler_shards")
+                          .Help(
+                              "Shards of a ShardSet's target by phase: active, and the retained "
+                              "ones as Retained, Draining (due, data not shipped yet) or Deleting.")
+                          .Register(r);
+  drain_lag_ = &prometheus::BuildGauge()
+                    .Name("shardscaler_shard_drain_lag_seconds")
+                    .Help(
+                        "Largest remote-write lag of a draining shard's pods, as last measured "
+                        "by its drain check.")
+                    .Register(r);
+  draining_since_ = &prometheus::BuildGauge()
+                         .Name("shardscaler_shard_draining_since_timestamp_seconds")
+                         .Help(
+                             "Unix time since which a due shard has waited for its drain "
+                             "condition.")
+                         .Register(r);
+  retained_deadline_ = &prometheus::BuildGauge()
+                            .Name("shardscaler_retained_shard_deadline_timestamp_seconds")
+                            .Help(
+                                "Deletion deadline of a retained shard's StatefulSet, as Unix "
+                                "time.")
+                            .Register(r);
+  shardset_condition_ = &prometheus::BuildGauge()
+                             .Name("shardscaler_shardset_condition")
+                             .Help(
+                                 "1 for each condition of a ShardSet as in its status (type, "
+                                 "status True/False/Unknown, reason).")
+                             .Register(r);
+  target_paused_since_ = &prometheus::BuildGauge()
+                              .Name("shardscaler_target_paused_since_timestamp_seconds")
+                              .Help(
+                                  "Unix time since which the target has been paused by this "
+                                  "ShardSet (shardscaler.io/paused-at); absent while it is not.")
+                              .Register(r);
+  guard_enforced_ = &prometheus::BuildGauge()
+                         .Name("shardscaler_guard_enforced")
+                         .Help(
+                             "1 when the API server sends this ShardSet's StatefulSets to the "
+                             "shard guard (webhook configuration present, caBundle set, namespace "
+                             "selected), else 0.")
+                         .Register(r);
+  transitions_ = &prometheus::BuildCounter()
+                      .Name("shardscaler_transitions_total")
+                      .Help("Scale transitions of a ShardSet, by direction and outcome.")
+                      .Register(r);
+  transition_duration_ = &prometheus::BuildHistogram()
+                              .Name("shardscaler_transition_duration_seconds")
+                              .Help(
+                                  "Time a transition took, from the pause (shardscaler.io/"
+                                  "paused-at) to the resumed target.")
+                              .Register(r);
   reconciles_ = &prometheus::BuildCounter()
                      .Name("shardscaler_reconciles_total")
                      .Help("Reconciles of ShardSets, by result (success, requeue, error).")
@@ -173,7 +233,9 @@ Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus
                         .Register(r);
   guard_denials_ = &prometheus::BuildCounter()
                         .Name("shardscaler_guard_denials_total")
-                        .Help("Requests the shard guard refused, by rule.")
+                        .Help(
+                            "Requests the shard guard refused, by rule, requester class and "
+                            "ShardSet.")
                         .Register(r);
   guard_review_duration_ = &prometheus::BuildHistogram()
                                 .Name("shardscaler_guard_review_duration_seconds")
@@ -291,6 +353,142 @@ void Metrics::setShardCounts(std::string_view ns, std::string_view shardset, int
   s.retained->Set(retained);
 }
 
+namespace {
+
+// `gauges` (by shard) set from `values`, those without a value dropped from `family`.
+void setPerShard(prometheus::Family<prometheus::Gauge>& family,
+                 std::map<int, prometheus::Gauge*>& gauges, const std::map<int, double>& values,
+                 const prometheus::Labels& labels) {
+  for (auto it = gauges.begin(); it != gauges.end();) {
+    if (values.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    family.Remove(it->second);
+    it = gauges.erase(it);
+  }
+  for (const auto& [shard, value] : values) {
+    auto& gauge = gauges[shard];
+    if (gauge == nullptr) {
+      prometheus::Labels with_shard = labels;
+      with_shard["shard"] = std::to_string(shard);
+      gauge = &family.Add(with_shard);
+    }
+    gauge->Set(value);
+  }
+}
+
+}  // namespace
+
+void Metrics::setRetainedShards(std::string_view ns, std::string_view shardset, int active,
+                                std::span<const RetainedShardState> shards) {
+  std::lock_guard lock(mutex_);
+  auto& s = shardSetLocked(ns, shardset);
+  std::map<std::string, int> counts = {
+      {"active", active}, {"Retained", 0}, {"Draining", 0}, {"Deleting", 0}};
+  std::map<int, double> lags;
+  std::map<int, double> since;
+  std::map<int, double> deadlines;
+  for (const RetainedShardState& shard : shards) {
+    ++counts[std::string(shard.phase)];
+    if (shard.lag_seconds) lags[shard.shard] = *shard.lag_seconds;
+    if (shard.draining_since) since[shard.shard] = *shard.draining_since;
+    if (shard.deadline) deadlines[shard.shard] = *shard.deadline;
+  }
+  for (const auto& [phase, count] : counts) {
+    auto& gauge = s.by_phase[phase];
+    if (gauge == nullptr) {
+      prometheus::Labels with_phase = s.labels;
+      with_phase["phase"] = phase;
+      gauge = &shards_by_phase_->Add(with_phase);
+    }
+    gauge->Set(count);
+  }
+  setPerShard(*drain_lag_, s.drain_lag, lags, s.labels);
+  setPerShard(*draining_since_, s.draining_since, since, s.labels);
+  // The deadline series also names the StatefulSet: dropped and made again when that changes.
+  for (auto it = s.deadline.begin(); it != s.deadline.end();) {
+    retained_deadline_->Remove(it->second);
+    it = s.deadline.erase(it);
+  }
+  for (const RetainedShardState& shard : shards) {
+    if (!shard.deadline) continue;
+    prometheus::Labels labels = s.labels;
+    labels["shard"] = std::to_string(shard.shard);
+    labels["statefulset"] = std::string(shard.stateful_set);
+    auto& gauge = retained_deadline_->Add(labels);
+    gauge.Set(*shard.deadline);
+    s.deadline[shard.shard] = &gauge;
+  }
+}
+
+void Metrics::setShardSetConditions(std::string_view ns, std::string_view shardset,
+                                    std::span<const ConditionState> conditions) {
+  std::lock_guard lock(mutex_);
+  auto& s = shardSetLocked(ns, shardset);
+  std::map<std::string, prometheus::Labels> wanted;
+  for (const ConditionState& c : conditions) {
+    prometheus::Labels labels = s.labels;
+    labels["type"] = std::string(c.type);
+    labels["status"] = std::string(c.status);
+    labels["reason"] = std::string(c.reason);
+    wanted[std::string(c.type)] = std::move(labels);
+  }
+  for (auto it = s.conditions.begin(); it != s.conditions.end();) {
+    auto keep = wanted.find(it->first);
+    if (keep != wanted.end() && shardset_condition_->Has(keep->second)) {
+      ++it;
+      continue;
+    }
+    shardset_condition_->Remove(it->second);
+    it = s.conditions.erase(it);
+  }
+  for (const auto& [type, labels] : wanted) {
+    if (s.conditions.contains(type)) continue;
+    auto& gauge = shardset_condition_->Add(labels);
+    gauge.Set(1);
+    s.conditions[type] = &gauge;
+  }
+}
+
+void Metrics::setTargetPaused(std::string_view ns, std::string_view shardset, std::string_view kind,
+                              std::string_view target, std::optional<double> since) {
+  std::lock_guard lock(mutex_);
+  auto& s = shardSetLocked(ns, shardset);
+  if (s.paused_since != nullptr) target_paused_since_->Remove(s.paused_since);
+  s.paused_since = nullptr;
+  if (!since) return;
+  prometheus::Labels labels = s.labels;
+  labels["target_kind"] = std::string(kind);
+  labels["target"] = std::string(target);
+  s.paused_since = &target_paused_since_->Add(labels);
+  s.paused_since->Set(*since);
+}
+
+void Metrics::setGuardEnforced(std::string_view ns, std::string_view shardset, bool enforced) {
+  std::lock_guard lock(mutex_);
+  auto& s = shardSetLocked(ns, shardset);
+  if (s.guard_enforced == nullptr) s.guard_enforced = &guard_enforced_->Add(s.labels);
+  s.guard_enforced->Set(enforced ? 1 : 0);
+}
+
+void Metrics::observeTransition(std::string_view ns, std::string_view shardset,
+                                std::string_view direction, std::string_view outcome,
+                                std::optional<double> seconds) {
+  const prometheus::Labels base = {{"namespace", std::string(ns)},
+                                   {"shardset", std::string(shardset)},
+                                   {"direction", std::string(direction)}};
+  prometheus::Labels counted = base;
+  counted["outcome"] = std::string(outcome);
+  transitions_->Add(counted).Increment();
+  if (seconds) {
+    transition_duration_
+        ->Add(base, prometheus::Histogram::BucketBoundaries{0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+                                                            120, 300})
+        .Observe(*seconds);
+  }
+}
+
 void Metrics::removeShardSet(std::string_view ns, std::string_view shardset) {
   std::lock_guard lock(mutex_);
   auto it = shardsets_.find(ShardSetKey(ns, shardset));
@@ -300,6 +498,13 @@ void Metrics::removeShardSet(std::string_view ns, std::string_view shardset) {
   if (s.desired != nullptr) desired_shards_->Remove(s.desired);
   if (s.active != nullptr) active_shards_->Remove(s.active);
   if (s.retained != nullptr) retained_shards_->Remove(s.retained);
+  for (auto& [phase, gauge] : s.by_phase) shards_by_phase_->Remove(gauge);
+  for (auto& [shard, gauge] : s.drain_lag) drain_lag_->Remove(gauge);
+  for (auto& [shard, gauge] : s.draining_since) draining_since_->Remove(gauge);
+  for (auto& [shard, gauge] : s.deadline) retained_deadline_->Remove(gauge);
+  for (auto& [type, gauge] : s.conditions) shardset_condition_->Remove(gauge);
+  if (s.paused_since != nullptr) target_paused_since_->Remove(s.paused_since);
+  if (s.guard_enforced != nullptr) guard_enforced_->Remove(s.guard_enforced);
   shardsets_.erase(it);
 }
 
@@ -342,10 +547,17 @@ void Metrics::incWorkQueueRetries(std::string_view queue) {
 void Metrics::setLeader(bool is_leader) { leader_->Set(is_leader ? 1 : 0); }
 
 void Metrics::observeGuardReview(std::string_view operation, std::string_view result,
-                                 std::string_view rule, double seconds) {
+                                 std::optional<GuardDenial> denial, double seconds) {
   guard_reviews_->Add({{"operation", std::string(operation)}, {"result", std::string(result)}})
       .Increment();
-  if (!rule.empty()) guard_denials_->Add({{"rule", std::string(rule)}}).Increment();
+  if (denial) {
+    guard_denials_
+        ->Add({{"rule", std::string(denial->rule)},
+               {"requester", std::string(denial->requester)},
+               {"namespace", std::string(denial->ns)},
+               {"shardset", std::string(denial->shardset)}})
+        .Increment();
+  }
   guard_review_duration_->Observe(seconds);
 }
 

@@ -145,6 +145,12 @@ ShardSetSpec fullSpec() {
   spec.min_shards = 1;
   spec.max_shards = 10;
   spec.shard_retention_policy = {"Retain", {"3d"}};
+  spec.shard_retention_policy.drain = DrainSpec{.enabled = true,
+                                                .prometheus_url = "http://meta:9090",
+                                                .condition = "x{pod=~\"$POD_REGEX\"}",
+                                                .max_lag_seconds = 60,
+                                                .timeout_seconds = 3600,
+                                                .on_timeout = "Keep"};
   spec.ingestion = IngestionSpec{"http://prom:9090", "up", "30s", 1000};
   return spec;
 }
@@ -152,8 +158,16 @@ ShardSetSpec fullSpec() {
 ShardSetStatus fullStatus() {
   ShardSetStatus status;
   status.target_shards = 3;
-  status.retained_shards = {{5, "prometheus-main-shard-5", "2026-11-25T10:00:00Z"}};
+  status.retained_shards = {{.index = 5,
+                             .stateful_set = "prometheus-main-shard-5",
+                             .deletion_timestamp = "2026-11-25T10:00:00Z",
+                             .phase = "Draining",
+                             .lag_seconds = 12.5,
+                             .draining_since = "2026-11-25T10:00:01Z",
+                             .drained_at = "2026-11-25T10:05:00Z"}};
   status.retained_count = 1;
+  status.draining_count = 1;
+  status.unacknowledged_pauses = 2;
   status.recommended_shards = 4;
   status.ingestion = IngestionStatus{1.5, {{0, 1.5}}, "2026-11-22T10:00:00Z", ""};
   status.conditions = {{"Ready", "True", "ShardsReady", "m", "2026-11-01T00:00:00Z", 4}};

@@ -105,6 +105,35 @@ TEST(DecodeShardSet, EmptyRetentionPeriodIsUnset) {
   EXPECT_TRUE(s->spec_errors.empty());
 }
 
+TEST(DecodeShardSet, ReadsTheDrain) {
+  auto s = decodeShardSet(shardSetJson({{"shardRetentionPolicy",
+                                         {{"drain",
+                                           {{"enabled", true},
+                                            {"prometheusURL", "http://prom:9090"},
+                                            {"condition", "up{pod=~\"$POD_REGEX\"}"},
+                                            {"maxLagSeconds", 10},
+                                            {"timeoutSeconds", 600},
+                                            {"onTimeout", "Delete"}}}}}}));
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->spec.shard_retention_policy.drain);
+  const DrainSpec& d = *s->spec.shard_retention_policy.drain;
+  EXPECT_EQ(d.enabled, true);
+  EXPECT_EQ(d.prometheus_url, "http://prom:9090");
+  EXPECT_EQ(d.condition, "up{pod=~\"$POD_REGEX\"}");
+  EXPECT_EQ(d.max_lag_seconds, 10);
+  EXPECT_EQ(d.timeout_seconds, 600);
+  EXPECT_EQ(d.on_timeout, "Delete");
+  EXPECT_TRUE(s->spec_errors.empty());
+  EXPECT_EQ(toJson(s->spec)["shardRetentionPolicy"]["drain"]["maxLagSeconds"], 10);
+
+  auto wrong = decodeShardSet(shardSetJson(
+      {{"shardRetentionPolicy", {{"drain", {{"enabled", "yes"}, {"maxLagSeconds", "30s"}}}}}}));
+  ASSERT_TRUE(wrong);
+  ASSERT_EQ(wrong->spec_errors.size(), 2u);
+  EXPECT_EQ(wrong->spec_errors[0].field, "spec.shardRetentionPolicy.drain.enabled");
+  EXPECT_EQ(wrong->spec_errors[1].field, "spec.shardRetentionPolicy.drain.maxLagSeconds");
+}
+
 TEST(DecodeShardSet, FailsOnlyWithoutIdentity) {
   EXPECT_EQ(decodeShardSet(Json::array()).error().describe(), "a ShardSet must be an object");
   Json j = shardSetJson();
@@ -138,16 +167,23 @@ TEST(ShardSetStatusJson, WritesEveryField) {
   status.shards = 2;
   status.selector = "s";
   status.target_shards = 3;
-  status.retained_shards = {{5, "prometheus-main-shard-5", "2026-11-25T10:00:00Z"}};
+  status.retained_shards = {{.index = 5,
+                             .stateful_set = "prometheus-main-shard-5",
+                             .deletion_timestamp = "2026-11-25T10:00:00Z",
+                             .phase = "Draining",
+                             .lag_seconds = 42.5,
+                             .draining_since = "2026-11-25T10:00:01Z"}};
   status.retained_count = 1;
+  status.draining_count = 1;
   status.recommended_shards = 4;
   status.ingestion = IngestionStatus{1.5, {{0, 1.5}}, "2026-11-22T10:00:00Z", ""};
   status.conditions = {{"Ready", "True", "ShardsReady", "m", "2026-11-01T00:00:00Z", 4}};
   EXPECT_EQ(toJson(status), Json::parse(R"({
     "observedGeneration": 4, "shards": 2, "selector": "s", "targetShards": 3,
     "retainedShards": [{"index": 5, "statefulSet": "prometheus-main-shard-5",
-                        "deletionTimestamp": "2026-11-25T10:00:00Z"}],
-    "retainedCount": 1, "recommendedShards": 4,
+                        "deletionTimestamp": "2026-11-25T10:00:00Z", "phase": "Draining",
+                        "lagSeconds": 42.5, "drainingSince": "2026-11-25T10:00:01Z"}],
+    "retainedCount": 1, "drainingCount": 1, "recommendedShards": 4,
     "ingestion": {"totalSamplesPerSecond": 1.5, "perShard": [{"index": 0, "samplesPerSecond": 1.5}],
                   "lastUpdate": "2026-11-22T10:00:00Z", "error": ""},
     "conditions": [{"type": "Ready", "status": "True", "reason": "ShardsReady", "message": "m",

@@ -40,7 +40,8 @@ const std::vector<ControllerCall>& controllerCalls() {
       {"shardscaler.io", "shardsets/status", {"patch"}},
       {"monitoring.coreos.com", "prometheuses", {"get", "list", "watch", "patch"}},
       {"monitoring.coreos.com", "prometheusagents", {"get", "list", "watch", "patch"}},
-      {"apps", "statefulsets", {"list", "watch", "patch", "delete"}},
+      {"apps", "statefulsets", {"get", "list", "watch", "patch", "delete"}},
+      {"autoscaling", "horizontalpodautoscalers", {"list"}},
       {"", "events", {"create", "patch"}},
   };
   return calls;

@@ -70,7 +70,28 @@ std::string exposition() {
   m.incWorkQueueAdds("shardsets");
   m.incWorkQueueRetries("shardsets");
   m.setLeader(true);
-  m.observeGuardReview("DELETE", "denied", "ActiveShard", 0.01);
+  m.observeGuardReview("DELETE", "denied",
+                       telemetry::Metrics::GuardDenial{.rule = "ActiveShard",
+                                                       .requester = "service_account",
+                                                       .ns = "monitoring",
+                                                       .shardset = "main"},
+                       0.01);
+  m.setShardSetConditions(
+      "monitoring", "main",
+      std::vector<telemetry::Metrics::ConditionState>{{"Ready", "True", "ShardsReady"},
+                                                      {"Degraded", "False", "AsExpected"}});
+  m.setTargetPaused("monitoring", "main", "Prometheus", "main", 1795000000);
+  m.setGuardEnforced("monitoring", "main", true);
+  m.observeTransition("monitoring", "main", "down", "completed", 1.5);
+  m.setRetainedShards("monitoring", "main", 1,
+                      std::vector<telemetry::Metrics::RetainedShardState>{
+                          {.shard = 1,
+                           .stateful_set = "prometheus-main-shard-1",
+                           .phase = "Draining",
+                           .deadline = 1795000000,
+                           .lag_seconds = 40,
+                           .draining_since = 1795000001}});
+
   m.observeExternalMetricsRequest("metric", 503, "StaleRates", 0.01);
   m.setExternalMetricsApiOwner("ours", true);
   m.incDegraded("ingestion_query_failed");
@@ -164,7 +185,7 @@ TEST(MetricsTableTest, APlannedRowIsNotExportedYet) {
     EXPECT_FALSE(families.contains(name))
         << name << " is exported now: mark its row exported (and drop the runbook's Needs)";
   }
-  EXPECT_GT(planned, 0);
+  RecordProperty("planned", planned);
 }
 
 }  // namespace

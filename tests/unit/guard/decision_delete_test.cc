@@ -110,10 +110,15 @@ TEST_F(GuardDelete, UnderRetainNoAttachedShardIsTheOperatorsToDelete) {
       LiveRead::found(shardSetJson(1, {{"shardRetentionPolicy", {{"whenScaled", "Sometimes"}}}}));
   EXPECT_FALSE(judge(deleteRequest(activeShard(1), operatorUser())).allowed);
 
-  // Under Delete it is the operator's (ExcessShardAfterAScaleDownIsTheOperatorsToDelete), and a
-  // detached shard past its deadline is shardscaler's to delete either way.
+  // A ShardSet's Delete does not overrule the target's own Retain: the safer policy wins.
   live_.shard_set =
       LiveRead::found(shardSetJson(1, {{"shardRetentionPolicy", {{"whenScaled", "Delete"}}}}));
+  EXPECT_EQ(judge(deleteRequest(activeShard(1), operatorUser())).reason, kRuleRetainOnScaleDown);
+
+  // Under Delete on both sides it is the operator's
+  // (ExcessShardAfterAScaleDownIsTheOperatorsToDelete), and a detached shard past its deadline is
+  // shardscaler's to delete either way.
+  live_.target_object = LiveRead::found(targetJson(1));
   EXPECT_TRUE(judge(deleteRequest(activeShard(1), operatorUser())).allowed);
 }
 
@@ -406,6 +411,79 @@ TEST_F(GuardDelete, ReviewWithoutTheOldObjectIsDenied) {
   EXPECT_EQ(v.reason, kRuleIncompleteReview);
   EXPECT_THAT(v.message, HasSubstr("the DELETE review of StatefulSet "
                                    "monitoring/prometheus-main-shard-1 carries no oldObject"));
+}
+
+}  // namespace
+}  // namespace shardscaler::guard
+
+namespace shardscaler::guard {
+namespace {
+
+using namespace testing;
+using ::testing::HasSubstr;
+
+// The drain (docs/design.md §15): with a query endpoint, a due shard goes only once shardscaler
+// found it drained (drained-at), or its drain timed out under onTimeout: Delete.
+class GuardDrain : public ::testing::Test {
+ protected:
+  void SetUp() override { live_.target_object = LiveRead::found(targetJson(3)); }
+  void drainPolicy(const std::string& when, const Json& drain = Json::object()) {
+    Json patch{{"shardRetentionPolicy", {{"whenScaled", when}}},
+               {"ingestion", {{"prometheusURL", "http://prometheus:9090"}}}};
+    if (!drain.empty()) patch["shardRetentionPolicy"]["drain"] = drain;
+    live_.shard_set = LiveRead::found(shardSetJson(3, patch));
+  }
+  Verdict judge(const AdmissionRequest& request) {
+    return decide(request, live_, fixedNow(), config_);
+  }
+  // Due an hour ago (the fixture's now is 2026-11-22T10:00:00Z).
+  static Json dueShard(bool drained) {
+    Json shard = retainedShard(3, "2026-11-22T09:00:00Z");
+    if (drained) {
+      shard["metadata"]["annotations"]["shardscaler.io/drained-at"] = "2026-11-22T09:59:00Z";
+    }
+    return shard;
+  }
+
+  FakeLiveObjects live_;
+  GuardConfig config_;
+};
+
+TEST_F(GuardDrain, ADueShardNotDrainedIsRefusedUntilItIs) {
+  drainPolicy("Retain");
+  const Verdict v = judge(deleteRequest(dueShard(false), operatorUser()));
+  EXPECT_FALSE(v.allowed);
+  EXPECT_EQ(v.reason, kRuleNotDrained);
+  EXPECT_THAT(v.message, HasSubstr("has not found its data shipped yet"));
+  EXPECT_TRUE(judge(deleteRequest(dueShard(true), operatorUser())).allowed);
+}
+
+TEST_F(GuardDrain, PastTheTimeoutOnlyOnTimeoutDeleteLetsItGo) {
+  drainPolicy("Retain", {{"timeoutSeconds", 600}});
+  EXPECT_EQ(judge(deleteRequest(dueShard(false))).reason, kRuleNotDrained);
+  drainPolicy("Retain", {{"timeoutSeconds", 600}, {"onTimeout", "Delete"}});
+  EXPECT_TRUE(judge(deleteRequest(dueShard(false))).allowed);
+  drainPolicy("Retain", {{"timeoutSeconds", 7200}, {"onTimeout", "Delete"}});
+  EXPECT_EQ(judge(deleteRequest(dueShard(false))).reason, kRuleNotDrained);
+}
+
+TEST_F(GuardDrain, WithoutAnEndpointOrOptedOutTheDeadlineIsEnough) {
+  live_.shard_set =
+      LiveRead::found(shardSetJson(3, {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}}));
+  EXPECT_TRUE(judge(deleteRequest(dueShard(false))).allowed);
+  drainPolicy("Retain", {{"enabled", false}});
+  EXPECT_TRUE(judge(deleteRequest(dueShard(false))).allowed);
+}
+
+TEST_F(GuardDrain, UnderDeleteWithADrainTheOperatorMayNotDeleteAShardAboveTheCount) {
+  drainPolicy("Delete");
+  const Verdict v = judge(deleteRequest(activeShard(4), operatorUser()));
+  EXPECT_FALSE(v.allowed);
+  EXPECT_EQ(v.reason, kRuleRetainOnScaleDown);
+  EXPECT_THAT(v.message, HasSubstr("drains removed shards"));
+  live_.shard_set =
+      LiveRead::found(shardSetJson(3, {{"shardRetentionPolicy", {{"whenScaled", "Delete"}}}}));
+  EXPECT_TRUE(judge(deleteRequest(activeShard(4), operatorUser())).allowed);
 }
 
 }  // namespace

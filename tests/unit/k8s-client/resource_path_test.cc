@@ -37,7 +37,7 @@ TEST(ResourcePath, NamesAreEscaped) {
 
 TEST(ResourcePath, WellKnownResources) {
   EXPECT_EQ(resources::leases().groupVersionPath(), "/apis/coordination.k8s.io/v1");
-  EXPECT_EQ(resources::horizontalPodAutoscalers().groupVersionPath(), "/apis/autoscaling/v2beta2");
+  EXPECT_EQ(resources::horizontalPodAutoscalers().groupVersionPath(), "/apis/autoscaling/v1");
   EXPECT_FALSE(resources::namespaces().namespaced);
   EXPECT_TRUE(resources::events().namespaced);
   EXPECT_EQ(resources::secrets().resource, "secrets");

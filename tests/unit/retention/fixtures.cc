@@ -25,6 +25,7 @@ PlanInput World::input() const {
   in.purpose = purpose;
   in.hold_transitions = hold;
   in.claim_holder_exists = claim_holder_exists;
+  in.drain_readings = drain_readings;
   return in;
 }
 
@@ -43,8 +44,16 @@ std::string step(const Action& a) {
       return "detach" + index;
     case ActionType::ReattachStatefulSet:
       return "reattach" + index;
+    case ActionType::MarkDrainState: {
+      const Json& annotations = a.merge_patch["metadata"]["annotations"];
+      return (annotations.contains("shardscaler.io/drained-at") ? "drained" : "draining") + index;
+    }
     case ActionType::DeleteStatefulSet:
       return "delete" + index;
+    case ActionType::OrphanStatefulSet:
+      return "orphan" + index;
+    case ActionType::AdoptStatefulSet:
+      return "adopt" + index;
     case ActionType::UpdateTarget: {
       std::string s = "update";
       const Json& p = a.merge_patch;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -138,6 +139,7 @@ struct World {
   PlanPurpose purpose = PlanPurpose::Converge;
   bool hold = false;
   std::optional<bool> claim_holder_exists;
+  std::map<std::string, DrainReading, std::less<>> drain_readings;
   TransitionSafety safety() const {
     return {.guard_enforced = guarded,
             .settle_time = settle,

@@ -51,6 +51,8 @@ TEST(PlannerPatches, DetachHidesFromTheOperatorAndRecordsTheDeadline) {
     "labels": {"operator.prometheus.io/name": null, "shardscaler.io/retained": "true",
                "shardscaler.io/shardset": "main"},
     "annotations": {"shardscaler.io/detached-labels": "{\"operator.prometheus.io/name\":\"main\"}",
+                    "shardscaler.io/deletion-deadline": "2026-11-25T10:00:00Z",
+                    "operator.prometheus.io/deletion-deadline": "2026-11-25T10:00:00Z",
                     "operator.prometheus.io/deletion-timestamp": "2026-11-25T10:00:00Z",
                     "shardscaler.io/detached-at": "2026-11-22T10:00:00Z"}}})"));
   ASSERT_EQ(detach.events.size(), 1u);
@@ -103,8 +105,12 @@ TEST(PlannerPatches, ReattachRestoresSavedLabelsAndDropsTheMarks) {
     "labels": {"operator.prometheus.io/name": "main", "team": "obs",
                "shardscaler.io/retained": null, "shardscaler.io/shardset": "main"},
     "annotations": {"shardscaler.io/detached-labels": null,
+                    "shardscaler.io/deletion-deadline": null,
+                    "operator.prometheus.io/deletion-deadline": null,
                     "operator.prometheus.io/deletion-timestamp": null,
-                    "shardscaler.io/detached-at": null}}})"));
+                    "shardscaler.io/detached-at": null,
+                    "shardscaler.io/draining-since": null,
+                    "shardscaler.io/drained-at": null}}})"));
   EXPECT_THAT(reasons(reattach.events), ElementsAre("ShardReattached"));
 }
 
@@ -131,10 +137,12 @@ TEST(PlannerPatches, DeleteCarriesUidResourceVersionAndThePassedDeadline) {
   ASSERT_TRUE(del.deadline.has_value());
   EXPECT_EQ(del.deadline->toAnnotation(), "2026-11-21T00:00:00Z");
   ASSERT_EQ(del.events.size(), 1u);
-  EXPECT_EQ(del.events[0].reason, "ShardDeleted");
+  // No query endpoint, so no drain could check it: the Event says so (a Warning).
+  EXPECT_EQ(del.events[0].reason, "ShardDeletedUnverified");
   EXPECT_EQ(del.events[0].message,
             "Deleted shard 4 (StatefulSet prometheus-main-shard-4): retention deadline "
-            "2026-11-21T00:00:00Z passed");
+            "2026-11-21T00:00:00Z passed; not checked for unshipped data: no drain query endpoint "
+            "(spec.shardRetentionPolicy.drain.prometheusURL or spec.ingestion.prometheusURL)");
 }
 
 TEST(PlannerPatches, ReDetachedShardGetsAFreshDeadline) {
@@ -319,8 +327,8 @@ TEST(PlannerStatus, JsonShape) {
   EXPECT_EQ(j["targetShards"], 3);
   EXPECT_EQ(j["retainedShards"],
             Json::parse(R"([{"index": 3, "statefulSet": "prometheus-main-shard-3",
-                                                  "deletionTimestamp": "0001-01-01T00:00:00Z"}])"));
-  ASSERT_EQ(j["conditions"].size(), 3u);
+                             "deletionTimestamp": "0001-01-01T00:00:00Z", "phase": "Retained"}])"));
+  ASSERT_EQ(j["conditions"].size(), 5u);
   EXPECT_EQ(j["conditions"][0],
             Json::parse(R"({"type": "Ready", "status": "True", "reason": "ShardsReady",
       "message": "3 of 3 shards active, 1 retained", "lastTransitionTime": "2026-11-22T10:00:00Z",
@@ -329,6 +337,11 @@ TEST(PlannerStatus, JsonShape) {
   EXPECT_EQ(j["conditions"][1]["status"], "False");
   EXPECT_EQ(j["conditions"][2]["type"], "Degraded");
   EXPECT_EQ(j["conditions"][2]["status"], "False");
+  // No query endpoint: deletions cannot be checked for shipped data, and the status says so.
+  EXPECT_EQ(j["conditions"][3]["type"], "DrainChecked");
+  EXPECT_EQ(j["conditions"][3]["reason"], "NoQueryEndpoint");
+  EXPECT_EQ(j["conditions"][4]["type"], "OtherWriters");
+  EXPECT_EQ(j["conditions"][4]["status"], "False");
 }
 
 TEST(PlannerStatus, TransitionTimeMovesOnlyWithStatus) {

@@ -48,8 +48,39 @@ TEST(RetentionPolicy, ShardSetWinsOverTarget) {
   EXPECT_EQ(p.when_scaled_source, "ShardSet");
   EXPECT_EQ(p.period, hours(72));
   EXPECT_EQ(p.period_source, "spec.shardRetentionPolicy.retain.retentionPeriod");
-  EXPECT_EQ(resolve(testing::retainPolicy("Delete"), testing::retainPolicy("Retain")).when_scaled,
-            WhenScaled::Delete);
+}
+
+// The operator's own retention (on by default since v0.92) keeps what its Prometheus says to keep:
+// a ShardSet that says less never deletes those shards.
+TEST(RetentionPolicy, TheTargetsRetainWinsOverTheShardSetsDelete) {
+  auto p = resolve(testing::retainPolicy("Delete"), testing::retainPolicy("Retain", "2h"));
+  EXPECT_EQ(p.when_scaled, WhenScaled::Retain);
+  EXPECT_EQ(p.when_scaled_source, "target (it keeps what the ShardSet's Delete would not)");
+  EXPECT_EQ(p.period, hours(2));
+  EXPECT_EQ(p.period_source, "target.spec.shardRetentionPolicy.retain.retentionPeriod");
+}
+
+TEST(RetentionPolicy, TheLongerPeriodWinsWhenBothRetain) {
+  auto shorter =
+      resolve(testing::retainPolicy("Retain", "1h"), testing::retainPolicy("Retain", "6h"));
+  EXPECT_EQ(shorter.period, hours(6));
+  EXPECT_EQ(shorter.period_source,
+            "target.spec.shardRetentionPolicy.retain.retentionPeriod (longer than "
+            "spec.shardRetentionPolicy.retain.retentionPeriod)");
+  auto longer =
+      resolve(testing::retainPolicy("Retain", "3d"), testing::retainPolicy("Retain", "6h"));
+  EXPECT_EQ(longer.period, hours(72));
+  EXPECT_EQ(longer.period_source, "spec.shardRetentionPolicy.retain.retentionPeriod");
+  // The target keeps for ever (a period of 0, or size-only retention): so does the ShardSet.
+  EXPECT_FALSE(resolve(testing::retainPolicy("Retain", "1h"), testing::retainPolicy("Retain", "0"))
+                   .period.has_value());
+  EXPECT_FALSE(resolve(testing::retainPolicy("Retain", "1h"),
+                       merged({{"retentionSize", "50GB"}},
+                              {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}}))
+                   .period.has_value());
+  // A target that does not retain imposes no period of its own.
+  EXPECT_EQ(resolve(testing::retainPolicy("Retain", "1h"), {{"retention", "15d"}}).period,
+            hours(1));
 }
 
 TEST(RetentionPolicy, FallsBackToTheTargetsPolicyAndPeriod) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <optional>
@@ -38,6 +39,18 @@ inline constexpr std::string_view kWhenScaledRetain = "Retain";
 inline constexpr std::string_view kWhenScaledDelete = "Delete";
 inline constexpr std::array<std::string_view, 2> kWhenScaledValues = {kWhenScaledRetain,
                                                                       kWhenScaledDelete};
+// spec.shardRetentionPolicy.drain: the lag the default condition accepts, and how long after a
+// shard became due it may stay undrained before onTimeout applies.
+inline constexpr int64_t kMaxLagSecondsMinimum = 1;
+inline constexpr int64_t kMaxLagSecondsMaximum = 3600;
+inline constexpr int64_t kMaxLagSecondsDefault = 30;
+inline constexpr int64_t kDrainTimeoutSecondsMinimum = 10;
+inline constexpr int64_t kDrainTimeoutSecondsMaximum = int64_t{30} * 24 * 3600;
+inline constexpr int64_t kDrainTimeoutSecondsDefault = 3600;
+inline constexpr std::string_view kOnTimeoutKeep = "Keep";
+inline constexpr std::string_view kOnTimeoutDelete = "Delete";
+inline constexpr std::array<std::string_view, 2> kOnTimeoutValues = {kOnTimeoutKeep,
+                                                                     kOnTimeoutDelete};
 
 // spec.targetRef: a Prometheus or PrometheusAgent in the ShardSet's namespace.
 struct TargetRef {
@@ -50,10 +63,22 @@ struct RetainSettings {
   std::optional<std::string> retention_period;  // a Prometheus duration; "" reads as unset
 };
 
+// spec.shardRetentionPolicy.drain: a per-shard PromQL condition that must hold before a shard is
+// deleted (docs/design.md §15). Unset fields take the defaults.
+struct DrainSpec {
+  std::optional<bool> enabled;                // default: whenever a query endpoint is known
+  std::optional<std::string> prometheus_url;  // default: spec.ingestion.prometheusURL
+  std::optional<std::string> condition;       // default: remote write caught up
+  std::optional<int64_t> max_lag_seconds;     // kMaxLagSecondsDefault
+  std::optional<int64_t> timeout_seconds;     // kDrainTimeoutSecondsDefault
+  std::optional<std::string> on_timeout;      // "Keep" (default) | "Delete" (kOnTimeoutValues)
+};
+
 // spec.shardRetentionPolicy: unset fields fall back to the target's, then the defaults.
 struct ShardRetentionPolicy {
   std::optional<std::string> when_scaled;  // "Retain" | "Delete" (kWhenScaledValues)
   RetainSettings retain;
+  std::optional<DrainSpec> drain;  // nullopt: absent (the defaults apply)
 };
 
 // spec.ingestion: where and how to measure the shards' sample-ingestion rates.
@@ -76,10 +101,15 @@ struct ShardSetSpec {
 struct ShardSet {
   std::string ns;
   std::string name;
+  // metadata.uid: retained shards name it in their controller ownerReference ("" in a ShardSet
+  // not yet created, whose plans then leave ownership as it is).
+  std::string uid;
   int64_t generation = 0;
+  std::optional<std::chrono::system_clock::time_point> created;  // metadata.creationTimestamp
   ShardSetSpec spec;
 
   std::vector<Condition> conditions;  // status.conditions as last written
+  int32_t unacknowledged_pauses = 0;  // status.unacknowledgedPauses as last written
   // Spec fields of the wrong JSON type outside spec.ingestion; the planner reports them as
   // InvalidSpec.
   std::vector<FieldError> spec_errors;

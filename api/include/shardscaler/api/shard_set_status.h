@@ -3,9 +3,11 @@
 // writing the status is the controller's job.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -14,11 +16,23 @@
 
 namespace shardscaler::api {
 
-// status.retainedShards[]: a detached shard kept until its deadline.
+// status.retainedShards[].phase: kept until its deadline (Retained), due and waiting for its data
+// to be shipped (Draining), or going (Deleting).
+inline constexpr std::string_view kPhaseRetained = "Retained";
+inline constexpr std::string_view kPhaseDraining = "Draining";
+inline constexpr std::string_view kPhaseDeleting = "Deleting";
+inline constexpr std::array<std::string_view, 3> kRetainedShardPhases = {
+    kPhaseRetained, kPhaseDraining, kPhaseDeleting};
+
+// status.retainedShards[]: a detached shard kept until its deadline, then until it drained.
 struct RetainedShard {
   int32_t index = 0;
   std::string stateful_set;
   std::string deletion_timestamp;  // the annotation as written ("" when missing)
+  std::string phase = std::string(kPhaseRetained);
+  std::optional<double> lag_seconds;  // the last measured remote-write lag, while draining
+  std::string draining_since;         // RFC 3339 UTC, "" when not draining
+  std::string drained_at;             // RFC 3339 UTC, "" until it drained
 
   friend bool operator==(const RetainedShard&, const RetainedShard&) = default;
 };
@@ -54,8 +68,13 @@ struct ShardSetStatus {
   // The size of retained_shards for `kubectl get` (a printer column cannot count a list); set by
   // the status writer.
   std::optional<int64_t> retained_count;
+  // How many of retained_shards are Draining, for `kubectl get` (DRAINING).
+  std::optional<int64_t> draining_count;
   // With spec.ingestion.targetSamplesPerShard and rates: the shards the rates call for.
   std::optional<int32_t> recommended_shards;
+  // Pauses in a row the operator did not acknowledge in time (without the guard); each doubles
+  // the hold before the next attempt. Left out at 0.
+  int32_t unacknowledged_pauses = 0;
   std::optional<IngestionStatus> ingestion;  // with spec.ingestion only
   std::vector<Condition> conditions;         // Ready, Progressing, Degraded, IngestionAvailable
 

@@ -13,14 +13,23 @@ inline constexpr std::string_view kOperatorShardLabel = "operator.prometheus.io/
 inline constexpr std::string_view kOperatorModeLabel = "operator.prometheus.io/mode";
 inline constexpr std::string_view kPodNameLabel = "statefulset.kubernetes.io/pod-name";
 // A retained shard's deletion deadline (RFC 3339 UTC; 0001-01-01T00:00:00Z = never), under the
-// name the operator's shard autoscaling proposal gave it.
+// name the operator's shard autoscaling proposal gave it. Still written (and read when the others
+// are missing), for retained shards and tools of older shardscalers.
 inline constexpr std::string_view kDeletionTimestampAnnotation =
     "operator.prometheus.io/deletion-timestamp";
+// The deadline of the operator's own shard retention (v0.91+, on by default from v0.92): it
+// deletes an excess shard once this passed. shardscaler writes it too, so that an operator taking
+// a shard back honours the deadline, and never deletes a shard while it is ahead.
+inline constexpr std::string_view kOperatorDeletionDeadlineAnnotation =
+    "operator.prometheus.io/deletion-deadline";
 
 // ---- shardscaler's ----
 // Every key of shardscaler's own labels and annotations starts with this.
 inline constexpr std::string_view kShardscalerPrefix = "shardscaler.io/";
 inline constexpr std::string_view kRetainedLabel = "shardscaler.io/retained";
+// shardscaler's own copy of a retained shard's deadline, the one it acts on: an operator update
+// strips unknown keys of the operator.prometheus.io/ prefix, never these.
+inline constexpr std::string_view kDeletionDeadlineAnnotation = "shardscaler.io/deletion-deadline";
 // On every StatefulSet of a target a ShardSet manages, active and retained: the admission guard's
 // object selector. The operator keeps foreign labels when it updates a StatefulSet.
 inline constexpr std::string_view kShardSetLabel = "shardscaler.io/shardset";
@@ -38,6 +47,13 @@ inline constexpr std::string_view kDetachedAtAnnotation = "shardscaler.io/detach
 // On the target: the one ShardSet (same namespace) that manages it. A second ShardSet on the same
 // target is refused and touches nothing.
 inline constexpr std::string_view kClaimedByAnnotation = "shardscaler.io/claimed-by";
+// On a retained shard that became due while its data was not shipped yet: when shardscaler first
+// found it so (RFC 3339 UTC, milliseconds). Written once, with the ShardDraining Event.
+inline constexpr std::string_view kDrainingSinceAnnotation = "shardscaler.io/draining-since";
+// On a retained shard whose drain condition held: when (RFC 3339 UTC, milliseconds). Written
+// right before its deletion; the shard guard admits the deletion of a due shard only with it
+// (or once the drain's timeout passed under onTimeout: Delete).
+inline constexpr std::string_view kDrainedAtAnnotation = "shardscaler.io/drained-at";
 // Held on every ShardSet so that its deletion cannot leave a target paused by shardscaler.
 inline constexpr std::string_view kReleaseFinalizer = "shardscaler.io/release-target";
 // On the ShardSet: the target it is bound to ("Prometheus/main"), so that a changed or invalid
@@ -53,6 +69,8 @@ inline constexpr std::string_view kOldCasNeededUntilAnnotation =
 // managedFields and passes it to admission webhooks, where the shard guard recognises
 // shardscaler's own re-attaches by it. The operator writes as "PrometheusOperator".
 inline constexpr std::string_view kFieldManager = "shardscaler";
+// The operator's field manager (pkg/k8s PrometheusOperatorFieldManager).
+inline constexpr std::string_view kOperatorFieldManager = "PrometheusOperator";
 // How every denial of the shard guard begins ("shardscaler guard: rule ActiveShard: ..."); the
 // API server passes it on inside its Forbidden, so the controller knows the guard refused it.
 inline constexpr std::string_view kGuardDenialPrefix = "shardscaler guard: rule ";

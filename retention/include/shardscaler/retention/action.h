@@ -24,6 +24,10 @@ enum class ActionType {
   LabelStatefulSet,     // add (or, on release, remove) the guard label shardscaler.io/shardset
   DetachStatefulSet,    // hide from the operator, mark retained, set the deletion deadline
   ReattachStatefulSet,  // restore the operator's labels, drop the retention marks
+  MarkDrainState,       // a due shard's drain: annotate draining-since or drained-at
+  OrphanStatefulSet,    // release: drop the ShardSet's ownerReference from a retained shard
+  AdoptStatefulSet,     // a retained shard the target still owns: its controller reference
+                        // moves to the ShardSet (shards detached before the detach moved it)
   // StatefulSet, DELETE with propagationPolicy=Foreground:
   DeleteStatefulSet,
 };

@@ -55,6 +55,23 @@ inline constexpr std::string_view kReasonPauseNotAcknowledged = "PauseNotAcknowl
 inline constexpr std::string_view kReasonRetainedShardsOrphaned = "RetainedShardsOrphaned";
 // A write the API server refused for good (Forbidden, Invalid).
 inline constexpr std::string_view kReasonApplyFailed = "ApplyFailed";
+// The drain (docs/design.md §15): a due shard waits for its data to be shipped (ShardDraining),
+// is found shipped (ShardDrained), or is still not shipped when the timeout passes
+// (DrainTimedOut: an Event, and Degraded under onTimeout Keep); a deletion no drain could check
+// (no query endpoint) is announced as such.
+inline constexpr std::string_view kReasonShardDraining = "ShardDraining";
+inline constexpr std::string_view kReasonShardDrained = "ShardDrained";
+inline constexpr std::string_view kReasonDrainTimedOut = "DrainTimedOut";
+inline constexpr std::string_view kReasonShardDeletedUnverified = "ShardDeletedUnverified";
+// DrainChecked condition reasons.
+inline constexpr std::string_view kReasonDrainsChecked = "DrainsChecked";
+inline constexpr std::string_view kReasonNoQueryEndpoint = "NoQueryEndpoint";
+inline constexpr std::string_view kReasonDrainDisabled = "DrainDisabled";
+inline constexpr std::string_view kReasonDraining = "Draining";  // Progressing
+// OtherWriters condition reasons (also the Warning Event's, when it turns True).
+inline constexpr std::string_view kReasonFieldManagerConflict = "FieldManagerConflict";
+inline constexpr std::string_view kReasonHPATargetsTarget = "HPATargetsTarget";
+inline constexpr std::string_view kReasonNoOtherWriters = "NoOtherWriters";
 
 // Condition reasons that are not also Event reasons (docs/design.md §1 lists which condition
 // carries which).

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -36,12 +38,30 @@ struct TransitionSafety {
   std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
 };
 
+// After `unacknowledged` pauses in a row went unacknowledged, how long no new pause starts:
+// the acknowledgement timeout, doubled for each pause after the first, at most kMaxPauseHold
+// (or the timeout itself, when that is longer).
+inline constexpr std::chrono::minutes kMaxPauseHold{10};
+std::chrono::nanoseconds pauseHold(std::chrono::nanoseconds ack_timeout, int32_t unacknowledged);
+
 enum class PlanPurpose {
   Converge,  // manage the target: move toward `want`, expire retained shards
   // Let go of the target (the ShardSet is being deleted, or its targetRef moved elsewhere):
   // undo an interrupted transition with the target's own shard count, resume it, drop the claim
   // and the guard labels of active shards. Retained shards stay as they are. Never scales.
   Release,
+};
+
+// What a drain check found for one due shard (the controller asks Prometheus, the planner
+// decides). Absence of evidence is not drained: a failed query, a pod not scraped, a result that
+// is not a vector or holds NaN, Inf or one pod twice all read as not drained, with the reason.
+struct DrainReading {
+  bool drained = false;
+  std::optional<double> lag_seconds;  // the largest remote-write lag of its pods, when measured
+  std::string reason;                 // why not drained: names the pod and the failing condition
+  // Prometheus refused the drain condition as PromQL (bad_data): `reason` has its error. The spec
+  // is invalid until it is fixed.
+  bool invalid_condition = false;
 };
 
 struct PlanInput {
@@ -55,11 +75,19 @@ struct PlanInput {
 
   PlanPurpose purpose = PlanPurpose::Converge;
   TransitionSafety safety;
+  // Other writers of the target's spec.shards/spec.paused: its field managers other than
+  // shardscaler and the operator (from a live read's managedFields; the caches drop them), and
+  // the HorizontalPodAutoscalers whose scaleTargetRef is the target itself. Reported in the
+  // OtherWriters condition; never acted on.
+  std::vector<SpecWriter> target_writers;
+  std::vector<std::string> target_hpas;
   // A write was refused for good a short while ago: start no transition, only undo one.
   bool hold_transitions = false;
   // When the target is claimed by another ShardSet: whether that ShardSet exists (a claim left
   // by a ShardSet that is gone is taken over). nullopt: not looked up (counts as existing).
   std::optional<bool> claim_holder_exists;
+  // The drain checks of due shards, by StatefulSet name (Decision::drain_checks asks for them).
+  std::map<std::string, DrainReading, std::less<>> drain_readings;
 };
 
 enum class PlanMode {
@@ -78,9 +106,24 @@ struct Decision {
   std::optional<DesiredShards> desired;   // set when the shard fields are valid
   std::optional<int32_t> current_shards;  // target spec.shards as the operator reads it
   std::optional<RetentionPolicy> policy;
-  // Deadline a shard detached now would get (Retain only).
+  // Deadline a shard detached now would get (Retain, or Delete with a drain: now).
   std::optional<DeletionDeadline> new_deadline;
+  std::optional<DrainPolicy> drain;  // when the drain fields are valid
+  // Due shards whose drain must be read before the plan can decide (none in drain_readings):
+  // the caller reads them and plans again with the readings.
+  struct DrainCheck {
+    std::string stateful_set;
+    int32_t index = 0;
+  };
+  std::vector<DrainCheck> drain_checks;
+  // Due shards kept because their data is not shipped yet ("<shard>: <reason>"): the transition
+  // is over, the drain is not (Progressing, reason Draining).
+  std::vector<std::string> draining;
+  // Those still not drained past the drain's timeout, kept under onTimeout Keep: Degraded.
+  std::vector<std::string> drain_timed_out;
   bool target_paused_by_us = false;
+  // When this ShardSet paused the target (its paused-at annotation), while it holds the pause.
+  std::optional<std::chrono::system_clock::time_point> paused_by_us_since;
   bool target_paused_by_others = false;
   std::string claimed_by;  // the target's claim ("" = unclaimed)
   // Why the transition waits instead of writing ("" = it does not): the operator has not
@@ -89,6 +132,9 @@ struct Decision {
   // The transition was given up: the pause was not acknowledged in time, or a write was refused
   // for good; what was undone is in the actions.
   std::string abandoned_because;
+  // Pauses in a row the operator did not acknowledge (status.unacknowledgedPauses): carried over,
+  // one more when this plan gives one up, 0 once one is acknowledged or the guard is enforced.
+  int32_t unacknowledged_pauses = 0;
   std::vector<api::FieldError> problems;  // InvalidSpec reasons
 };
 

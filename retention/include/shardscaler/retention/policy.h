@@ -42,4 +42,32 @@ std::expected<RetentionPolicy, std::vector<api::FieldError>> resolveRetentionPol
 // The ShardSet's own policy fields alone (no target needed).
 std::vector<api::FieldError> validateShardSetPolicy(const api::ShardSet& shard_set);
 
+enum class OnTimeout { Keep, Delete };
+std::string_view toString(OnTimeout on_timeout);
+
+// Placeholders of a drain condition, as of spec.ingestion.query: the ShardSet's namespace and a
+// regex of the due shard's pods, each escaped for the inside of a double-quoted PromQL string.
+inline constexpr std::string_view kDrainNamespacePlaceholder = "$NAMESPACE";
+inline constexpr std::string_view kDrainPodRegexPlaceholder = "$POD_REGEX";
+
+// spec.shardRetentionPolicy.drain as it applies (docs/design.md §15): whether a due shard must
+// drain before it is deleted, and how that is checked.
+struct DrainPolicy {
+  // A drain is checked before every deletion. False when the spec opts out or when no query
+  // endpoint is known (then `unverified` says deletions go unchecked).
+  bool enabled = false;
+  bool unverified = false;  // no endpoint: deletions cannot be checked (not an opt-out)
+  std::string prometheus_url;
+  // The user's condition (placeholders still in it); nullopt: remote write caught up.
+  std::optional<std::string> condition;
+  std::chrono::seconds max_lag{api::kMaxLagSecondsDefault};
+  std::chrono::seconds timeout{api::kDrainTimeoutSecondsDefault};
+  OnTimeout on_timeout = OnTimeout::Keep;
+};
+
+// Enabled when spec.shardRetentionPolicy.drain.enabled is not false and a query endpoint is known
+// (drain.prometheusURL, else spec.ingestion.prometheusURL). Every bad drain field is returned.
+std::expected<DrainPolicy, std::vector<api::FieldError>> resolveDrainPolicy(
+    const api::ShardSet& shard_set);
+
 }  // namespace shardscaler::retention

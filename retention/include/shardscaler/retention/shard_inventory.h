@@ -24,13 +24,31 @@ struct ShardStatefulSet {
   bool carries_retention_marks = false;
   // It carries shardscaler.io/shardset=<this ShardSet>, the admission guard's selector.
   bool guard_labelled = false;
-  // The deletion-timestamp annotation, when present and valid.
+  // Retained only: its controller ownerReference is this ShardSet (a detach moved it there, so
+  // that deleting or replacing the target does not delete it); false: still the target's.
+  bool owned_by_shard_set = false;
+  // shardscaler's deadline (shardscaler.io/deletion-deadline, else the older
+  // operator.prometheus.io/deletion-timestamp), when present and valid.
   std::optional<DeletionDeadline> deadline;
+  // The operator's own retention deadline (operator.prometheus.io/deletion-deadline), when
+  // present; `operator_deadline_unreadable` when present but not a deadline. A shard is never
+  // deleted while it is ahead (or unreadable).
+  std::optional<DeletionDeadline> operator_deadline;
+  bool operator_deadline_unreadable = false;
   // Retained only: why `deadline` is empty ("missing", or the parse error).
   std::string deadline_problem;
   // Retained only: the detached-at annotation (nullopt: absent, e.g. detached by an older
   // shardscaler, which counts as long ago).
   std::optional<std::chrono::system_clock::time_point> detached_at;
+  // Retained only: the drain's marks (docs/design.md §15), when present and readable.
+  std::optional<std::chrono::system_clock::time_point> draining_since;
+  std::optional<std::chrono::system_clock::time_point> drained_at;
+
+  // The operator's retention (if any) lets it go at `now`.
+  bool operatorLetsGo(std::chrono::system_clock::time_point now) const {
+    return !operator_deadline_unreadable &&
+           (!operator_deadline || operator_deadline->expiredAt(now));
+  }
 };
 
 struct ShardInventory {
@@ -41,8 +59,9 @@ struct ShardInventory {
 
 // A StatefulSet counts as the target's shard i only when all hold: its
 // operator.prometheus.io/shard label is i; its name is the operator's name for shard i of the
-// target; an ownerReference has the target's uid and kind; operator.prometheus.io/mode, if set,
-// is the target's mode. It is then attached if operator.prometheus.io/name is the target's
+// target; an ownerReference has the target's uid and kind, or this ShardSet's (a retained shard
+// outlives the target it was detached from, docs/design.md §16); operator.prometheus.io/mode, if
+// set, is the target's mode. It is then attached if operator.prometheus.io/name is the target's
 // name, retained if that label is absent and it has shardscaler.io/retained=true and
 // shardscaler.io/shardset=<this ShardSet>, and ignored otherwise.
 ShardInventory takeInventory(const api::ShardSet& shard_set, const Target& target,

@@ -20,6 +20,7 @@ struct OwnerReference {
   std::string name;
   std::string uid;
   bool controller = false;
+  bool block_owner_deletion = false;
 };
 
 struct ObservedStatefulSet {

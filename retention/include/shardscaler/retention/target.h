@@ -2,6 +2,7 @@
 // reader that fills them from the API object. Reading never guesses: bad fields are reported.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <optional>
@@ -15,6 +16,15 @@
 #include "shardscaler/retention/naming.h"
 
 namespace shardscaler::retention {
+
+// A field manager of the target's spec.shards or spec.paused (metadata.managedFields), other than
+// shardscaler and the operator.
+struct SpecWriter {
+  std::string manager;
+  std::string operation;                                      // "Apply" or "Update"
+  std::vector<std::string> fields;                            // "spec.shards", "spec.paused"
+  std::optional<std::chrono::system_clock::time_point> time;  // its entry's last write
+};
 
 struct Target {
   TargetKind kind = TargetKind::Prometheus;
@@ -41,9 +51,12 @@ struct Target {
   bool has_retain = false;                    // spec.shardRetentionPolicy.retain present
   std::string retain_period;                  // ...retain.retentionPeriod (may be "")
   std::optional<std::string> sharding_mode;   // spec.shardingStrategy.mode
+  std::optional<std::string> mode;            // spec.mode (PrometheusAgent: StatefulSet, DaemonSet)
   std::vector<std::string> topology_values;   // spec.shardingStrategy.topology.values
 
   std::vector<api::FieldError> spec_errors;
+  // From metadata.managedFields when the object has them (a live read; the caches drop them).
+  std::vector<SpecWriter> spec_writers;
 
   // The shard count the operator runs: spec.shards, absent or <= 1 read as 1.
   int32_t effectiveShards() const;

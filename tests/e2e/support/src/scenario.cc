@@ -83,7 +83,10 @@ void ShardSetScenario::scaleWithKubectl(int shards) {
 }
 
 Json ShardSetScenario::shardSet() const { return getOrNull(kShardSets, ns_, "main"); }
-Json ShardSetScenario::prometheus() const { return getOrNull(kPrometheuses, ns_, "main"); }
+Json ShardSetScenario::prometheus() const {
+  const auto kind = retention::parseTargetKind(target_kind_);
+  return getOrNull(kind ? retention::targetResource(*kind) : kPrometheuses, ns_, "main");
+}
 
 std::vector<StatefulSetView> ShardSetScenario::statefulSets() const {
   auto list = adminClient().list(k8s::resources::statefulSets(), ns_);

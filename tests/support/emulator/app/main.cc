@@ -52,6 +52,10 @@ Secret, the governing Service and status. Runs until SIGTERM or SIGINT, then exi
                              before acting on it (0..60s; default 0)
   --sync-latency-jitter D    plus a uniform random 0..D per sync (0..60s; default 0)
   --seed N                   seed of the jitter's random numbers (default 1)
+  --shard-retention BOOL     the PrometheusShardRetentionPolicy feature gate, on by default as in
+                             v0.92+: Prometheus targets with shardRetentionPolicy.whenScaled
+                             Retain keep excess shards until operator.prometheus.io/
+                             deletion-deadline (default true; false: older operators)
   --log-level LEVEL          debug | info | warn | error (default info)
 Durations: 250ms, 2s, 5m, 1h, or 0.
 )";
@@ -70,6 +74,7 @@ struct Flags {
   std::chrono::milliseconds sync_latency = 0ms;
   std::chrono::milliseconds sync_latency_jitter = 0ms;
   std::uint64_t seed = 1;
+  bool shard_retention = true;
   std::string log_level = "info";
 };
 
@@ -171,6 +176,10 @@ Flags parseFlags(int argc, char** argv) {
       if (ec != std::errc() || end != text.data() + text.size()) {
         fail("--seed must be a non-negative integer, not " + text);
       }
+    } else if (arg == "--shard-retention") {
+      const std::string text = next();
+      if (text != "true" && text != "false") fail("--shard-retention must be true or false");
+      flags.shard_retention = text == "true";
     } else if (arg == "--log-level") {
       flags.log_level = next();
     } else {
@@ -253,7 +262,8 @@ int main(int argc, char** argv) {
   }
 
   shardscaler::k8s::RealClock clock;
-  shardscaler::k8s::RestClient client(*config);
+  // The operator names its writes PrometheusOperator (some of them in v0.93; all of them here).
+  shardscaler::k8s::RestClient client(*config, {.field_manager = "PrometheusOperator"});
   TargetControllerOptions options{
       .namespaces = flags.namespaces,
       .workers = flags.workers,
@@ -263,7 +273,8 @@ int main(int argc, char** argv) {
       .lag = {.statefulsets = flags.statefulset_lag, .targets = flags.target_lag},
       .sync_latency = flags.sync_latency,
       .sync_latency_jitter = flags.sync_latency_jitter,
-      .seed = flags.seed};
+      .seed = flags.seed,
+      .shard_retention = flags.shard_retention};
   std::vector<std::unique_ptr<TargetController>> controllers;
   for (const auto* kind :
        {&shardscaler::emulator::prometheusKind(), &shardscaler::emulator::prometheusAgentKind()}) {

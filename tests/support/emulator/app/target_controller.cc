@@ -148,6 +148,14 @@ std::optional<TargetController::Key> TargetController::ownerKey(const Json& stat
 k8s::ReconcileOutcome TargetController::reconcileTarget(const Key& key) {
   auto result = sync(key);
   statuses_.enqueue(key);  // processNextReconcileItem: every sync is followed by a status
+  bool retaining = false;
+  {
+    std::lock_guard lock(retained_mutex_);
+    retaining = retaining_.contains(key);
+  }
+  if (result && retaining) {
+    return k8s::ReconcileOutcome{.requeue_after = options_.retention_poll};
+  }
   if (result) return k8s::ReconcileOutcome::success();
   spdlog::warn("event=sync_failed kind={} key={} error=\"{}\" action=requeue_with_backoff",
                kind_.kind, key, result.error().message);
@@ -352,11 +360,12 @@ k8s::Result<void> TargetController::deleteExcessStatefulSets(const Json& target)
   const std::set<std::string> expected(expected_list.begin(), expected_list.end());
   const Labels selector = cleanupSelector(kind_, nameOf(target));
   std::string errors;
+  bool retaining = false;
   for (const auto& object : caches_.statefulSets(ns)) {
     if (!matchesLabels(*object, selector)) continue;
     const std::string name = nameOf(*object);
     if (expected.contains(name) || deletionInProgress(*object)) continue;
-    // The shard retention feature gate is off by default: excess shards are deleted.
+    if (retainExcessShard(target, *object, retaining)) continue;
     k8s::DeleteOptions options;
     options.propagation_policy = "Foreground";
     auto deleted = client_.remove(k8s::resources::statefulSets(), ns, name, options);
@@ -368,11 +377,56 @@ k8s::Result<void> TargetController::deleteExcessStatefulSets(const Json& target)
                 ": " + deleted.error().describe();
     }
   }
+  {
+    std::lock_guard lock(retained_mutex_);
+    const Key key = ns + "/" + nameOf(target);
+    if (retaining) {
+      retaining_.insert(key);
+    } else {
+      retaining_.erase(key);
+    }
+  }
   if (!errors.empty()) {
     return k8s::makeError(k8s::ErrorKind::Other,
                           "failed to clean up excess StatefulSets: " + errors);
   }
   return {};
+}
+
+bool TargetController::retainExcessShard(const Json& target, const Json& statefulset, bool& kept) {
+  if (!options_.shard_retention || !kind_.server) return false;
+  const Json spec = objectField(target, "spec");
+  const Json policy = spec.value("shardRetentionPolicy", Json::object());
+  if (!policy.is_object() || policy.value("whenScaled", "") != "Retain") return false;
+  const std::string ns = namespaceOf(target);
+  const std::string name = nameOf(statefulset);
+  const int shard = shardOfStatefulSetName(kind_, nameOf(target), name).value_or(-1);
+  const auto annotations = stringMap(statefulset, "annotations");
+  const auto now = clock_.now();
+  const auto existing = annotations.find(std::string(kDeletionDeadlineAnnotation));
+  if (existing == annotations.end()) {
+    const std::string deadline = retentionDeadline(target, now);
+    Json patch{
+        {"metadata", {{"annotations", {{std::string(kDeletionDeadlineAnnotation), deadline}}}}}};
+    auto patched = client_.patch(k8s::resources::statefulSets(), ns, name,
+                                 k8s::PatchType::StrategicMerge, patch);
+    recorder_.record("patch", "StatefulSet", target, name, shard,
+                     "retained until " + deadline + " (shardRetentionPolicy Retain)", patched);
+    kept = true;
+    return true;
+  }
+  auto deadline = parseDeadline(existing->second);
+  if (!deadline) {
+    spdlog::warn("event=retention_deadline_unreadable statefulset={}/{} value=\"{}\"", ns, name,
+                 existing->second);
+    return true;  // never deleted on a garbage deadline
+  }
+  if (*deadline == std::chrono::system_clock::time_point{}) return true;  // never
+  if (now < *deadline) {
+    kept = true;
+    return true;
+  }
+  return false;
 }
 
 // ---- status ---------------------------------------------------------------------------------

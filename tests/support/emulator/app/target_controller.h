@@ -15,6 +15,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "action_log.h"
 #include "operator_caches.h"
 #include "shard_naming.h"
+#include "shard_retention.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/controller.h"
 #include "shardscaler/k8s_client/kube_client.h"
@@ -49,6 +51,12 @@ struct TargetControllerOptions {
   std::chrono::milliseconds sync_latency{0};
   std::chrono::milliseconds sync_latency_jitter{0};
   std::uint64_t seed = 1;
+  // The PrometheusShardRetentionPolicy feature gate (on by default from v0.92, Prometheus only):
+  // an excess shard of a target whose spec.shardRetentionPolicy.whenScaled is Retain gets
+  // operator.prometheus.io/deletion-deadline instead of a DELETE, and goes once that passed
+  // (the operator looks once a minute). --shard-retention=false stands for older operators.
+  bool shard_retention = true;
+  std::chrono::milliseconds retention_poll{std::chrono::minutes(1)};
 };
 
 class TargetController {
@@ -91,6 +99,10 @@ class TargetController {
                                                    const Json& desired);
   k8s::Result<void> forceUpdateStatefulSet(const Json& target, int shard, const Json& desired);
   k8s::Result<void> deleteExcessStatefulSets(const Json& target);
+  // processShardRetention: true when the excess shard is kept (annotated now, or its deadline
+  // has not passed, or cannot be read); false when it is to be deleted. `kept` is set when the
+  // target must be looked at again for it.
+  bool retainExcessShard(const Json& target, const Json& statefulset, bool& kept);
   k8s::Result<void> updateStatus(const Key& key);
 
   const TargetKind& kind_;
@@ -105,6 +117,9 @@ class TargetController {
   k8s::Controller reconciles_;  // options.workers workers: sync()
   k8s::Controller statuses_;    // one worker: updateStatus()
 
+  // Targets with a retained shard whose deadline is still ahead: requeued every retention_poll.
+  std::mutex retained_mutex_;
+  std::set<Key> retaining_;
   mutable std::mutex outcomes_mutex_;
   std::map<Key, ReconcileOutcome> outcomes_;  // ReconciliationTracker
 

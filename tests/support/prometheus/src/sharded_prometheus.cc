@@ -60,11 +60,17 @@ struct ShardedPrometheus::State {
         "\n  scrape_timeout: " + millis(interval) + "\n  evaluation_interval: " + millis(interval) +
         "\n  external_labels:\n    prometheus: " + quoted(options.ns + "/" + options.name) +
         "\n    prometheus_replica: " + quoted(podName(shard, replica)) + "\nscrape_configs:";
-    if (options.load_jobs == 0) return yaml + " []\n";
+    if (options.load_jobs == 0) yaml += " []";
     yaml += '\n';
     for (int job = 0; job < options.load_jobs; ++job) {
       yaml += "- job_name: load-" + std::to_string(job) +
               "\n  static_configs:\n  - targets: ['@SELF@']\n";
+    }
+    if (!options.remote_write_url.empty()) {
+      yaml += "remote_write:\n- url: " + quoted(options.remote_write_url) +
+              "\n  name: receiver\n  queue_config: {capacity: 2500, max_shards: 4, min_shards: 1, "
+              "max_samples_per_send: 500, batch_send_deadline: 1s, min_backoff: 100ms, "
+              "max_backoff: 1s}\n";
     }
     return yaml;
   }
@@ -107,11 +113,14 @@ ShardedPrometheus::ShardedPrometheus(ShardedPrometheusOptions options)
   for (int shard = 0; shard < s.options.shards; ++shard) {
     for (int replica = 0; replica < s.options.replicas; ++replica) {
       const std::string pod = s.podName(shard, replica);
-      s.shards[shard].push_back(std::make_unique<PrometheusProcess>(
-          PrometheusOptions{.name = pod,
-                            .config_yaml = s.shardConfig(shard, replica),
-                            .agent = s.options.agent,
-                            .work_dir = s.work_dir / pod}));
+      s.shards[shard].push_back(std::make_unique<PrometheusProcess>(PrometheusOptions{
+          .name = pod,
+          .config_yaml = s.shardConfig(shard, replica),
+          .agent = s.options.agent,
+          .extra_flags = s.options.remote_write_url.empty()
+                             ? std::vector<std::string>{}
+                             : std::vector<std::string>{"--storage.remote.flush-deadline=3s"},
+          .work_dir = s.work_dir / pod}));
     }
   }
   s.scraper = std::make_unique<PrometheusProcess>(PrometheusOptions{

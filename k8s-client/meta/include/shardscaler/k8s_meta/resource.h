@@ -35,7 +35,7 @@ Resource serviceAccounts();
 Resource statefulSets();
 Resource leases();
 Resource customResourceDefinitions();
-Resource horizontalPodAutoscalers();  // autoscaling/v2beta2 (the newest on Kubernetes 1.20)
+Resource horizontalPodAutoscalers();  // autoscaling/v1: served by every Kubernetes version
 }  // namespace resources
 
 }  // namespace shardscaler::k8s

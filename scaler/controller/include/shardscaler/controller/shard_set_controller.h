@@ -8,11 +8,14 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "shardscaler/ingestion/drain_check.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/controller.h"
 #include "shardscaler/k8s_client/event_recorder.h"
@@ -28,6 +31,11 @@ class TaskPool;
 }  // namespace shardscaler::k8s
 
 namespace shardscaler::controller {
+
+// The drain readings of a ShardSet's due shards in namespace `ns`, by StatefulSet name.
+using DrainCheck = std::function<std::map<std::string, retention::DrainReading, std::less<>>(
+    const retention::DrainPolicy& policy, const std::string& ns,
+    std::span<const ingestion::DrainShard> shards)>;
 
 struct ShardSetControllerOptions {
   std::vector<std::string> namespaces;  // empty = all namespaces
@@ -45,11 +53,16 @@ struct ShardSetControllerOptions {
   // Whether the admission guard is enforced for ShardSets in namespace `ns`, read live when a
   // transition may need it; when not, *why says why. Unset: not enforced (the fallback applies).
   std::function<bool(const std::string& ns, std::string* why)> guard_enforced;
+  // Reads whether due shards drained (docs/design.md §15). Unset: an ingestion::DrainChecker
+  // querying the drain's Prometheus, when drain_url_policy allows its URL.
+  DrainCheck drain_check;
+  ingestion::PrometheusUrlPolicy drain_url_policy = ingestion::PrometheusUrlPolicy::defaults();
 };
 
 class ShardSetCaches;
 class ShardSetEventMapper;
 class ShardSetReader;
+class GuardStatusCache;
 class ShardSetReconciler;
 class OwnWrites;
 class TransitionHolds;
@@ -111,6 +124,7 @@ class ShardSetController {
   // applier's adjacent writes). Outlives the work loop's workers.
   std::unique_ptr<k8s::TaskPool> side_requests_;
   std::unique_ptr<ShardSetReader> reader_;
+  std::unique_ptr<GuardStatusCache> guard_status_;
   std::unique_ptr<TransitionHolds> holds_;
   std::unique_ptr<DrainGate> drain_;
   std::unique_ptr<ShardSetReconciler> reconciler_;

@@ -26,6 +26,8 @@ inline constexpr std::string_view kRuleGuardedMetadata = "GuardedMetadata";
 // Under whenScaled=Retain, an attached shard beyond the shard count (shardscaler detaches it).
 inline constexpr std::string_view kRuleRetainOnScaleDown = "RetainOnScaleDown";
 inline constexpr std::string_view kRuleUnknownShardIndex = "UnknownShardIndex";
+// A retained shard past its deadline whose data a drain has not found shipped yet.
+inline constexpr std::string_view kRuleNotDrained = "NotDrained";
 inline constexpr std::string_view kRuleReadFailed = "ReadFailed";
 inline constexpr std::string_view kRuleIncompleteReview = "IncompleteReview";
 

@@ -26,6 +26,12 @@ inline const std::vector<std::string>& defaultCleanupUsers() {
   return users;
 }
 
+// Who sent a request, as a class for the denials metric: "service_account" (a ServiceAccount
+// outside kube-system: an operator, a GitOps tool), "controller" (kube-system's ServiceAccounts and
+// system:kube-controller-manager), "node" (system:node:*), "system" (any other system: user),
+// "user" (anyone else, a person).
+std::string_view requesterClass(const UserInfo& user);
+
 struct GuardConfig {
   // The user shardscaler's own requests arrive as (see self_identity.h), and the field manager it
   // sends with every write: only an UPDATE that carries both is shardscaler's own.

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -46,7 +47,41 @@ class Metrics {
   void setRecommendedShards(std::string_view ns, std::string_view shardset, int shards);
   void setShardCounts(std::string_view ns, std::string_view shardset, int desired, int active,
                       int retained);
-  // Drops every series labelled with this ShardSet (it was deleted).
+  // The retained shards' drain (docs/design.md §15): each shard's phase ("Retained", "Draining",
+  // "Deleting"), its last measured remote-write lag and since when it drains (Unix seconds), both
+  // only while draining; the count of shards per phase, the active ones included. Series of
+  // shards no longer given are dropped.
+  struct RetainedShardState {
+    int shard = 0;
+    std::string_view stateful_set;
+    std::string_view phase;
+    std::optional<double> deadline;  // Unix seconds; nullopt for "never" or unreadable
+    std::optional<double> lag_seconds;
+    std::optional<double> draining_since;
+  };
+  void setRetainedShards(std::string_view ns, std::string_view shardset, int active,
+                         std::span<const RetainedShardState> shards);
+  // The conditions of its status, one series per type (value 1, labelled with status and
+  // reason): a type's old series goes when its status or reason changes.
+  struct ConditionState {
+    std::string_view type;
+    std::string_view status;
+    std::string_view reason;
+  };
+  void setShardSetConditions(std::string_view ns, std::string_view shardset,
+                             std::span<const ConditionState> conditions);
+  // Since when (Unix seconds) this ShardSet has its target paused; nullopt: it has not.
+  void setTargetPaused(std::string_view ns, std::string_view shardset, std::string_view kind,
+                       std::string_view target, std::optional<double> since);
+  // Whether the API server enforces the shard guard for this ShardSet's namespace.
+  void setGuardEnforced(std::string_view ns, std::string_view shardset, bool enforced);
+  // A transition ended: direction "up" or "down", outcome "completed" or "undone", and how long
+  // it took from the pause, when known.
+  void observeTransition(std::string_view ns, std::string_view shardset, std::string_view direction,
+                         std::string_view outcome, std::optional<double> seconds);
+  // Drops the gauges of this ShardSet (it was deleted): its state. Its counters and histograms
+  // (transitions, guard denials) are history and stay until the process restarts, so that
+  // increase() over a window that saw the deletion still counts them.
   void removeShardSet(std::string_view ns, std::string_view shardset);
 
   // ---- controller ----
@@ -63,9 +98,16 @@ class Metrics {
   void setLeader(bool is_leader);
   // ---- shard guard ----
   // One admission review: operation "DELETE"/"UPDATE"/... ("unknown" when undecodable), result
-  // "allowed", "denied" or "bad_request", rule the denying rule ("" unless denied).
+  // "allowed", "denied" or "bad_request". A denial also counts by its rule, the requester's class
+  // (guard::requesterClass), the StatefulSet's namespace and the ShardSet ("" when unknown).
+  struct GuardDenial {
+    std::string_view rule;
+    std::string_view requester;
+    std::string_view ns;
+    std::string_view shardset;
+  };
   void observeGuardReview(std::string_view operation, std::string_view result,
-                          std::string_view rule, double seconds);
+                          std::optional<GuardDenial> denial, double seconds);
 
   // ---- external metrics API ----
   // One request: route "metric", "discovery", "openapi" or "none", the HTTP status, and the
@@ -96,6 +138,15 @@ class Metrics {
   prometheus::Family<prometheus::Gauge>* desired_shards_;
   prometheus::Family<prometheus::Gauge>* active_shards_;
   prometheus::Family<prometheus::Gauge>* retained_shards_;
+  prometheus::Family<prometheus::Gauge>* shards_by_phase_;
+  prometheus::Family<prometheus::Gauge>* drain_lag_;
+  prometheus::Family<prometheus::Gauge>* draining_since_;
+  prometheus::Family<prometheus::Gauge>* retained_deadline_;
+  prometheus::Family<prometheus::Gauge>* shardset_condition_;
+  prometheus::Family<prometheus::Gauge>* target_paused_since_;
+  prometheus::Family<prometheus::Gauge>* guard_enforced_;
+  prometheus::Family<prometheus::Counter>* transitions_;
+  prometheus::Family<prometheus::Histogram>* transition_duration_;
   prometheus::Family<prometheus::Counter>* reconciles_;
   prometheus::Counter* reconcile_errors_;
   prometheus::Histogram* reconcile_duration_;

@@ -82,6 +82,8 @@ class ShardSetScenario : public ::testing::Test {
   std::vector<testenv::EmulatorAction> emulatorStatefulSetWrites(const std::string& verb) const;
 
   std::string ns_;
+  // The kind of target prometheus() and waitForSettled read (a PrometheusAgent's tests set it).
+  std::string target_kind_ = "Prometheus";
   std::unique_ptr<testenv::OperatorEmulator> emulator_;
   std::unique_ptr<ShardscalerProcess> shardscaler_;
 };

@@ -26,6 +26,10 @@ struct ShardedPrometheusOptions {
   // series) every load_interval / (i + 1); shard rates therefore differ, roughly 1 : 2 : 3.
   int load_jobs = 2;
   std::chrono::milliseconds load_interval{1000};
+  // When set, every shard remote-writes everything it appends here (queue "receiver", retrying
+  // quickly: min_backoff 100ms, max_backoff 1s, batch_send_deadline 1s), and gives up flushing
+  // 3 s after SIGTERM.
+  std::string remote_write_url{};
   // Each process gets a sub-dir; a fresh temporary dir when empty.
   std::filesystem::path work_dir{};
 };

@@ -1,0 +1,118 @@
+// Due shards (retained, out of the count, past their deadline) and the drain (docs/design.md
+// §15): without a drain a due shard is deleted at once; with one, only once its data is shipped
+// (the condition held: drained-at), or once the timeout passed under onTimeout Delete. An
+// undrained shard is kept, marked draining-since once, and looked at again.
+#include "drain.h"
+
+#include "shardscaler/retention/duration.h"
+
+namespace shardscaler::retention {
+namespace {
+
+using std::chrono::nanoseconds;
+
+// How often a draining shard is checked again.
+constexpr auto kDrainPoll = std::chrono::seconds(5);
+// From the drained-at mark to the round that deletes.
+constexpr auto kDrainedToDelete = std::chrono::seconds(1);
+
+std::string deadlineText(const ShardStatefulSet& shard) {
+  return "retention deadline " + shard.deadline->toAnnotation() + " passed";
+}
+
+// When the shard became due: its deadline.
+std::chrono::system_clock::time_point dueAt(const ShardStatefulSet& shard) {
+  return shard.deadline->time().toTimePoint().value_or(
+      std::chrono::system_clock::time_point::max());
+}
+
+// One due shard under an enabled drain.
+void planDrain(PlanContext& context, ActionBuilder& writes, const ShardStatefulSet& shard,
+               const DrainPolicy& drain) {
+  Decision& decision = context.plan.decision;
+  const auto now = context.input.now;
+  if (shard.drained_at) {
+    // Drained earlier (a crash between the mark and the deletion): nothing new was appended since,
+    // a detached shard scrapes nothing.
+    writes.remove(shard, shard.deadline,
+                  deadlineText(shard) + ", drained at " + formatAnnotationTime(*shard.drained_at));
+    return;
+  }
+  if (!drain.condition) {
+    // A lag read sooner could be one that froze small when the shard stopped appending while its
+    // receiver was down; by now the queue's wait has outgrown maxLag if anything is pending.
+    const auto readable_at = dueAt(shard) + drain.max_lag;
+    if (now < readable_at) {
+      decision.draining.push_back(ActionBuilder::shardText(shard) +
+                                  ": its remote-write lag is read once it has been due " +
+                                  formatPrometheusDuration(drain.max_lag) + " (maxLagSeconds)");
+      context.requeueWithin(readable_at - now);
+      return;
+    }
+  }
+  const auto reading = context.input.drain_readings.find(shard.object->name);
+  if (reading == context.input.drain_readings.end()) {
+    decision.drain_checks.push_back({shard.object->name, shard.index});
+    context.requeueWithin(kDrainPoll);
+    return;
+  }
+  const DrainReading& drained = reading->second;
+  if (drained.invalid_condition) return;  // InvalidSpec: reported, nothing deleted
+  if (drained.drained) {
+    const std::string how = drained.lag_seconds
+                                ? "remote-write lag " +
+                                      formatPrometheusDuration(std::chrono::seconds(
+                                          static_cast<int64_t>(*drained.lag_seconds))) +
+                                      " within " + formatPrometheusDuration(drain.max_lag)
+                                : "condition held";
+    // The DELETE follows in the next round, which reads the mark back: sent now, it would carry
+    // the resourceVersion the mark replaces and fail with 409.
+    writes.markDrained(shard, how);
+    context.requeueWithin(kDrainedToDelete);
+    return;
+  }
+  if (!shard.draining_since) writes.markDraining(shard, drained.reason);
+  const auto gives_up_at = dueAt(shard) + drain.timeout;
+  if (now >= gives_up_at) {
+    if (drain.on_timeout == OnTimeout::Delete) {
+      writes.remove(shard, shard.deadline,
+                    "not drained " + formatPrometheusDuration(drain.timeout) +
+                        " after it became due (" + drained.reason +
+                        "); onTimeout: Delete deletes it anyway",
+                    EventType::Warning, kReasonDrainTimedOut);
+      return;
+    }
+    decision.drain_timed_out.push_back(ActionBuilder::shardText(shard) + " not drained " +
+                                       formatPrometheusDuration(drain.timeout) +
+                                       " after it became due: " + drained.reason +
+                                       " (onTimeout: Keep keeps it)");
+  } else {
+    context.requeueWithin(gives_up_at - now);
+  }
+  decision.draining.push_back(ActionBuilder::shardText(shard) + ": " + drained.reason);
+  context.requeueWithin(kDrainPoll);
+}
+
+}  // namespace
+
+void planDueShards(PlanContext& context, ActionBuilder& writes,
+                   std::span<const ShardStatefulSet* const> due) {
+  const Decision& decision = context.plan.decision;
+  const std::optional<DrainPolicy>& drain = decision.drain;
+  for (const ShardStatefulSet* shard : due) {
+    if (drain && drain->enabled) {
+      planDrain(context, writes, *shard, *drain);
+    } else if (drain && drain->unverified) {
+      writes.remove(*shard, shard->deadline,
+                    deadlineText(*shard) +
+                        "; not checked for unshipped data: no drain query endpoint "
+                        "(spec.shardRetentionPolicy.drain.prometheusURL or "
+                        "spec.ingestion.prometheusURL)",
+                    EventType::Warning, kReasonShardDeletedUnverified);
+    } else {
+      writes.remove(*shard, shard->deadline, deadlineText(*shard));
+    }
+  }
+}
+
+}  // namespace shardscaler::retention

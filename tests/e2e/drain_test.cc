@@ -1,0 +1,436 @@
+// Delete only what is shipped (docs/design.md §15), end to end: real Prometheus shard processes
+// (named like the operator's pods, server or agent mode) remote-write to a real receiver (a
+// Prometheus with its remote-write receiver on), a third Prometheus scrapes the shards' own
+// metrics with namespace and pod labels, and the operator emulator makes their StatefulSets. A
+// shard's process is stopped when its StatefulSet goes, as its pod would be. The receiver's own
+// PromQL then says whether every sample a removed shard appended arrived.
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <random>
+#include <thread>
+
+#include "shardscaler/e2e/resources.h"
+#include "shardscaler/e2e/scenario.h"
+#include "shardscaler/promql_client/prometheus_client.h"
+#include "shardscaler/test_kit/temp_dir.h"
+#include "shardscaler/testenv/prometheus_process.h"
+#include "shardscaler/testenv/sharded_prometheus.h"
+
+namespace shardscaler::e2e {
+namespace {
+
+using namespace std::chrono_literals;
+using SystemClock = std::chrono::system_clock;
+
+constexpr int kShards = 3;
+constexpr int kMaxLagSeconds = 5;
+// After the receiver is back: its start (~1.2 s), the queues' catch-up (under 3.5 s with the
+// queue config ShardedPrometheus sets), the scraper's next scrape (1 s), the next drain check
+// (every 5 s) and the deletion. Stated bound: 40 s.
+constexpr auto kDeletedWithin = 40s;
+
+class DrainTest : public ShardSetScenario {
+ protected:
+  void TearDown() override {
+    ShardSetScenario::TearDown();
+    prom_.reset();
+    receiver_.reset();
+  }
+
+  // The receiver, kShards shard processes remote-writing to it and the scraper; the target with
+  // kShards shards; a ShardSet on it with `policy` (whenScaled, drain) and the scraper's URL.
+  void start(bool agent, const Json& policy) {
+    agent_ = agent;
+    target_kind_ = agent ? "PrometheusAgent" : "Prometheus";
+    receiver_ = std::make_unique<testenv::PrometheusProcess>(testenv::PrometheusOptions{
+        .name = "receiver",
+        .config_yaml = "global: {scrape_interval: 15s}\nscrape_configs: []\n",
+        .extra_flags = {"--web.enable-remote-write-receiver"},
+        .work_dir = testLogDir() / "receiver"});
+    prom_ = std::make_unique<testenv::ShardedPrometheus>(
+        testenv::ShardedPrometheusOptions{.name = "main",
+                                          .ns = ns_,
+                                          .shards = kShards,
+                                          .agent = agent,
+                                          .scrape_interval = 1000ms,
+                                          .load_jobs = 1,
+                                          .remote_write_url = receiver_->url() + "/api/v1/write",
+                                          .work_dir = testLogDir() / "prometheus"});
+    started_ = SystemClock::now();
+    prom_->waitForScrapes(5, 120s);
+    apply(agent ? "apiVersion: monitoring.coreos.com/v1alpha1\nkind: PrometheusAgent\n"
+                  "metadata: {name: main, namespace: " +
+                      ns_ + "}\nspec: {replicas: 1, shards: " + std::to_string(kShards) + "}\n"
+                : "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: main, "
+                  "namespace: " +
+                      ns_ + "}\nspec: {replicas: 1, shards: " + std::to_string(kShards) + "}\n");
+    Json shard_set = {
+        {"apiVersion", "shardscaler.io/v1alpha1"},
+        {"kind", "ShardSet"},
+        {"metadata", {{"name", "main"}, {"namespace", ns_}}},
+        {"spec",
+         {{"targetRef", {{"kind", agent ? "PrometheusAgent" : "Prometheus"}, {"name", "main"}}},
+          {"shards", kShards},
+          {"shardRetentionPolicy", policy}}}};
+    shard_set["spec"]["shardRetentionPolicy"]["drain"]["prometheusURL"] = prom_->scraperUrl();
+    apply(shard_set.dump());
+    ASSERT_TRUE(waitForSettled(kShards, 0));
+    ASSERT_TRUE(waitFor("DrainChecked=True", [&](std::string* seen) {
+      auto c = condition("DrainChecked");
+      *seen = c ? c->dump() : "no DrainChecked condition";
+      return c && c->value("status", "") == "True";
+    }));
+  }
+
+  static Json drainPolicy(const std::string& when, int timeout_seconds,
+                          const std::string& on_timeout = "Keep") {
+    return {{"whenScaled", when},
+            {"drain",
+             {{"maxLagSeconds", kMaxLagSeconds},
+              {"timeoutSeconds", timeout_seconds},
+              {"onTimeout", on_timeout}}}};
+  }
+
+  Json retainedShardStatus(int index) const {
+    for (const Json& r : shardSet()["status"].value("retainedShards", Json::array())) {
+      if (r.value("index", -1) == index) return r;
+    }
+    return Json();
+  }
+
+  // Waits until each of `shards` is detached and reported Draining with a lag over maxLag.
+  ::testing::AssertionResult waitForDraining(std::initializer_list<int> shards,
+                                             std::map<int, double>* lags = nullptr) {
+    return waitFor("shards draining", [&](std::string* seen) {
+      *seen = shardSet()["status"].value("retainedShards", Json::array()).dump();
+      for (int i : shards) {
+        auto sts = statefulSet(i);
+        const Json r = retainedShardStatus(i);
+        if (!sts || !sts->retained || sts->being_deleted || !r.is_object() ||
+            r.value("phase", "") != "Draining" || r.value("lagSeconds", 0.0) <= kMaxLagSeconds) {
+          return false;
+        }
+        if (lags != nullptr) (*lags)[i] = r["lagSeconds"].get<double>();
+      }
+      return true;
+    });
+  }
+
+  // Waits until the StatefulSets of `shards` are gone (or going), stopping each one's process
+  // as its pod would stop; returns when each was seen going.
+  std::map<int, SystemClock::time_point> waitForDeletedAndStop(std::initializer_list<int> shards,
+                                                               std::chrono::seconds timeout) {
+    std::map<int, SystemClock::time_point> stopped;
+    test_kit::eventually(timeout, 200ms, [&] {
+      for (int i : shards) {
+        if (stopped.contains(i)) continue;
+        auto sts = statefulSet(i);
+        if (sts && !sts->being_deleted) continue;
+        prom_->shard(i).stop();
+        stopped[i] = SystemClock::now();
+      }
+      return stopped.size() == shards.size();
+    });
+    return stopped;
+  }
+
+  // Every sample shard `index` appended, as its self-scrape `up` series, is in the receiver: no
+  // gap longer than two of its scrape intervals from the run's start to its stop.
+  void expectNothingLost(int index, SystemClock::time_point stopped) {
+    expectNothingLostSince(index, started_, stopped);
+  }
+  // The same over one life of the process, [started, stopped].
+  void expectNothingLostSince(int index, SystemClock::time_point started,
+                              SystemClock::time_point stopped) {
+    const std::optional<std::string> loss = lossSince(index, started, stopped);
+    EXPECT_FALSE(loss) << *loss;
+  }
+  // What shard `index` lost over [started, stopped] in the receiver, or nullopt: a gap longer than
+  // two of its scrape intervals, or samples before its stop that never arrived.
+  std::optional<std::string> lossSince(int index, SystemClock::time_point started,
+                                       SystemClock::time_point stopped) {
+    const std::string pod = prom_->podName(index);
+    auto client = promql::PrometheusClient::create({.base_url = receiver_->url()});
+    if (!client) return "no client for the receiver: " + client.error().describe();
+    const auto until = stopped + 2s;
+    // The first seconds of a life are the process's start-up.
+    const auto from = started + 10s;
+    const auto range = std::chrono::duration_cast<std::chrono::seconds>(until - from).count() + 1;
+    auto answer = (*client)->query({.query = "up{job=\"load-0\",prometheus_replica=\"" + pod +
+                                             "\"}[" + std::to_string(range) + "s]",
+                                    .time = until});
+    if (!answer) return "the receiver's query failed: " + answer.error().describe();
+    if (answer->matrix() == nullptr || answer->matrix()->size() != 1 ||
+        answer->matrix()->at(0).points.empty()) {
+      return "no series of " + pod + " in the receiver";
+    }
+    const auto& points = answer->matrix()->at(0).points;
+    // Shard i scrapes itself every 1 s / (i + 1).
+    const auto interval = std::chrono::milliseconds(1000 / (index + 1));
+    std::chrono::milliseconds largest_gap{0};
+    for (size_t p = 1; p < points.size(); ++p) {
+      largest_gap = std::max(largest_gap, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                              points[p].timestamp - points[p - 1].timestamp));
+    }
+    const auto last = SystemClock::time_point(points.back().timestamp);
+    std::cout << pod << ": " << points.size() << " samples in the receiver, largest gap "
+              << largest_gap.count() << " ms, last "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(stopped - last).count()
+              << " ms before the process stopped\n";
+    if (largest_gap > 2 * interval) {
+      return pod + ": samples missing in the receiver (a gap of " +
+             std::to_string(largest_gap.count()) + " ms)";
+    }
+    if (last < stopped - 2 * interval - 1s) {
+      return pod + ": the samples before the process stopped never arrived";
+    }
+    return std::nullopt;
+  }
+
+  bool agent_ = false;
+  SystemClock::time_point started_;
+  std::unique_ptr<testenv::PrometheusProcess> receiver_;
+  std::unique_ptr<testenv::ShardedPrometheus> prom_;
+};
+
+// The receiver is down when a Delete scale-down removes shards 1 and 2: they are detached and
+// kept, draining with a lag that grows, also across a kill -9 of shardscaler; once the receiver
+// is back they are deleted, and nothing they appended is missing in the receiver.
+TEST_F(DrainTest, ADeleteScaleDownWaitsForTheReceiverAndLosesNothing) {
+  ASSERT_NO_FATAL_FAILURE(start(false, drainPolicy("Delete", 600)));
+  receiver_->stop();
+  std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
+  scaleWithKubectl(1);
+  std::map<int, double> first;
+  ASSERT_TRUE(waitForDraining({1, 2}, &first)) << shardscaler_->logTail();
+  EXPECT_TRUE(waitFor("Progressing=Draining", [&](std::string* seen) {
+    auto c = condition("Progressing");
+    *seen = c ? c->dump() : "none";
+    return c && c->value("reason", "") == "Draining";
+  }));
+
+  // kill -9 while they drain: after the restart they are neither deleted nor forgotten.
+  shardscaler_->kill9();
+  std::this_thread::sleep_for(3s);
+  shardscaler_->start();
+  std::this_thread::sleep_for(10s);  // past the settle time, and past the (zero) deadline
+  std::map<int, double> later;
+  ASSERT_TRUE(waitForDraining({1, 2}, &later));
+  for (int i : {1, 2}) {
+    EXPECT_GT(later[i], first[i]) << "shard " << i
+                                  << "'s lag should grow while the receiver is down";
+  }
+  EXPECT_TRUE(emulatorStatefulSetWrites("delete").empty()) << "the operator deleted a shard";
+  const auto events = shardSetEvents();
+  EXPECT_TRUE(std::ranges::any_of(events, [](const std::string& e) {
+    return e.starts_with("ShardDraining: ");
+  })) << ::testing::PrintToString(events);
+
+  receiver_->restart();
+  const auto back = SystemClock::now();
+  const auto stopped = waitForDeletedAndStop({1, 2}, kDeletedWithin);
+  ASSERT_EQ(stopped.size(), 2u) << "not deleted within " << kDeletedWithin.count()
+                                << " s of the receiver coming back; status: "
+                                << shardSet()["status"].dump();
+  for (const auto& [i, at] : stopped) {
+    std::cout << "shard " << i << " deleted "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(at - back).count()
+              << " ms after the receiver came back\n";
+  }
+  ASSERT_TRUE(waitForSettled(1, 0));
+  for (const auto& [i, at] : stopped) expectNothingLost(i, at);
+}
+
+TEST_F(DrainTest, AnAgentsRemovedShardKeepsItsWalUntilItIsShipped) {
+  ASSERT_NO_FATAL_FAILURE(start(true, drainPolicy("Delete", 600)));
+  receiver_->stop();
+  std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
+  scaleWithKubectl(2);
+  ASSERT_TRUE(waitForDraining({2})) << shardscaler_->logTail();
+  std::this_thread::sleep_for(8s);
+  ASSERT_TRUE(waitForDraining({2}));
+  receiver_->restart();
+  const auto stopped = waitForDeletedAndStop({2}, kDeletedWithin);
+  ASSERT_EQ(stopped.size(), 1u) << shardSet()["status"].dump();
+  ASSERT_TRUE(waitForSettled(2, 0));
+  expectNothingLost(2, stopped.at(2));
+}
+
+// A receiver that never comes back: onTimeout Keep keeps the shard and degrades, naming it;
+// switched to Delete, the shard goes and a Warning says why.
+TEST_F(DrainTest, ATimedOutDrainKeepsOrDeletesAsTheSpecSays) {
+  ASSERT_NO_FATAL_FAILURE(start(false, drainPolicy("Delete", 15, "Keep")));
+  receiver_->stop();
+  std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
+  scaleWithKubectl(2);
+  ASSERT_TRUE(waitForDraining({2}));
+  ASSERT_TRUE(waitFor("Degraded=True/DrainTimedOut", [&](std::string* seen) {
+    auto c = condition("Degraded");
+    *seen = c ? c->dump() : "none";
+    return c && c->value("reason", "") == "DrainTimedOut" &&
+           c->value("message", "").find(prom_->statefulSetName(2)) != std::string::npos;
+  }));
+  std::this_thread::sleep_for(5s);
+  auto kept = statefulSet(2);
+  ASSERT_TRUE(kept && !kept->being_deleted) << "onTimeout Keep deleted the shard";
+
+  auto patched = adminClient().patch(
+      kShardSets, ns_, "main", k8s::PatchType::Merge,
+      {{"spec", {{"shardRetentionPolicy", {{"drain", {{"onTimeout", "Delete"}}}}}}}});
+  ASSERT_TRUE(patched) << patched.error().describe();
+  ASSERT_TRUE(waitFor("shard 2 deleted after the timeout", [&](std::string* seen) {
+    auto sts = statefulSet(2);
+    *seen = sts ? "still there" : "gone";
+    return !sts || sts->being_deleted;
+  }));
+  EXPECT_TRUE(waitFor("a DrainTimedOut Event", [&](std::string* seen) {
+    const auto events = shardSetEvents();
+    *seen = ::testing::PrintToString(events);
+    return std::ranges::any_of(
+        events, [](const std::string& e) { return e.starts_with("DrainTimedOut: Deleted "); });
+  }));
+}
+
+// ---- the drain soak (hack/soak.sh --drain): random scales, receiver outages and kill -9 ----
+
+int envInt(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? std::stoi(v) : fallback;
+}
+
+// One shard process's life: from a (re)start to its stop (its StatefulSet went).
+struct Lifetime {
+  int shard = 0;
+  SystemClock::time_point started;
+  std::optional<SystemClock::time_point> stopped;
+};
+
+class DrainSoak : public DrainTest {
+ protected:
+  // Skipped before anything starts: a shardscaler stopped in its first moments may not have its
+  // signal handlers yet.
+  void SetUp() override {
+    if (envInt("SHARDSCALER_DRAIN_SEQUENCES", 0) <= 0) {
+      GTEST_SKIP() << "set SHARDSCALER_DRAIN_SEQUENCES to run the drain soak";
+    }
+    DrainTest::SetUp();
+  }
+  // Each shard's process runs exactly while its StatefulSet exists, as a pod would: stopped when
+  // it goes, started again when the operator makes it again. Main thread only (the processes die
+  // with the thread that started them).
+  void syncProcesses() {
+    for (int i = 0; i < kSoakShards; ++i) {
+      auto sts = statefulSet(i);
+      const bool exists = sts && !sts->being_deleted;
+      auto& process = prom_->shard(i);
+      if (!exists && process.running()) {
+        process.stop();
+        lives_[open_[i]].stopped = SystemClock::now();
+      } else if (exists && !process.running()) {
+        process.restart();
+        open_[i] = lives_.size();
+        lives_.push_back({.shard = i, .started = SystemClock::now()});
+      }
+    }
+  }
+  void sleepSyncing(std::chrono::milliseconds d) {
+    const auto until = std::chrono::steady_clock::now() + d;
+    while (std::chrono::steady_clock::now() < until) {
+      syncProcesses();
+      std::this_thread::sleep_for(200ms);
+    }
+  }
+
+  static constexpr int kSoakShards = kShards;
+  std::vector<Lifetime> lives_;
+  std::map<int, size_t> open_;  // shard -> its running lifetime in lives_
+};
+
+// Random scale sequences with receiver outages and kill -9 of shardscaler: no shard is deleted
+// while its data is not shipped, unless onTimeout: Delete and the timeout passed. Judged from the
+// receiver: every life of every shard process that ended is there without a gap. Runs only with
+// SHARDSCALER_DRAIN_SEQUENCES=N (hack/soak.sh --drain); each sequence takes about two minutes.
+TEST_F(DrainSoak, RandomOutagesScalesAndKillsLoseNothing) {
+  const int sequences = envInt("SHARDSCALER_DRAIN_SEQUENCES", 0);
+  const uint64_t seed =
+      static_cast<uint64_t>(envInt("SHARDSCALER_DRAIN_SEED", std::random_device{}() % 1000000));
+  std::mt19937_64 rng(seed);
+  std::cout << "drain soak: seed " << seed << ", " << sequences
+            << " sequence(s) in one namespace\n";
+  const bool delete_on_timeout = rng() % 3 == 0;
+  Json policy =
+      drainPolicy(rng() % 2 ? "Delete" : "Retain", 30, delete_on_timeout ? "Delete" : "Keep");
+  // Retain with a short period, so that retained shards become due within the run.
+  if (policy["whenScaled"] == "Retain") policy["retain"] = {{"retentionPeriod", "5s"}};
+  std::cout << "policy " << policy.dump() << "\n";
+  ASSERT_NO_FATAL_FAILURE(start(false, policy));
+  for (int i = 0; i < kShards; ++i) {
+    open_[i] = lives_.size();
+    lives_.push_back({.shard = i, .started = started_});
+  }
+  int outages = 0, kills = 0, scales = 0;
+  bool receiver_up = true;
+  for (int step = 0; step < sequences * 10; ++step) {
+    const int what = static_cast<int>(rng() % 10);
+    if (what < 5) {
+      const int shards = 1 + static_cast<int>(rng() % kSoakShards);
+      scaleWithKubectl(shards);
+      ++scales;
+    } else if (what < 8) {
+      if (receiver_up) {
+        receiver_->stop();
+        ++outages;
+      } else {
+        receiver_->restart();
+      }
+      receiver_up = !receiver_up;
+    } else {
+      shardscaler_->kill9();
+      sleepSyncing(std::chrono::milliseconds(rng() % 3000));
+      shardscaler_->start();
+      ++kills;
+    }
+    sleepSyncing(std::chrono::milliseconds(2000 + rng() % 10000));
+  }
+  if (!receiver_up) receiver_->restart();
+  scaleWithKubectl(1);
+  const auto settle_until = std::chrono::steady_clock::now() + 120s;
+  while (std::chrono::steady_clock::now() < settle_until && statefulSets().size() > 1) {
+    sleepSyncing(1s);
+  }
+  syncProcesses();
+  // Each deletion past the timeout under onTimeout: Delete excuses one life of its shard that lost
+  // samples; any other loss fails.
+  std::map<int, int> excused;
+  for (const std::string& e : shardSetEvents()) {
+    if (!e.starts_with("DrainTimedOut: Deleted ")) continue;
+    for (int i = 0; i < kSoakShards; ++i) {
+      if (e.find(prom_->statefulSetName(i) + " ") != std::string::npos) ++excused[i];
+    }
+  }
+  int ended = 0, timed_out = 0;
+  for (const auto& life : lives_) {
+    if (!life.stopped) continue;
+    ++ended;
+    const std::optional<std::string> loss = lossSince(life.shard, life.started, *life.stopped);
+    if (!loss) continue;
+    if (excused[life.shard] > 0) {
+      --excused[life.shard];
+      ++timed_out;
+      continue;
+    }
+    ADD_FAILURE() << "shard " << life.shard << " lost data with no timed-out deletion to excuse "
+                  << "it: " << *loss;
+  }
+  std::cout << "drain soak: seed " << seed << ", steps " << sequences * 10 << ", scales " << scales
+            << ", receiver outages " << outages << ", kill -9 " << kills << ", deleted shards "
+            << ended << " (" << timed_out
+            << " lost samples after a deletion past their timeout under onTimeout: Delete)\n";
+}
+
+}  // namespace
+}  // namespace shardscaler::e2e

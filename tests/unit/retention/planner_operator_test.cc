@@ -1,0 +1,308 @@
+// The planner with the Prometheus Operator as it really behaves (docs/design.md §16): garbage
+// collection of retained shards, pauses the operator never acknowledges, other writers of the
+// target's spec.shards, and agents that have no shards.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "fixtures.h"
+
+namespace shardscaler::retention {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::attachedRange;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::operator+;  // NOLINT(misc-unused-using-decls): used, the check misses operators
+using testing::condition;
+using testing::Json;
+using testing::kTargetUid;
+using testing::only;
+using testing::pausedBy;
+using testing::retainedSts;
+using testing::retainPolicy;
+using testing::shardSetJson;
+using testing::steps;
+using testing::targetJson;
+using testing::World;
+
+constexpr const char* kShardSetUid = "0b5e1c77-shardset-main";
+const std::string kFuture = "2026-11-25T10:00:00Z";
+
+// A ShardSet as the API server returns it: with a uid and a creation time.
+Json storedShardSet(int64_t shards, const Json& spec_patch) {
+  Json ss = shardSetJson(shards, spec_patch);
+  ss["metadata"]["uid"] = kShardSetUid;
+  ss["metadata"]["creationTimestamp"] = "2026-11-22T09:00:00Z";
+  return ss;
+}
+
+Json shardSetOwnerRef() {
+  return {{"apiVersion", "shardscaler.io/v1alpha1"},
+          {"kind", "ShardSet"},
+          {"name", "main"},
+          {"uid", kShardSetUid},
+          {"controller", true}};
+}
+
+// A retained shard whose controller ownerReference a detach moved to the ShardSet.
+Json ownedRetainedSts(int index) {
+  Json sts = retainedSts(index, kFuture);
+  sts["metadata"]["ownerReferences"] = Json::array({shardSetOwnerRef()});
+  return sts;
+}
+
+// ---- garbage collection ----------------------------------------------------------------------
+
+TEST(GarbageCollection, ADetachMovesTheControllerReferenceFromTheTargetToTheShardSet) {
+  const World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(4),
+                attachedRange(0, 4)};
+  const Plan plan = planShardSet(w.input());
+  const Json& refs =
+      only(plan, ActionType::DetachStatefulSet, 3).merge_patch["metadata"]["ownerReferences"];
+  ASSERT_EQ(refs, Json::array({shardSetOwnerRef()})) << refs.dump();
+}
+
+TEST(GarbageCollection, AShardSetWithoutAUidLeavesOwnershipAsItIs) {
+  const World w{shardSetJson(2, retainPolicy("Retain", "1h")), targetJson(4), attachedRange(0, 4)};
+  const Plan plan = planShardSet(w.input());
+  EXPECT_FALSE(only(plan, ActionType::DetachStatefulSet, 3)
+                   .merge_patch["metadata"]
+                   .contains("ownerReferences"));
+}
+
+TEST(GarbageCollection, AReattachGivesTheControllerReferenceBackToTheTarget) {
+  const World w{storedShardSet(3, retainPolicy("Retain", "1h")), targetJson(2),
+                attachedRange(0, 2) + std::vector{ownedRetainedSts(2)}};
+  const Plan plan = planShardSet(w.input());
+  const Json& refs =
+      only(plan, ActionType::ReattachStatefulSet, 2).merge_patch["metadata"]["ownerReferences"];
+  ASSERT_EQ(refs.size(), 1u) << refs.dump();
+  EXPECT_EQ(refs[0]["uid"], kTargetUid);
+  EXPECT_EQ(refs[0]["kind"], "Prometheus");
+  EXPECT_EQ(refs[0]["controller"], true);
+  EXPECT_EQ(refs[0]["blockOwnerDeletion"], true);  // as the operator writes it
+}
+
+TEST(GarbageCollection, AShardOwnedByTheShardSetIsStillOneOfTheTargetsRetainedShards) {
+  const World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
+                attachedRange(0, 2) + std::vector{ownedRetainedSts(2)}};
+  const Plan plan = planShardSet(w.input());
+  EXPECT_TRUE(plan.actions.empty()) << ::testing::PrintToString(steps(plan));
+  ASSERT_EQ(plan.status.retained_shards.size(), 1u);
+  EXPECT_EQ(plan.status.retained_shards[0].stateful_set, "prometheus-main-shard-2");
+}
+
+// Detached by a version before the detach moved the reference: the target still owns it, so
+// deleting the target would take it. The next plan moves the reference, unless it re-attaches it.
+TEST(GarbageCollection, AShardRetainedWhileTheTargetOwnedItIsAdopted) {
+  World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
+          attachedRange(0, 2) + std::vector{retainedSts(2, kFuture)}};
+  Plan plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), ElementsAre("adopt 2"));
+  const Action& adopt = only(plan, ActionType::AdoptStatefulSet, 2);
+  EXPECT_EQ(adopt.merge_patch["metadata"]["ownerReferences"], Json::array({shardSetOwnerRef()}));
+  EXPECT_EQ(adopt.merge_patch["metadata"]["uid"], "sts-uid-2");
+  // Its deadline under today's names too: shardscaler's own tells the caches it is adopted.
+  const Json& annotations = adopt.merge_patch["metadata"]["annotations"];
+  EXPECT_EQ(annotations["shardscaler.io/deletion-deadline"], kFuture);
+  EXPECT_EQ(annotations["operator.prometheus.io/deletion-deadline"], kFuture);
+  EXPECT_EQ(condition(plan, kConditionReady).status, "True") << "nothing is scaling";
+  EXPECT_EQ(condition(plan, kConditionProgressing).reason, kReasonReconciling);
+
+  w.shard_set = storedShardSet(3, retainPolicy("Retain", "1h"));
+  plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), Not(::testing::Contains("adopt 2")));
+  EXPECT_THAT(steps(plan), ::testing::Contains("reattach 2"));
+}
+
+TEST(GarbageCollection, AReleaseLetsGoOfRetainedShardsSoTheShardSetsDeletionKeepsThem) {
+  World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
+          attachedRange(0, 2) + std::vector{ownedRetainedSts(2)}};
+  w.purpose = PlanPurpose::Release;
+  const Plan plan = planShardSet(w.input());
+  const Action& orphan = only(plan, ActionType::OrphanStatefulSet, 2);
+  EXPECT_EQ(orphan.merge_patch["metadata"]["ownerReferences"], Json::array());
+  EXPECT_EQ(orphan.merge_patch["metadata"]["uid"], "sts-uid-2");
+  ASSERT_EQ(orphan.events.size(), 1u) << "the next round no longer finds the shard to name it";
+  EXPECT_EQ(orphan.events[0].reason, kReasonRetainedShardsOrphaned);
+  EXPECT_THAT(orphan.events[0].message, HasSubstr("prometheus-main-shard-2"));
+
+  // The target is gone: still nothing of ours may take the shard with it.
+  w.target.reset();
+  EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("orphan 2"));
+}
+
+TEST(GarbageCollection, AReleaseLeavesShardsTheTargetStillOwns) {
+  World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
+          attachedRange(0, 2) + std::vector{retainedSts(2, kFuture)}};
+  w.purpose = PlanPurpose::Release;
+  EXPECT_THAT(steps(planShardSet(w.input())), Not(::testing::Contains("orphan 2")));
+}
+
+// ---- pauses the operator never acknowledges ------------------------------------------------
+
+TEST(PauseBackOff, TheHoldDoublesWithEachUnacknowledgedPauseUpToTheCap) {
+  EXPECT_EQ(pauseHold(30s, 0), 30s);
+  EXPECT_EQ(pauseHold(30s, 1), 30s);
+  EXPECT_EQ(pauseHold(30s, 2), 60s);
+  EXPECT_EQ(pauseHold(30s, 3), 120s);
+  EXPECT_EQ(pauseHold(30s, 5), 480s);
+  EXPECT_EQ(pauseHold(30s, 6), kMaxPauseHold);
+  EXPECT_EQ(pauseHold(30s, std::numeric_limits<int32_t>::max()), kMaxPauseHold);
+  EXPECT_EQ(pauseHold(15min, 4), 15min);  // never shorter than the timeout itself
+}
+
+Json unacknowledgedStatus(Json ss, int pauses, const std::string& since) {
+  ss["status"]["unacknowledgedPauses"] = pauses;
+  ss["status"]["conditions"] = {{{"type", "Progressing"},
+                                 {"status", "False"},
+                                 {"reason", "PauseNotAcknowledged"},
+                                 {"message", "..."},
+                                 {"lastTransitionTime", since}}};
+  return ss;
+}
+
+TEST(PauseBackOff, AnotherUnacknowledgedPauseCountsAndSaysWhatToCheck) {
+  Json target = pausedBy(targetJson(5), "main");
+  target["metadata"]["annotations"]["shardscaler.io/paused-at"] = "2026-11-22T09:59:20Z";
+  target["status"]["paused"] = false;
+  World w{unacknowledgedStatus(storedShardSet(3, retainPolicy("Retain", "3d")), 2,
+                               "2026-11-22T09:50:00Z"),
+          target, attachedRange(0, 5)};
+  w.guarded = false;
+  const Plan plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), ElementsAre("update unpause"));
+  EXPECT_EQ(plan.decision.unacknowledged_pauses, 3);
+  EXPECT_EQ(plan.status.unacknowledged_pauses, 3);
+  const Condition& degraded = condition(plan, kConditionDegraded);
+  EXPECT_EQ(degraded.reason, "PauseNotAcknowledged");
+  EXPECT_THAT(degraded.message, HasSubstr("3 pauses in a row"));
+  EXPECT_THAT(degraded.message, HasSubstr("held 2m"));
+  EXPECT_THAT(degraded.message, HasSubstr("v0.60 or later"));
+  EXPECT_THAT(degraded.message, HasSubstr("prometheuses/status"));
+}
+
+TEST(PauseBackOff, TheNextPauseWaitsTheLongerHold) {
+  // Two unacknowledged pauses: the hold is 60s, not the 30s timeout.
+  World w{unacknowledgedStatus(storedShardSet(3, retainPolicy("Retain", "3d")), 2,
+                               "2026-11-22T09:59:20Z"),
+          targetJson(5), attachedRange(0, 5)};
+  w.guarded = false;
+  const Plan held = planShardSet(w.input());
+  EXPECT_TRUE(held.actions.empty()) << ::testing::PrintToString(steps(held));
+  EXPECT_EQ(held.requeue_after, 20s);
+  EXPECT_EQ(held.status.unacknowledged_pauses, 2);
+
+  w.shard_set = unacknowledgedStatus(storedShardSet(3, retainPolicy("Retain", "3d")), 2,
+                                     "2026-11-22T09:58:50Z");
+  EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("pause"));
+}
+
+TEST(PauseBackOff, AnAcknowledgedPauseResetsTheCount) {
+  Json target = pausedBy(targetJson(5), "main");
+  target["metadata"]["annotations"]["shardscaler.io/paused-at"] = "2026-11-22T09:59:40Z";
+  World w{unacknowledgedStatus(storedShardSet(3, retainPolicy("Retain", "3d")), 4,
+                               "2026-11-22T09:30:00Z"),
+          target, attachedRange(0, 5)};
+  w.guarded = false;
+  const Plan plan = planShardSet(w.input());
+  EXPECT_EQ(plan.status.unacknowledged_pauses, 0);
+  EXPECT_NE(condition(plan, kConditionDegraded).reason, "PauseNotAcknowledged");
+}
+
+// ---- other writers of spec.shards ------------------------------------------------------------
+
+Json managedField(const std::string& manager, const std::string& operation, const Json& spec,
+                  const std::string& time, const std::string& subresource = "") {
+  Json entry{
+      {"manager", manager}, {"operation", operation},   {"apiVersion", "monitoring.coreos.com/v1"},
+      {"time", time},       {"fieldsType", "FieldsV1"}, {"fieldsV1", {{"f:spec", spec}}}};
+  if (!subresource.empty()) entry["subresource"] = subresource;
+  return entry;
+}
+
+PlanInput withWriters(const World& w) {
+  PlanInput in = w.input();
+  in.target_writers = in.target->spec_writers;
+  return in;
+}
+
+TEST(OtherWriters, ASecondFieldManagerOfSpecShardsIsNamedInAWarning) {
+  Json target = targetJson(2);
+  target["metadata"]["managedFields"] = Json::array({
+      // Created the target with its shard count before the ShardSet existed: history.
+      managedField("kubectl-client-side-apply", "Update", {{"f:shards", Json::object()}},
+                   "2026-11-22T08:00:00Z"),
+      managedField("shardscaler", "Update", {{"f:shards", Json::object()}}, "2026-11-22T09:30:00Z"),
+      managedField("PrometheusOperator", "Update", {{"f:paused", Json::object()}},
+                   "2026-11-22T09:31:00Z", "status"),
+      managedField("argocd-controller", "Apply",
+                   {{"f:shards", Json::object()}, {"f:paused", Json::object()}},
+                   "2026-11-22T09:40:00Z"),
+  });
+  const World w{storedShardSet(2, retainPolicy("Retain", "1h")), target, attachedRange(0, 2)};
+  const Plan plan = planShardSet(withWriters(w));
+  const Condition& writers = condition(plan, api::kConditionOtherWriters);
+  EXPECT_EQ(writers.status, "True");
+  EXPECT_EQ(writers.reason, "FieldManagerConflict");
+  EXPECT_THAT(writers.message,
+              HasSubstr("field manager \"argocd-controller\" (spec.shards, spec.paused, Apply)"));
+  EXPECT_THAT(writers.message, HasSubstr("kubectl scale shardset/main"));
+  EXPECT_THAT(writers.message, Not(HasSubstr("kubectl-client-side-apply")));
+  EXPECT_THAT(writers.message, Not(HasSubstr("PrometheusOperator")));
+  ASSERT_EQ(plan.events.size(), 1u);
+  EXPECT_EQ(plan.events[0].type, EventType::Warning);
+  EXPECT_EQ(plan.events[0].reason, "FieldManagerConflict");
+
+  // Reported once: the same condition in status raises no second Event.
+  World again = w;
+  again.shard_set["status"]["conditions"] = {{{"type", "OtherWriters"},
+                                              {"status", "True"},
+                                              {"reason", "FieldManagerConflict"},
+                                              {"message", writers.message},
+                                              {"lastTransitionTime", "2026-11-22T09:41:00Z"}}};
+  EXPECT_TRUE(planShardSet(withWriters(again)).events.empty());
+}
+
+TEST(OtherWriters, AnHpaOnTheTargetItselfIsNamed) {
+  const World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
+                attachedRange(0, 2)};
+  PlanInput in = w.input();
+  in.target_hpas = {"monitoring/prometheus-main"};
+  const Plan plan = planShardSet(in);
+  const Condition& writers = condition(plan, api::kConditionOtherWriters);
+  EXPECT_EQ(writers.status, "True");
+  EXPECT_EQ(writers.reason, "HPATargetsTarget");
+  EXPECT_THAT(writers.message, HasSubstr("HorizontalPodAutoscaler monitoring/prometheus-main"));
+}
+
+TEST(OtherWriters, OnlyShardscalerAndTheOperatorIsQuiet) {
+  const World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
+                attachedRange(0, 2)};
+  const Plan plan = planShardSet(withWriters(w));
+  EXPECT_EQ(condition(plan, api::kConditionOtherWriters).status, "False");
+  EXPECT_TRUE(plan.events.empty());
+}
+
+// ---- agents without shards ----------------------------------------------------------------------
+
+TEST(AgentMode, ADaemonSetAgentIsAnInvalidSpecNotALoop) {
+  const World w{storedShardSet(2, Json::object()),
+                targetJson(1, {{"mode", "DaemonSet"}}, "PrometheusAgent"),
+                {}};
+  Json ss = w.shard_set;
+  ss["spec"]["targetRef"]["kind"] = "PrometheusAgent";
+  const World agent{ss, w.target, {}};
+  const Plan plan = planShardSet(agent.input());
+  EXPECT_EQ(plan.decision.mode, PlanMode::InvalidSpec);
+  EXPECT_TRUE(plan.actions.empty()) << ::testing::PrintToString(steps(plan));
+  const Condition& ready = condition(plan, kConditionReady);
+  EXPECT_EQ(ready.reason, "InvalidSpec");
+  EXPECT_THAT(ready.message, HasSubstr("target.spec.mode"));
+  EXPECT_THAT(ready.message, HasSubstr("DaemonSet"));
+}
+
+}  // namespace
+}  // namespace shardscaler::retention
