@@ -179,16 +179,21 @@ void planOrphans(PlanContext& c) {
   }
   // Once, with the last of them: the next round no longer finds them (nothing owns them now).
   if (!names.empty()) {
-    c.plan.actions.back().events.push_back(
-        {EventType::Warning, std::string(kReasonRetainedShardsOrphaned),
-         "ShardSet no longer manages " + ss.spec.target_ref.kind + "/" + ss.spec.target_ref.name +
-             "; its retained StatefulSets stay and will not be deleted at their deadline: " +
-             names + " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) + "=" +
-             ss.name + " removes them)"});
+    c.plan.actions.back().events.push_back({EventType::Warning,
+                                            std::string(kReasonRetainedShardsOrphaned),
+                                            orphanedShardsMessage(ss, names)});
   }
 }
 
 }  // namespace
+
+std::string orphanedShardsMessage(const api::ShardSet& shard_set, const std::string& names) {
+  return "ShardSet no longer manages " + shard_set.spec.target_ref.kind + "/" +
+         shard_set.spec.target_ref.name +
+         "; its retained StatefulSets stay and will not be deleted at their deadline: " + names +
+         " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) + "=" +
+         shard_set.name + " removes them)";
+}
 
 std::chrono::nanoseconds pauseHold(std::chrono::nanoseconds ack_timeout, int32_t unacknowledged) {
   const std::chrono::nanoseconds cap =

@@ -149,13 +149,9 @@ std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::Shar
     for (const auto& r : rounds.plan.status.retained_shards) {
       names += (names.empty() ? "" : ", ") + r.stateful_set;
     }
-    parts_.events.record(
-        subject, k8s::EventType::Warning, std::string(retention::kReasonRetainedShardsOrphaned),
-        "ShardSet no longer manages " + targetRefText(shard_set) +
-            "; its retained StatefulSets stay and will not be deleted at their "
-            "deadline: " +
-            names + " (kubectl delete statefulset -l " + std::string(api::kShardSetLabel) + "=" +
-            shard_set.name + " removes them)");
+    parts_.events.record(subject, k8s::EventType::Warning,
+                         std::string(retention::kReasonRetainedShardsOrphaned),
+                         retention::orphanedShardsMessage(shard_set, names));
   }
   log.info("released", {{"target", targetRefText(shard_set)}});
   return std::nullopt;

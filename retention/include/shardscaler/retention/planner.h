@@ -168,4 +168,8 @@ Plan planShardSet(const PlanInput& input);
 // Multi-line human-readable account: the decision and each action's summary.
 std::string describe(const Plan& plan);
 
+// The RetainedShardsOrphaned Event's message: `shard_set` let go of its target, and the retained
+// StatefulSets `names` (comma-separated) stay with no one to delete them.
+std::string orphanedShardsMessage(const api::ShardSet& shard_set, const std::string& names);
+
 }  // namespace shardscaler::retention
