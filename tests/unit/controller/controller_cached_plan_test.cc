@@ -150,7 +150,7 @@ TEST_F(ControllerTest, AShardWithoutOurLabelInTheCachesSendsTheReconcileLive) {
   ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);
   EXPECT_FALSE(fake_.calls({.verb = Verb::List, .resource = "statefulsets"}).empty())
       << describe(fake_.calls());
-  const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, stsName(2));
+  const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, shardName(2));
   ASSERT_TRUE(sts);
   EXPECT_EQ((*sts)["metadata"]["labels"].value("shardscaler.io/shardset", ""), "main");
 }

@@ -83,7 +83,7 @@ TEST_F(ControllerTest, ADeletedShardSetReleasesItsTargetThenDropsTheFinalizer) {
   const Json annotations = (*target())["metadata"].value("annotations", Json::object());
   EXPECT_FALSE(annotations.contains("shardscaler.io/claimed-by")) << target()->dump();
   for (int i = 0; i < 2; ++i) {
-    const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, stsName(i));
+    const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, shardName(i));
     ASSERT_TRUE(sts) << "a shard was deleted";
     EXPECT_FALSE((*sts)["metadata"]["labels"].contains("shardscaler.io/shardset")) << sts->dump();
   }

@@ -1,5 +1,5 @@
 // The controller unit tests' world: a ShardSetController (with its Event recorder) against the
-// FakeKubeClient of k8s_testing, a ManualClock, and the CRD-shaped objects the e2e tests use.
+// FakeKubeClient of k8s_testing, a ManualClock, and the controller's shapes of the test objects.
 // Tests only; reconciles are called directly, no worker runs.
 #pragma once
 
@@ -18,6 +18,10 @@
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_testing/fake_kube_client.h"
 #include "shardscaler/retention/naming.h"
+#include "shardscaler/test_objects/names.h"
+#include "shardscaler/test_objects/shard_json.h"
+#include "shardscaler/test_objects/shard_set_json.h"
+#include "shardscaler/test_objects/target_json.h"
 
 namespace shardscaler::controller::testing {
 
@@ -66,43 +70,31 @@ class RecordingEvents final : public EventRecorder {
   std::vector<Recorded> recorded_;
 };
 
+using test_objects::shardName;
+
 inline Json shardSetJson(int shards, const std::string& target = "main") {
-  return Json{
-      {"apiVersion", "shardscaler.io/v1alpha1"},
-      {"kind", "ShardSet"},
-      {"metadata", {{"name", "main"}, {"namespace", kNs}}},
-      {"spec", {{"targetRef", {{"kind", "Prometheus"}, {"name", target}}}, {"shards", shards}}}};
+  return test_objects::shardSetJson(shards, Json::object(),
+                                    {.target_name = target, .generation = std::nullopt});
 }
 
+// The controller's target: the fake gives it a uid and resourceVersion; one replica.
 inline Json prometheusJson(int shards) {
-  return Json{{"apiVersion", "monitoring.coreos.com/v1"},
-              {"kind", "Prometheus"},
-              {"metadata", {{"name", "main"}, {"namespace", kNs}}},
-              {"spec", {{"shards", shards}, {"replicas", 1}}}};
+  return test_objects::targetJson(shards, Json::object(),
+                                  {.uid = "",
+                                   .resource_version = "",
+                                   .generation = std::nullopt,
+                                   .claimed_by = "",
+                                   .replicas = 1});
 }
 
-inline std::string stsName(int index) {
-  return index == 0 ? "prometheus-main" : "prometheus-main-shard-" + std::to_string(index);
-}
-
-// A StatefulSet as the operator creates it for shard `index` of `target` (uid of the owner).
+// A StatefulSet as the operator creates it for shard `index` of `target` (uid of the owner), before
+// shardscaler labels it for the guard.
 inline Json statefulSetJson(int index, const std::string& target_uid) {
-  return Json{{"apiVersion", "apps/v1"},
-              {"kind", "StatefulSet"},
-              {"metadata",
-               {{"name", stsName(index)},
-                {"namespace", kNs},
-                {"labels",
-                 {{"app.kubernetes.io/managed-by", "prometheus-operator"},
-                  {"operator.prometheus.io/name", "main"},
-                  {"operator.prometheus.io/shard", std::to_string(index)},
-                  {"operator.prometheus.io/mode", "server"}}},
-                {"ownerReferences", Json::array({{{"apiVersion", "monitoring.coreos.com/v1"},
-                                                  {"kind", "Prometheus"},
-                                                  {"name", "main"},
-                                                  {"uid", target_uid},
-                                                  {"controller", true}}})}}},
-              {"spec", {{"replicas", 1}}}};
+  return test_objects::attachedShard(index, {.target_uid = target_uid,
+                                             .guard_label = false,
+                                             .uid_prefix = "",
+                                             .resource_version_base = std::nullopt,
+                                             .replicas = 1});
 }
 
 class ControllerTest : public ::testing::Test {

@@ -132,7 +132,7 @@ TEST_F(ControllerTest, AShardOurCachesHaveNotSeenIsStillReadWhenTheTargetCountsI
   // Once our caches hold it without our label, the reconcile reads live and labels it.
   const ReconcileOutcome outcome = reconcileToStatus();
   EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
-  const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, stsName(2));
+  const auto sts = fake_.find(k8s::resources::statefulSets(), kNs, shardName(2));
   ASSERT_TRUE(sts);
   EXPECT_EQ((*sts)["metadata"]["labels"].value("shardscaler.io/shardset", ""), "main")
       << sts->dump();
@@ -216,11 +216,11 @@ TEST_F(ControllerTest, ANotFoundOnAShardWriteIsPlannedAgain) {
   putTarget(2);
   fake_.put(api::shardSets(), shardSetJson(2));
   startController();
-  fake_.failNext({.verb = Verb::Patch, .resource = "statefulsets", .name = stsName(1)}, 1,
+  fake_.failNext({.verb = Verb::Patch, .resource = "statefulsets", .name = shardName(1)}, 1,
                  k8s::testing::statusError(404, "statefulsets.apps \"x\" not found"));
   const ReconcileOutcome outcome = reconcile();
   EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
-  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .name = stsName(1)}).size(), 2U)
+  EXPECT_EQ(fake_.calls({.verb = Verb::Patch, .name = shardName(1)}).size(), 2U)
       << describe(fake_.calls());
   ASSERT_EQ(reconcileToStatus().result, k8s::ReconcileResult::Success);
   EXPECT_EQ(degradedReason(*shardSet()), "AsExpected") << shardSet()->dump();
@@ -284,22 +284,22 @@ TEST_F(ControllerTest, AShardRecreatedUnderItsGuardLabelPatchIsReplannedNotDegra
   std::atomic<bool> replaced{false};
   std::string old_uid;
   fake_.setBeforeCall([&](const k8s::testing::Call& call) {
-    if (call.verb != Verb::Patch || call.name != stsName(1)) return;
+    if (call.verb != Verb::Patch || call.name != shardName(1)) return;
     if (replaced.exchange(true)) return;
-    old_uid = (*fake_.find(k8s::resources::statefulSets(), kNs, stsName(1)))["metadata"]["uid"];
-    fake_.erase(k8s::resources::statefulSets(), kNs, stsName(1));
+    old_uid = (*fake_.find(k8s::resources::statefulSets(), kNs, shardName(1)))["metadata"]["uid"];
+    fake_.erase(k8s::resources::statefulSets(), kNs, shardName(1));
     fake_.put(k8s::resources::statefulSets(),
               statefulSetJson(1, (*target())["metadata"]["uid"].get<std::string>()));
   });
   const ReconcileOutcome outcome = reconcile();
   fake_.setBeforeCall({});
   EXPECT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
-  const auto patches = fake_.calls({.verb = Verb::Patch, .name = stsName(1)});
+  const auto patches = fake_.calls({.verb = Verb::Patch, .name = shardName(1)});
   ASSERT_EQ(patches.size(), 2U) << describe(fake_.calls());
   EXPECT_EQ(patches[0].body["metadata"]["uid"], old_uid);
   ASSERT_TRUE(patches[0].error);
   EXPECT_EQ(patches[0].error->kind, k8s::ErrorKind::Invalid) << patches[0].error->describe();
-  const Json now = *fake_.find(k8s::resources::statefulSets(), kNs, stsName(1));
+  const Json now = *fake_.find(k8s::resources::statefulSets(), kNs, shardName(1));
   EXPECT_EQ(patches[1].body["metadata"]["uid"], now["metadata"]["uid"]);
   EXPECT_EQ(now["metadata"]["labels"].value("shardscaler.io/shardset", ""), "main");
   ASSERT_EQ(reconcileToStatus().result, k8s::ReconcileResult::Success);

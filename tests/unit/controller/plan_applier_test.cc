@@ -53,14 +53,14 @@ TEST_F(PlanApplierTest, ADeleteCarriesTheUidAndResourceVersionPreconditions) {
   EXPECT_EQ(removes[0].delete_options.precondition_resource_version,
             sts["metadata"]["resourceVersion"]);
   EXPECT_EQ(removes[0].delete_options.propagation_policy, "Foreground");
-  EXPECT_FALSE(fake_.find(k8s::resources::statefulSets(), kNs, stsName(1)));
+  EXPECT_FALSE(fake_.find(k8s::resources::statefulSets(), kNs, shardName(1)));
   EXPECT_TRUE(events_.has("ShardDeleted"));
 }
 
 TEST_F(PlanApplierTest, AStalePreconditionDeletesNothingIsNotRetriedAndAsksForAReplan) {
   const Json planned = fake_.put(k8s::resources::statefulSets(), statefulSetJson(1, "owner"));
   // Someone changed it after the plan read it.
-  ASSERT_TRUE(fake_.patch(k8s::resources::statefulSets(), kNs, stsName(1), k8s::PatchType::Merge,
+  ASSERT_TRUE(fake_.patch(k8s::resources::statefulSets(), kNs, shardName(1), k8s::PatchType::Merge,
                           {{"spec", {{"replicas", 2}}}}));
   const ApplyOutcome outcome = apply(deletePlan(planned, planned["metadata"]["resourceVersion"]));
   ASSERT_TRUE(outcome.error);
@@ -69,23 +69,23 @@ TEST_F(PlanApplierTest, AStalePreconditionDeletesNothingIsNotRetriedAndAsksForAR
   EXPECT_FALSE(outcome.isPermanent());
   EXPECT_EQ(outcome.applied, 0U);
   EXPECT_EQ(fake_.calls({.verb = Verb::Remove}).size(), 1U);
-  EXPECT_TRUE(fake_.find(k8s::resources::statefulSets(), kNs, stsName(1)));
+  EXPECT_TRUE(fake_.find(k8s::resources::statefulSets(), kNs, shardName(1)));
   EXPECT_FALSE(events_.has("ShardDeleted"));
 }
 
 TEST_F(PlanApplierTest, ADeleteOfAStatefulSetRecreatedUnderTheSameNameIsRefused) {
   const Json planned = fake_.put(k8s::resources::statefulSets(), statefulSetJson(1, "owner"));
-  fake_.erase(k8s::resources::statefulSets(), kNs, stsName(1));
+  fake_.erase(k8s::resources::statefulSets(), kNs, shardName(1));
   fake_.put(k8s::resources::statefulSets(), statefulSetJson(1, "owner"));  // a new uid
   const ApplyOutcome outcome = apply(deletePlan(planned, ""));
   ASSERT_TRUE(outcome.error);
   EXPECT_TRUE(outcome.needsReplan()) << outcome.error->describe();
-  EXPECT_TRUE(fake_.find(k8s::resources::statefulSets(), kNs, stsName(1)));
+  EXPECT_TRUE(fake_.find(k8s::resources::statefulSets(), kNs, shardName(1)));
 }
 
 TEST_F(PlanApplierTest, AShardAlreadyGoneCountsAsDeleted) {
   const Json planned = fake_.put(k8s::resources::statefulSets(), statefulSetJson(1, "owner"));
-  fake_.erase(k8s::resources::statefulSets(), kNs, stsName(1));
+  fake_.erase(k8s::resources::statefulSets(), kNs, shardName(1));
   const ApplyOutcome outcome = apply(deletePlan(planned, ""));
   EXPECT_FALSE(outcome.error);
   EXPECT_EQ(outcome.applied, 1U);
@@ -99,7 +99,7 @@ TEST_F(PlanApplierTest, AdjacentStatefulSetWritesGoAtOnceButNoMoreThanTheCap) {
     fake_.put(k8s::resources::statefulSets(), statefulSetJson(i, "owner"));
     retention::Action action;
     action.type = retention::ActionType::LabelStatefulSet;
-    action.object_name = stsName(i);
+    action.object_name = shardName(i);
     action.merge_patch = {{"metadata", {{"labels", {{"shardscaler.io/shardset", "main"}}}}}};
     action.summary = "label " + action.object_name;
     plan.actions.push_back(std::move(action));
@@ -122,7 +122,7 @@ TEST_F(PlanApplierTest, AdjacentStatefulSetWritesGoAtOnceButNoMoreThanTheCap) {
   EXPECT_FALSE(outcome.error) << outcome.error->describe();
   EXPECT_EQ(outcome.applied, 10U);
   for (int i = 0; i < 10; ++i) {
-    auto sts = fake_.find(k8s::resources::statefulSets(), kNs, stsName(i));
+    auto sts = fake_.find(k8s::resources::statefulSets(), kNs, shardName(i));
     ASSERT_TRUE(sts);
     EXPECT_EQ((*sts)["metadata"]["labels"].value("shardscaler.io/shardset", ""), "main");
   }

@@ -1,5 +1,5 @@
-// Builders of admission requests and shard StatefulSets, and fakes of the guard's live reads and
-// of the KubeClient, for the guard's unit tests. Test-only; no I/O, no clock.
+// Builders of admission requests, the guard's shapes of the test objects, and fakes of the guard's
+// live reads and of the KubeClient, for the guard's unit tests. Test-only; no I/O, no clock.
 #pragma once
 
 #include <chrono>
@@ -11,55 +11,42 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/api/well_known.h"
 #include "shardscaler/guard/admission_review.h"
 #include "shardscaler/guard/live_objects.h"
 #include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/test_objects/names.h"
+#include "shardscaler/test_objects/shard_json.h"
+#include "shardscaler/test_objects/shard_set_json.h"
+#include "shardscaler/test_objects/target_json.h"
 
 namespace shardscaler::guard::testing {
 
 using Json = nlohmann::json;
 using std::chrono::system_clock;
 
-inline constexpr const char* kNamespace = "monitoring";
+using test_objects::fixedNow;
+using test_objects::kNamespace;
+using test_objects::shardName;
+using test_objects::shardSetJson;
 
-// 2026-11-22T10:00:00Z
-inline system_clock::time_point fixedNow() {
-  using namespace std::chrono;
-  return sys_days{year{2026} / November / 22} + hours{10};
-}
-
-inline std::string shardName(int index) {
-  return index == 0 ? "prometheus-main" : "prometheus-main-shard-" + std::to_string(index);
-}
+// The guard's shards: no uid, resourceVersion, owner reference or managed-by label.
+inline const test_objects::ShardShape kGuardShard{.target_uid = std::nullopt,
+                                                  .managed_by_operator = false,
+                                                  .uid_prefix = "",
+                                                  .resource_version_base = std::nullopt};
+// The guard's target: its own uid; no resourceVersion, generation or claim.
+inline const test_objects::TargetShape kGuardTarget{
+    .uid = "uid-prom-main", .resource_version = "", .generation = std::nullopt, .claimed_by = ""};
 
 // An active shard of Prometheus main managed by ShardSet main, as the operator and shardscaler
 // label it.
-inline Json activeShard(int index) {
-  return {{"apiVersion", "apps/v1"},
-          {"kind", "StatefulSet"},
-          {"metadata",
-           {{"name", shardName(index)},
-            {"namespace", kNamespace},
-            {"labels",
-             {{"operator.prometheus.io/name", "main"},
-              {"operator.prometheus.io/mode", "server"},
-              {"operator.prometheus.io/shard", std::to_string(index)},
-              {"shardscaler.io/shardset", "main"}}}}},
-          {"spec", {{"replicas", 2}}}};
-}
+inline Json activeShard(int index) { return test_objects::attachedShard(index, kGuardShard); }
 
 // A retained (detached) shard with the given deadline annotation (nullopt: none).
-inline Json retainedShard(int index, std::optional<std::string> deadline) {
-  Json s = activeShard(index);
-  auto& labels = s["metadata"]["labels"];
-  labels.erase("operator.prometheus.io/name");
-  labels["shardscaler.io/retained"] = "true";
-  s["metadata"]["annotations"] = {
-      {"shardscaler.io/detached-at", "2026-11-21T10:00:00Z"},
-      {"shardscaler.io/detached-labels", R"({"operator.prometheus.io/name":"main"})"}};
-  if (deadline) {
-    s["metadata"]["annotations"]["operator.prometheus.io/deletion-timestamp"] = *deadline;
-  }
+inline Json retainedShard(int index, const std::optional<std::string>& deadline) {
+  Json s = test_objects::retainedShard(index, deadline.value_or(""), kGuardShard);
+  s["metadata"]["annotations"][api::kDetachedAtAnnotation] = "2026-11-21T10:00:00Z";
   return s;
 }
 
@@ -110,23 +97,8 @@ inline Json relabelled(Json shard) {
   return shard;
 }
 
-inline Json shardSetJson(int64_t shards, const Json& spec_patch = Json::object()) {
-  Json j{{"apiVersion", "shardscaler.io/v1alpha1"},
-         {"kind", "ShardSet"},
-         {"metadata", {{"name", "main"}, {"namespace", kNamespace}, {"generation", 4}}},
-         {"spec", {{"targetRef", {{"kind", "Prometheus"}, {"name", "main"}}}, {"shards", shards}}}};
-  if (!spec_patch.is_null()) j["spec"].merge_patch(spec_patch);
-  return j;
-}
-
 inline Json targetJson(std::optional<int64_t> shards, const Json& spec_patch = Json::object()) {
-  Json j{{"apiVersion", "monitoring.coreos.com/v1"},
-         {"kind", "Prometheus"},
-         {"metadata", {{"name", "main"}, {"namespace", kNamespace}, {"uid", "uid-prom-main"}}},
-         {"spec", {{"replicas", 2}}}};
-  if (shards) j["spec"]["shards"] = *shards;
-  if (!spec_patch.is_null()) j["spec"].merge_patch(spec_patch);
-  return j;
+  return test_objects::targetJson(shards, spec_patch, kGuardTarget);
 }
 
 inline Json namespaceJson(bool terminating) {

@@ -1,5 +1,5 @@
-// Builders of the API objects the retention planner reads (as JSON, so the readers are exercised
-// too) and a compact rendering of plans for table-driven tests. Test-only; no I/O, no clock.
+// The planner's world from the objects of test_objects (as JSON, so the readers are exercised too)
+// and a compact rendering of plans for table-driven tests. Test-only; no I/O, no clock.
 #pragma once
 
 #include <chrono>
@@ -11,29 +11,26 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscaler/retention/planner.h"
+#include "shardscaler/test_objects/names.h"
+#include "shardscaler/test_objects/shard_json.h"
+#include "shardscaler/test_objects/shard_set_json.h"
+#include "shardscaler/test_objects/target_json.h"
 
 namespace shardscaler::retention::testing {
 
 using Json = nlohmann::json;
 using std::chrono::system_clock;
 
-inline constexpr const char* kTargetUid = "6f1c0a52-prom-main";
-inline constexpr const char* kNamespace = "monitoring";
-
-// 2026-11-22T10:00:00Z
-inline system_clock::time_point fixedNow() {
-  using namespace std::chrono;
-  return sys_days{year{2026} / November / 22} + hours{10};
-}
-
-inline Json shardSetJson(int64_t shards, const Json& spec_patch = Json::object()) {
-  Json j{{"apiVersion", "shardscaler.io/v1alpha1"},
-         {"kind", "ShardSet"},
-         {"metadata", {{"name", "main"}, {"namespace", kNamespace}, {"generation", 4}}},
-         {"spec", {{"targetRef", {{"kind", "Prometheus"}, {"name", "main"}}}, {"shards", shards}}}};
-  if (!spec_patch.is_null()) j["spec"].merge_patch(spec_patch);  // {} arrives as null
-  return j;
-}
+using test_objects::attachedShard;
+using test_objects::attachedShards;
+using test_objects::fixedNow;
+using test_objects::kNamespace;
+using test_objects::kTargetUid;
+using test_objects::pausedBy;
+using test_objects::retainedShard;
+using test_objects::shardName;
+using test_objects::shardSetJson;
+using test_objects::targetJson;
 
 inline Json retainPolicy(const std::string& when, const std::string& period = "") {
   Json p{{"shardRetentionPolicy", {{"whenScaled", when}}}};
@@ -41,86 +38,9 @@ inline Json retainPolicy(const std::string& when, const std::string& period = ""
   return p;
 }
 
-inline Json targetJson(int64_t shards, const Json& spec_patch = Json::object(),
-                       const std::string& kind = "Prometheus") {
-  Json j{{"apiVersion",
-          kind == "Prometheus" ? "monitoring.coreos.com/v1" : "monitoring.coreos.com/v1alpha1"},
-         {"kind", kind},
-         {"metadata",
-          {{"name", "main"},
-           {"namespace", kNamespace},
-           {"uid", kTargetUid},
-           {"resourceVersion", "1001"},
-           {"generation", 7},
-           {"annotations", {{"shardscaler.io/claimed-by", "main"}}}}},
-         {"spec", {{"shards", shards}, {"replicas", 2}}}};
-  if (!spec_patch.is_null()) j["spec"].merge_patch(spec_patch);  // {} arrives as null
-  return j;
-}
-
-// Paused (by `who` when not empty); the operator's status acknowledges it.
-inline Json pausedBy(Json target, const std::string& who) {
-  target["spec"]["paused"] = true;
-  if (!who.empty()) target["metadata"]["annotations"]["shardscaler.io/paused-by"] = who;
-  target["status"] = {{"paused", true},
-                      {"conditions",
-                       {{{"type", "Available"}, {"observedGeneration", 7}},
-                        {{"type", "Reconciled"}, {"observedGeneration", 7}}}}};
-  return target;
-}
-
 inline Json withAnnotation(Json object, const std::string& key, const Json& value) {
   object["metadata"]["annotations"][key] = value;
   return object;
-}
-
-inline std::string stsName(int index, const std::string& prefix = "prometheus-main") {
-  return index == 0 ? prefix : prefix + "-shard-" + std::to_string(index);
-}
-
-// A StatefulSet as the operator creates it for shard `index`.
-inline Json attachedSts(int index, const std::string& kind = "Prometheus") {
-  const bool server = kind == "Prometheus";
-  const std::string prefix = server ? "prometheus-main" : "prom-agent-main";
-  return Json{
-      {"apiVersion", "apps/v1"},
-      {"kind", "StatefulSet"},
-      {"metadata",
-       {{"name", stsName(index, prefix)},
-        {"namespace", kNamespace},
-        {"uid", "sts-uid-" + std::to_string(index)},
-        {"resourceVersion", std::to_string(500 + index)},
-        {"labels",
-         {{"app.kubernetes.io/managed-by", "prometheus-operator"},
-          {"shardscaler.io/shardset", "main"},
-          {"operator.prometheus.io/name", "main"},
-          {"operator.prometheus.io/shard", std::to_string(index)},
-          {"operator.prometheus.io/mode", server ? "server" : "agent"}}},
-        {"ownerReferences", Json::array({{{"apiVersion", server ? "monitoring.coreos.com/v1"
-                                                                : "monitoring.coreos.com/v1alpha1"},
-                                          {"kind", kind},
-                                          {"name", "main"},
-                                          {"uid", kTargetUid},
-                                          {"controller", true}}})}}},
-      {"spec", {{"replicas", 2}}}};
-}
-
-// A StatefulSet this ShardSet detached; deadline "" leaves the annotation out.
-inline Json retainedSts(int index, const std::string& deadline) {
-  Json j = attachedSts(index);
-  auto& md = j["metadata"];
-  md["labels"].erase("operator.prometheus.io/name");
-  md["labels"]["shardscaler.io/retained"] = "true";
-  md["labels"]["shardscaler.io/shardset"] = "main";
-  md["annotations"]["shardscaler.io/detached-labels"] = R"({"operator.prometheus.io/name":"main"})";
-  if (!deadline.empty()) md["annotations"]["operator.prometheus.io/deletion-timestamp"] = deadline;
-  return j;
-}
-
-inline std::vector<Json> attachedRange(int from, int to) {
-  std::vector<Json> out;
-  for (int i = from; i < to; ++i) out.push_back(attachedSts(i));
-  return out;
 }
 
 inline std::vector<Json> operator+(std::vector<Json> a, const std::vector<Json>& b) {

@@ -57,7 +57,7 @@ TEST(ParseTarget, RejectsAnotherKindOrMissingIdentity) {
             "kind: expected PrometheusAgent, got \"Prometheus\"");
   j["metadata"].erase("uid");
   EXPECT_EQ(parseTarget(j, TargetKind::Prometheus).error().describe(), "metadata.uid: required");
-  Json agent = testing::targetJson(3, {}, "PrometheusAgent");
+  Json agent = testing::targetJson(3, {}, {.kind = TargetKind::PrometheusAgent});
   agent.erase("kind");  // list items carry no kind
   EXPECT_TRUE(parseTarget(agent, TargetKind::PrometheusAgent).has_value());
 }
@@ -74,7 +74,7 @@ TEST(ParseTarget, WrongTypesInSpecBecomeSpecErrors) {
 }
 
 TEST(ParseStatefulSet, ReadsMetadata) {
-  Json j = testing::retainedSts(3, "2026-11-25T10:00:00Z");
+  Json j = testing::retainedShard(3, "2026-11-25T10:00:00Z");
   j["metadata"]["deletionTimestamp"] = "2026-11-22T10:00:00Z";
   auto s = parseStatefulSet(j);
   ASSERT_TRUE(s.has_value()) << s.error().describe();
@@ -90,14 +90,14 @@ TEST(ParseStatefulSet, ReadsMetadata) {
 }
 
 TEST(ParseStatefulSet, RejectsWhatCouldMisattributeIt) {
-  Json j = testing::attachedSts(1);
+  Json j = testing::attachedShard(1);
   j["metadata"]["labels"]["operator.prometheus.io/shard"] = 1;
   EXPECT_EQ(parseStatefulSet(j).error().describe(),
             "metadata.labels.operator.prometheus.io/shard: must be a string");
-  Json k = testing::attachedSts(1);
+  Json k = testing::attachedShard(1);
   k["metadata"]["ownerReferences"] = "me";
   EXPECT_EQ(parseStatefulSet(k).error().describe(), "metadata.ownerReferences: must be a list");
-  Json u = testing::attachedSts(1);
+  Json u = testing::attachedShard(1);
   u["metadata"].erase("uid");
   EXPECT_EQ(parseStatefulSet(u).error().describe(), "metadata.uid: required");
 }

@@ -22,7 +22,7 @@ std::vector<std::string> reasons(const std::vector<Event>& events) {
 
 TEST(PlannerPatches, PauseCarriesUidAndResourceVersion) {
   const Plan plan = planShardSet(
-      World{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(5), attachedRange(0, 5)}
+      World{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(5), attachedShards(0, 5)}
           .input());
   const Action& pause = only(plan, ActionType::PauseTarget);
   EXPECT_EQ(pause.object_name, "main");
@@ -38,7 +38,7 @@ TEST(PlannerPatches, PauseCarriesUidAndResourceVersion) {
 
 TEST(PlannerPatches, DetachHidesFromTheOperatorAndRecordsTheDeadline) {
   const Plan plan = planShardSet(
-      World{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(5), attachedRange(0, 5)}
+      World{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(5), attachedShards(0, 5)}
           .input());
   const Action& detach = only(plan, ActionType::DetachStatefulSet, 3);
   EXPECT_EQ(detach.object_name, "prometheus-main-shard-3");
@@ -66,8 +66,8 @@ TEST(PlannerPatches, DetachHidesFromTheOperatorAndRecordsTheDeadline) {
 TEST(PlannerPatches, UpdateSetsShardsResumesAndDropsPausedBy) {
   const Plan plan = planShardSet(
       World{shardSetJson(3, retainPolicy("Retain", "3d")), pausedBy(targetJson(5), "main"),
-            attachedRange(0, 3) + std::vector{retainedSts(3, "2026-11-25T10:00:00Z"),
-                                              retainedSts(4, "2026-11-25T10:00:00Z")}}
+            attachedShards(0, 3) + std::vector{retainedShard(3, "2026-11-25T10:00:00Z"),
+                                               retainedShard(4, "2026-11-25T10:00:00Z")}}
           .input());
   const Action& update = only(plan, ActionType::UpdateTarget);
   EXPECT_EQ(update.uid, kTargetUid);
@@ -84,7 +84,7 @@ TEST(PlannerPatches, UpdateSetsShardsResumesAndDropsPausedBy) {
 
 TEST(PlannerPatches, UpdateOfAUserPausedTargetOnlySetsShards) {
   const Plan plan = planShardSet(
-      World{shardSetJson(4), pausedBy(targetJson(5), "someone"), attachedRange(0, 5)}.input());
+      World{shardSetJson(4), pausedBy(targetJson(5), "someone"), attachedShards(0, 5)}.input());
   // (whenScaled=Delete by default: the drop is stamped for the settle time before the deletes.)
   EXPECT_EQ(only(plan, ActionType::UpdateTarget).merge_patch, Json::parse(R"({
     "metadata": {"uid": "6f1c0a52-prom-main", "resourceVersion": "1001",
@@ -94,11 +94,11 @@ TEST(PlannerPatches, UpdateOfAUserPausedTargetOnlySetsShards) {
 }
 
 TEST(PlannerPatches, ReattachRestoresSavedLabelsAndDropsTheMarks) {
-  Json sts = retainedSts(3, "2026-11-25T10:00:00Z");
+  Json sts = retainedShard(3, "2026-11-25T10:00:00Z");
   sts["metadata"]["annotations"]["shardscaler.io/detached-labels"] =
       R"({"operator.prometheus.io/name":"main","team":"obs","shardscaler.io/retained":"x","n":1})";
   const Plan plan = planShardSet(
-      World{shardSetJson(4), targetJson(3), attachedRange(0, 3) + std::vector{sts}}.input());
+      World{shardSetJson(4), targetJson(3), attachedShards(0, 3) + std::vector{sts}}.input());
   const Action& reattach = only(plan, ActionType::ReattachStatefulSet, 3);
   EXPECT_EQ(reattach.merge_patch, Json::parse(R"({"metadata": {
     "uid": "sts-uid-3",
@@ -115,20 +115,20 @@ TEST(PlannerPatches, ReattachRestoresSavedLabelsAndDropsTheMarks) {
 }
 
 TEST(PlannerPatches, ReattachWithGarbageSavedLabelsStillRestoresTheName) {
-  Json sts = retainedSts(3, "2026-11-25T10:00:00Z");
+  Json sts = retainedShard(3, "2026-11-25T10:00:00Z");
   sts["metadata"]["annotations"]["shardscaler.io/detached-labels"] = "{not json";
   const Plan plan = planShardSet(
-      World{shardSetJson(4), targetJson(3), attachedRange(0, 3) + std::vector{sts}}.input());
+      World{shardSetJson(4), targetJson(3), attachedShards(0, 3) + std::vector{sts}}.input());
   EXPECT_EQ(only(plan, ActionType::ReattachStatefulSet, 3)
                 .merge_patch["metadata"]["labels"]["operator.prometheus.io/name"],
             "main");
 }
 
 TEST(PlannerPatches, DeleteCarriesUidResourceVersionAndThePassedDeadline) {
-  const Plan plan =
-      planShardSet(World{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(3),
-                         attachedRange(0, 3) + std::vector{retainedSts(4, "2026-11-21T00:00:00Z")}}
-                       .input());
+  const Plan plan = planShardSet(
+      World{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(3),
+            attachedShards(0, 3) + std::vector{retainedShard(4, "2026-11-21T00:00:00Z")}}
+          .input());
   const Action& del = only(plan, ActionType::DeleteStatefulSet, 4);
   EXPECT_EQ(del.object_name, "prometheus-main-shard-4");
   EXPECT_EQ(del.uid, "sts-uid-4");
@@ -148,12 +148,12 @@ TEST(PlannerPatches, DeleteCarriesUidResourceVersionAndThePassedDeadline) {
 TEST(PlannerPatches, ReDetachedShardGetsAFreshDeadline) {
   // Detached once, labelled back by the operator: it served again, so its retention period
   // starts over when it is detached again (and the settle time with it).
-  Json relabelled = retainedSts(4, "2026-11-23T00:00:00Z");
+  Json relabelled = retainedShard(4, "2026-11-23T00:00:00Z");
   relabelled["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
   relabelled["metadata"]["annotations"]["shardscaler.io/detached-at"] = "2026-11-20T00:00:00Z";
   const Plan plan = planShardSet(World{
       shardSetJson(3, retainPolicy("Retain", "3d")), pausedBy(targetJson(5), "main"),
-      attachedRange(0, 4) +
+      attachedShards(0, 4) +
           std::vector{relabelled}}.input());
   EXPECT_EQ(only(plan, ActionType::DetachStatefulSet, 3).deadline->toAnnotation(),
             "2026-11-25T10:00:00Z");
@@ -167,7 +167,7 @@ TEST(PlannerPatches, DeadlineFromTheTargetsRetention) {
   const auto deadline = [](const Json& target_spec) {
     const Plan plan =
         planShardSet(World{shardSetJson(2, {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}}),
-                           targetJson(3, target_spec), attachedRange(0, 3)}
+                           targetJson(3, target_spec), attachedShards(0, 3)}
                          .input());
     return only(plan, ActionType::DetachStatefulSet, 2).deadline->toAnnotation();
   };
@@ -184,7 +184,7 @@ TEST(PlannerEvents, ClampAndRoundingAccompanyTheShardsWrite) {
   const Json topology{
       {"shardingStrategy", {{"mode", "Topology"}, {"topology", {{"values", {"a", "b", "c"}}}}}}};
   const Plan plan = planShardSet(
-      World{shardSetJson(20, {{"maxShards", 8}}), targetJson(3, topology), attachedRange(0, 3)}
+      World{shardSetJson(20, {{"maxShards", 8}}), targetJson(3, topology), attachedShards(0, 3)}
           .input());
   const Action& update = only(plan, ActionType::UpdateTarget);
   EXPECT_THAT(reasons(update.events),
@@ -197,7 +197,7 @@ TEST(PlannerEvents, ClampAndRoundingAccompanyTheShardsWrite) {
   EXPECT_EQ(plan.decision.desired->want, 6);
   // Once there, no write and no repeated events; the note stays in Ready.
   const Plan there = planShardSet(
-      World{shardSetJson(20, {{"maxShards", 8}}), targetJson(6, topology), attachedRange(0, 6)}
+      World{shardSetJson(20, {{"maxShards", 8}}), targetJson(6, topology), attachedShards(0, 6)}
           .input());
   EXPECT_TRUE(there.actions.empty());
   EXPECT_TRUE(there.events.empty());
@@ -206,7 +206,7 @@ TEST(PlannerEvents, ClampAndRoundingAccompanyTheShardsWrite) {
 
 TEST(PlannerEvents, ProblemsAreAnnouncedOnTransitionsOnly) {
   World w{shardSetJson(3), targetJson(3),
-          attachedRange(0, 3) + std::vector{retainedSts(3, "next tuesday")}};
+          attachedShards(0, 3) + std::vector{retainedShard(3, "next tuesday")}};
   const Plan first = planShardSet(w.input());
   ASSERT_EQ(first.events.size(), 1u);
   EXPECT_EQ(first.events[0].type, EventType::Warning);
@@ -240,7 +240,7 @@ TEST(PlannerEvents, TargetNotFoundAndInvalidSpecAreWarnings) {
       planShardSet(World{shardSetJson(3, {{"minShards", 4},
                                           {"maxShards", 2},
                                           {"shardRetentionPolicy", {{"whenScaled", "Keep"}}}}),
-                         targetJson(3), attachedRange(0, 3)}
+                         targetJson(3), attachedShards(0, 3)}
                        .input());
   ASSERT_EQ(invalid.events.size(), 1u);
   EXPECT_EQ(invalid.events[0].reason, "InvalidSpec");
@@ -254,7 +254,7 @@ TEST(PlannerEvents, InvalidSpecSaysWhyTheTargetStaysPaused) {
   // Without the guard, a shard kept by detaching it must be out of the operator's view before
   // the target resumes: the settle time.
   World w{shardSetJson(-5, retainPolicy("Retain", "3d")), pausedBy(targetJson(3), "main"),
-          attachedRange(0, 4)};
+          attachedShards(0, 4)};
   w.guarded = false;
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("detach 3"));
@@ -265,12 +265,12 @@ TEST(PlannerEvents, InvalidSpecSaysWhyTheTargetStaysPaused) {
 }
 
 TEST(PlannerStatus, CountsActiveShardsAndSelectsOnePodEach) {
-  Json deleting = attachedSts(1);
+  Json deleting = attachedShard(1);
   deleting["metadata"]["deletionTimestamp"] = "2026-11-22T09:00:00Z";
   const Plan plan =
       planShardSet(World{shardSetJson(4), targetJson(4),
-                         std::vector{attachedSts(0), deleting, attachedSts(2), attachedSts(5),
-                                     retainedSts(6, "2026-11-25T10:00:00Z")}}
+                         std::vector{attachedShard(0), deleting, attachedShard(2), attachedShard(5),
+                                     retainedShard(6, "2026-11-25T10:00:00Z")}}
                        .input());
   EXPECT_EQ(plan.status.shards, 2);
   EXPECT_EQ(plan.status.target_shards, 4);
@@ -302,10 +302,11 @@ TEST(PlannerStatus, SelectorNamesShardZeroBeforeAnyExists) {
 TEST(PlannerStatus, AgentNamesAndMode) {
   Json ss = shardSetJson(2, {{"targetRef", {{"kind", "PrometheusAgent"}}},
                              {"shardRetentionPolicy", {{"whenScaled", "Retain"}}}});
-  const std::vector<Json> sts = {attachedSts(0, "PrometheusAgent"),
-                                 attachedSts(1, "PrometheusAgent"),
-                                 attachedSts(2, "PrometheusAgent")};
-  const Plan plan = planShardSet(World{ss, targetJson(3, {}, "PrometheusAgent"), sts}.input());
+  const std::vector<Json> sts = {attachedShard(0, {.kind = TargetKind::PrometheusAgent}),
+                                 attachedShard(1, {.kind = TargetKind::PrometheusAgent}),
+                                 attachedShard(2, {.kind = TargetKind::PrometheusAgent})};
+  const Plan plan = planShardSet(
+      World{ss, targetJson(3, {}, {.kind = TargetKind::PrometheusAgent}), sts}.input());
   EXPECT_THAT(steps(plan), ElementsAre("pause", "detach 2", "update shards=2 unpause any-rv"));
   EXPECT_EQ(only(plan, ActionType::DetachStatefulSet).object_name, "prom-agent-main-shard-2");
   EXPECT_EQ(plan.status.selector,
@@ -317,10 +318,10 @@ TEST(PlannerStatus, AgentNamesAndMode) {
 }
 
 TEST(PlannerStatus, JsonShape) {
-  const Plan plan =
-      planShardSet(World{shardSetJson(3), targetJson(3),
-                         attachedRange(0, 3) + std::vector{retainedSts(3, "0001-01-01T00:00:00Z")}}
-                       .input());
+  const Plan plan = planShardSet(
+      World{shardSetJson(3), targetJson(3),
+            attachedShards(0, 3) + std::vector{retainedShard(3, "0001-01-01T00:00:00Z")}}
+          .input());
   const Json j = api::toJson(plan.status);
   EXPECT_EQ(j["observedGeneration"], 4);
   EXPECT_EQ(j["shards"], 3);
@@ -345,7 +346,7 @@ TEST(PlannerStatus, JsonShape) {
 }
 
 TEST(PlannerStatus, TransitionTimeMovesOnlyWithStatus) {
-  World w{shardSetJson(3), targetJson(3), attachedRange(0, 3)};
+  World w{shardSetJson(3), targetJson(3), attachedShards(0, 3)};
   w.shard_set["status"]["conditions"] =
       Json::array({{{"type", "Ready"},
                     {"status", "True"},
@@ -367,24 +368,25 @@ TEST(PlannerRequeue, AtTheNextDeadline) {
   using std::chrono::seconds;
   const auto requeue = [](const std::vector<Json>& retained, int64_t want = 3) {
     return planShardSet(World{shardSetJson(want, retainPolicy("Retain", "3d")), targetJson(3),
-                              attachedRange(0, 3) + retained}
+                              attachedShards(0, 3) + retained}
                             .input())
         .requeue_after;
   };
-  EXPECT_EQ(requeue({retainedSts(3, "2026-11-25T10:00:00Z")}), seconds(3 * 86400 + 1));
+  EXPECT_EQ(requeue({retainedShard(3, "2026-11-25T10:00:00Z")}), seconds(3 * 86400 + 1));
   EXPECT_EQ(
-      requeue({retainedSts(3, "2026-11-25T10:00:00Z"), retainedSts(4, "2026-11-22T10:01:00Z")}),
+      requeue({retainedShard(3, "2026-11-25T10:00:00Z"), retainedShard(4, "2026-11-22T10:01:00Z")}),
       seconds(61));
-  EXPECT_EQ(requeue({retainedSts(3, "2026-11-22T10:00:00Z")}), seconds(1));  // at: one more second
-  EXPECT_EQ(requeue({retainedSts(3, "0001-01-01T00:00:00Z")}), std::nullopt);
-  EXPECT_EQ(requeue({retainedSts(3, "garbage")}), std::nullopt);
-  EXPECT_EQ(requeue({retainedSts(3, "2026-11-20T00:00:00Z")}), std::nullopt);  // deleted now
+  EXPECT_EQ(requeue({retainedShard(3, "2026-11-22T10:00:00Z")}),
+            seconds(1));  // at: one more second
+  EXPECT_EQ(requeue({retainedShard(3, "0001-01-01T00:00:00Z")}), std::nullopt);
+  EXPECT_EQ(requeue({retainedShard(3, "garbage")}), std::nullopt);
+  EXPECT_EQ(requeue({retainedShard(3, "2026-11-20T00:00:00Z")}), std::nullopt);  // deleted now
   EXPECT_EQ(requeue({}), std::nullopt);
 }
 
 TEST(PlannerDescribe, ListsDecisionAndSteps) {
   const std::string text = describe(planShardSet(
-      World{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(5), attachedRange(0, 5)}
+      World{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(5), attachedShards(0, 5)}
           .input()));
   EXPECT_THAT(text, HasSubstr("whenScaled: Retain (from ShardSet)"));
   EXPECT_THAT(text, HasSubstr("kept until 2026-11-25T10:00:00Z"));
@@ -392,7 +394,8 @@ TEST(PlannerDescribe, ListsDecisionAndSteps) {
   EXPECT_THAT(text, HasSubstr("3. detach shard 4 (StatefulSet prometheus-main-shard-4), retained "
                               "until 2026-11-25T10:00:00Z\n"));
   // Without the guard the same observation only pauses, and says what it waits for.
-  World fallback{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(5), attachedRange(0, 5)};
+  World fallback{shardSetJson(3, retainPolicy("Retain", "3d")), targetJson(5),
+                 attachedShards(0, 5)};
   fallback.guarded = false;
   const std::string waiting = describe(planShardSet(fallback.input()));
   EXPECT_THAT(waiting, HasSubstr("1. pause Prometheus main\n"));

@@ -9,14 +9,14 @@ namespace shardscaler::retention {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::attachedRange;
+using testing::attachedShards;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using testing::operator+;  // NOLINT(misc-unused-using-decls): used, the check misses operators
 using testing::condition;
 using testing::fixedNow;
 using testing::Json;
-using testing::retainedSts;
+using testing::retainedShard;
 using testing::rfc3339;
 using testing::shardSetJson;
 using testing::steps;
@@ -34,7 +34,7 @@ Json withDrain(const std::string& when, const Json& drain = Json::object()) {
 
 // A shard retained (detached) with a deadline `ago` before now, with optional drain marks.
 Json dueSts(int index, std::chrono::seconds ago, const Json& annotations = Json::object()) {
-  Json sts = retainedSts(index, rfc3339(fixedNow() - ago));
+  Json sts = retainedShard(index, rfc3339(fixedNow() - ago));
   for (const auto& [k, v] : annotations.items()) sts["metadata"]["annotations"][k] = v;
   return sts;
 }
@@ -47,7 +47,7 @@ DrainReading lagging(double lag) {
 }
 
 TEST(PlannerDrain, DeleteWithADrainDetachesRemovedShardsInsteadOfLettingTheOperatorDeleteThem) {
-  const World w{shardSetJson(2, withDrain("Delete")), targetJson(4), attachedRange(0, 4)};
+  const World w{shardSetJson(2, withDrain("Delete")), targetJson(4), attachedShards(0, 4)};
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan),
               ElementsAre("pause", "detach 2", "detach 3", "update shards=2 unpause any-rv"));
@@ -57,7 +57,7 @@ TEST(PlannerDrain, DeleteWithADrainDetachesRemovedShardsInsteadOfLettingTheOpera
 
 TEST(PlannerDrain, WithoutAnEndpointDeleteBehavesAsBeforeAndSaysDeletionsAreUnverified) {
   const World w{shardSetJson(2, testing::retainPolicy("Delete")), targetJson(2),
-                attachedRange(0, 4)};
+                attachedShards(0, 4)};
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("delete 2", "delete 3"));
   EXPECT_EQ(plan.actions[0].events.at(0).reason, kReasonShardDeletedUnverified);
@@ -68,7 +68,7 @@ TEST(PlannerDrain, WithoutAnEndpointDeleteBehavesAsBeforeAndSaysDeletionsAreUnve
 
 TEST(PlannerDrain, ADueShardWithoutAReadingAsksForOneAndDeletesNothing) {
   const World w{shardSetJson(2, withDrain("Retain")), targetJson(2),
-                attachedRange(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
+                attachedShards(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
   const Plan plan = planShardSet(w.input());
   EXPECT_TRUE(plan.actions.empty());
   ASSERT_EQ(plan.decision.drain_checks.size(), 1u);
@@ -78,7 +78,7 @@ TEST(PlannerDrain, ADueShardWithoutAReadingAsksForOneAndDeletesNothing) {
 
 TEST(PlannerDrain, ADrainedShardIsMarkedThenDeleted) {
   World w{shardSetJson(2, withDrain("Retain")), targetJson(2),
-          attachedRange(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
+          attachedShards(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
   w.drain_readings["prometheus-main-shard-2"] = drained();
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("drained 2")) << "deleted in the round that reads it back";
@@ -91,7 +91,7 @@ TEST(PlannerDrain, ADrainedShardIsMarkedThenDeleted) {
 // at once, it would pass; maxLag after it became due, a queue still waiting has outgrown maxLag.
 TEST(PlannerDrain, TheLagIsReadOnlyOnceTheShardHasBeenDueForMaxLag) {
   World w{shardSetJson(2, withDrain("Delete", {{"maxLagSeconds", 30}})), targetJson(2),
-          attachedRange(0, 2) + std::vector<Json>{dueSts(2, 10s)}};
+          attachedShards(0, 2) + std::vector<Json>{dueSts(2, 10s)}};
   w.drain_readings["prometheus-main-shard-2"] = drained(5);
   Plan plan = planShardSet(w.input());
   EXPECT_TRUE(plan.actions.empty());
@@ -114,7 +114,7 @@ TEST(PlannerDrain, TheLagIsReadOnlyOnceTheShardHasBeenDueForMaxLag) {
 
 TEST(PlannerDrain, AShardMarkedDrainedIsDeletedWithoutAnotherCheck) {
   const World w{shardSetJson(2, withDrain("Retain")), targetJson(2),
-                attachedRange(0, 2) +
+                attachedShards(0, 2) +
                     std::vector<Json>{
                         dueSts(2, 60s, {{"shardscaler.io/drained-at", rfc3339(fixedNow() - 5s)}})}};
   const Plan plan = planShardSet(w.input());
@@ -124,7 +124,7 @@ TEST(PlannerDrain, AShardMarkedDrainedIsDeletedWithoutAnotherCheck) {
 
 TEST(PlannerDrain, AnUndrainedShardIsKeptMarkedAndReportedWithItsLag) {
   World w{shardSetJson(2, withDrain("Retain")), targetJson(2),
-          attachedRange(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
+          attachedShards(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
   w.drain_readings["prometheus-main-shard-2"] = lagging(95);
   Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("draining 2"));
@@ -149,7 +149,7 @@ TEST(PlannerDrain, AnUndrainedShardIsKeptMarkedAndReportedWithItsLag) {
 TEST(PlannerDrain, PastTheTimeoutKeepDegradesAndDeleteDeletesWithAWarning) {
   const Json marked = dueSts(2, 2h, {{"shardscaler.io/draining-since", rfc3339(fixedNow() - 2h)}});
   World keep{shardSetJson(2, withDrain("Retain", {{"timeoutSeconds", 3600}})), targetJson(2),
-             attachedRange(0, 2) + std::vector<Json>{marked}};
+             attachedShards(0, 2) + std::vector<Json>{marked}};
   keep.drain_readings["prometheus-main-shard-2"] = lagging(7000);
   Plan plan = planShardSet(keep.input());
   EXPECT_TRUE(plan.actions.empty());
@@ -169,8 +169,9 @@ TEST(PlannerDrain, PastTheTimeoutKeepDegradesAndDeleteDeletesWithAWarning) {
 }
 
 TEST(PlannerDrain, BeforeTheDeadlineNothingIsCheckedUnderRetain) {
-  const World w{shardSetJson(2, withDrain("Retain")), targetJson(2),
-                attachedRange(0, 2) + std::vector<Json>{retainedSts(2, rfc3339(fixedNow() + 1h))}};
+  const World w{
+      shardSetJson(2, withDrain("Retain")), targetJson(2),
+      attachedShards(0, 2) + std::vector<Json>{retainedShard(2, rfc3339(fixedNow() + 1h))}};
   const Plan plan = planShardSet(w.input());
   EXPECT_TRUE(plan.actions.empty());
   EXPECT_TRUE(plan.decision.drain_checks.empty());
@@ -179,7 +180,7 @@ TEST(PlannerDrain, BeforeTheDeadlineNothingIsCheckedUnderRetain) {
 
 TEST(PlannerDrain, AConditionPrometheusRefusesIsAnInvalidSpec) {
   World w{shardSetJson(2, withDrain("Retain", {{"condition", "up{pod=~\"$POD_REGEX\""}})),
-          targetJson(2), attachedRange(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
+          targetJson(2), attachedShards(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
   w.drain_readings["prometheus-main-shard-2"] = {
       .reason = "bad_data (HTTP 400): parse error: unexpected end of input",
       .invalid_condition = true};
@@ -191,7 +192,7 @@ TEST(PlannerDrain, AConditionPrometheusRefusesIsAnInvalidSpec) {
 
 TEST(PlannerDrain, AConditionWithoutThePodPlaceholderIsRefused) {
   const World w{shardSetJson(2, withDrain("Retain", {{"condition", "up == 1"}})), targetJson(2),
-                attachedRange(0, 2)};
+                attachedShards(0, 2)};
   const Plan plan = planShardSet(w.input());
   EXPECT_EQ(plan.decision.mode, PlanMode::InvalidSpec);
   EXPECT_THAT(condition(plan, kConditionDegraded).message, HasSubstr("$POD_REGEX"));
@@ -199,7 +200,7 @@ TEST(PlannerDrain, AConditionWithoutThePodPlaceholderIsRefused) {
 
 TEST(PlannerDrain, AnOptOutDeletesWithoutChecking) {
   World w{shardSetJson(2, withDrain("Retain", {{"enabled", false}})), targetJson(2),
-          attachedRange(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
+          attachedShards(0, 2) + std::vector<Json>{dueSts(2, 60s)}};
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("delete 2"));
   EXPECT_EQ(condition(plan, api::kConditionDrainChecked).reason, kReasonDrainDisabled);

@@ -44,7 +44,7 @@ class LaggingCluster {
                          {"shardRetentionPolicy",
                           {{"whenScaled", "Retain"}, {"retain", {{"retentionPeriod", "1h"}}}}}});
     w_.target = targetJson(3);
-    w_.stateful_sets = attachedRange(0, 3);
+    w_.stateful_sets = attachedShards(0, 3);
     w_.guarded = config.planner_guarded;
     w_.settle = config.settle;
     lag_ = milliseconds(std::uniform_int_distribution<int>(0, config.max_lag.count())(rng_));
@@ -133,8 +133,8 @@ class LaggingCluster {
     const int64_t n = std::max<int64_t>(1, target["spec"].value("shards", 1));
     std::vector<Json> view = operatorView(w_.now);
     for (int i = 0; i < n; ++i) {
-      if (find(view, stsName(i)) != nullptr) continue;
-      if (Json* live = find(w_.stateful_sets, stsName(i))) {
+      if (find(view, shardName(i)) != nullptr) continue;
+      if (Json* live = find(w_.stateful_sets, shardName(i))) {
         // AlreadyExists: its labels put back.
         if (!labelOf(*live, "operator.prometheus.io/name").empty()) continue;
         if (guardDenies(*live, /*reattach=*/true)) {
@@ -145,7 +145,7 @@ class LaggingCluster {
         operatorWrite();
         continue;
       }
-      Json s = attachedSts(i);
+      Json s = attachedShard(i);
       s["metadata"]["uid"] = "sim-uid-" + std::to_string(++uid_);
       s["metadata"]["labels"].erase("shardscaler.io/shardset");
       w_.stateful_sets.push_back(std::move(s));

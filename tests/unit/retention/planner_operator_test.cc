@@ -10,7 +10,7 @@ namespace shardscaler::retention {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::attachedRange;
+using testing::attachedShards;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -20,7 +20,7 @@ using testing::Json;
 using testing::kTargetUid;
 using testing::only;
 using testing::pausedBy;
-using testing::retainedSts;
+using testing::retainedShard;
 using testing::retainPolicy;
 using testing::shardSetJson;
 using testing::steps;
@@ -48,7 +48,7 @@ Json shardSetOwnerRef() {
 
 // A retained shard whose controller ownerReference a detach moved to the ShardSet.
 Json ownedRetainedSts(int index) {
-  Json sts = retainedSts(index, kFuture);
+  Json sts = retainedShard(index, kFuture);
   sts["metadata"]["ownerReferences"] = Json::array({shardSetOwnerRef()});
   return sts;
 }
@@ -57,7 +57,7 @@ Json ownedRetainedSts(int index) {
 
 TEST(GarbageCollection, ADetachMovesTheControllerReferenceFromTheTargetToTheShardSet) {
   const World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(4),
-                attachedRange(0, 4)};
+                attachedShards(0, 4)};
   const Plan plan = planShardSet(w.input());
   const Json& refs =
       only(plan, ActionType::DetachStatefulSet, 3).merge_patch["metadata"]["ownerReferences"];
@@ -65,7 +65,7 @@ TEST(GarbageCollection, ADetachMovesTheControllerReferenceFromTheTargetToTheShar
 }
 
 TEST(GarbageCollection, AShardSetWithoutAUidLeavesOwnershipAsItIs) {
-  const World w{shardSetJson(2, retainPolicy("Retain", "1h")), targetJson(4), attachedRange(0, 4)};
+  const World w{shardSetJson(2, retainPolicy("Retain", "1h")), targetJson(4), attachedShards(0, 4)};
   const Plan plan = planShardSet(w.input());
   EXPECT_FALSE(only(plan, ActionType::DetachStatefulSet, 3)
                    .merge_patch["metadata"]
@@ -74,7 +74,7 @@ TEST(GarbageCollection, AShardSetWithoutAUidLeavesOwnershipAsItIs) {
 
 TEST(GarbageCollection, AReattachGivesTheControllerReferenceBackToTheTarget) {
   const World w{storedShardSet(3, retainPolicy("Retain", "1h")), targetJson(2),
-                attachedRange(0, 2) + std::vector{ownedRetainedSts(2)}};
+                attachedShards(0, 2) + std::vector{ownedRetainedSts(2)}};
   const Plan plan = planShardSet(w.input());
   const Json& refs =
       only(plan, ActionType::ReattachStatefulSet, 2).merge_patch["metadata"]["ownerReferences"];
@@ -87,7 +87,7 @@ TEST(GarbageCollection, AReattachGivesTheControllerReferenceBackToTheTarget) {
 
 TEST(GarbageCollection, AShardOwnedByTheShardSetIsStillOneOfTheTargetsRetainedShards) {
   const World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
-                attachedRange(0, 2) + std::vector{ownedRetainedSts(2)}};
+                attachedShards(0, 2) + std::vector{ownedRetainedSts(2)}};
   const Plan plan = planShardSet(w.input());
   EXPECT_TRUE(plan.actions.empty()) << ::testing::PrintToString(steps(plan));
   ASSERT_EQ(plan.status.retained_shards.size(), 1u);
@@ -98,7 +98,7 @@ TEST(GarbageCollection, AShardOwnedByTheShardSetIsStillOneOfTheTargetsRetainedSh
 // deleting the target would take it. The next plan moves the reference, unless it re-attaches it.
 TEST(GarbageCollection, AShardRetainedWhileTheTargetOwnedItIsAdopted) {
   World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
-          attachedRange(0, 2) + std::vector{retainedSts(2, kFuture)}};
+          attachedShards(0, 2) + std::vector{retainedShard(2, kFuture)}};
   Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("adopt 2"));
   const Action& adopt = only(plan, ActionType::AdoptStatefulSet, 2);
@@ -119,7 +119,7 @@ TEST(GarbageCollection, AShardRetainedWhileTheTargetOwnedItIsAdopted) {
 
 TEST(GarbageCollection, AReleaseLetsGoOfRetainedShardsSoTheShardSetsDeletionKeepsThem) {
   World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
-          attachedRange(0, 2) + std::vector{ownedRetainedSts(2)}};
+          attachedShards(0, 2) + std::vector{ownedRetainedSts(2)}};
   w.purpose = PlanPurpose::Release;
   const Plan plan = planShardSet(w.input());
   const Action& orphan = only(plan, ActionType::OrphanStatefulSet, 2);
@@ -136,7 +136,7 @@ TEST(GarbageCollection, AReleaseLetsGoOfRetainedShardsSoTheShardSetsDeletionKeep
 
 TEST(GarbageCollection, AReleaseLeavesShardsTheTargetStillOwns) {
   World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
-          attachedRange(0, 2) + std::vector{retainedSts(2, kFuture)}};
+          attachedShards(0, 2) + std::vector{retainedShard(2, kFuture)}};
   w.purpose = PlanPurpose::Release;
   EXPECT_THAT(steps(planShardSet(w.input())), Not(::testing::Contains("orphan 2")));
 }
@@ -170,7 +170,7 @@ TEST(PauseBackOff, AnotherUnacknowledgedPauseCountsAndSaysWhatToCheck) {
   target["status"]["paused"] = false;
   World w{unacknowledgedStatus(storedShardSet(3, retainPolicy("Retain", "3d")), 2,
                                "2026-11-22T09:50:00Z"),
-          target, attachedRange(0, 5)};
+          target, attachedShards(0, 5)};
   w.guarded = false;
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("update unpause"));
@@ -188,7 +188,7 @@ TEST(PauseBackOff, TheNextPauseWaitsTheLongerHold) {
   // Two unacknowledged pauses: the hold is 60s, not the 30s timeout.
   World w{unacknowledgedStatus(storedShardSet(3, retainPolicy("Retain", "3d")), 2,
                                "2026-11-22T09:59:20Z"),
-          targetJson(5), attachedRange(0, 5)};
+          targetJson(5), attachedShards(0, 5)};
   w.guarded = false;
   const Plan held = planShardSet(w.input());
   EXPECT_TRUE(held.actions.empty()) << ::testing::PrintToString(steps(held));
@@ -205,7 +205,7 @@ TEST(PauseBackOff, AnAcknowledgedPauseResetsTheCount) {
   target["metadata"]["annotations"]["shardscaler.io/paused-at"] = "2026-11-22T09:59:40Z";
   World w{unacknowledgedStatus(storedShardSet(3, retainPolicy("Retain", "3d")), 4,
                                "2026-11-22T09:30:00Z"),
-          target, attachedRange(0, 5)};
+          target, attachedShards(0, 5)};
   w.guarded = false;
   const Plan plan = planShardSet(w.input());
   EXPECT_EQ(plan.status.unacknowledged_pauses, 0);
@@ -242,7 +242,7 @@ TEST(OtherWriters, ASecondFieldManagerOfSpecShardsIsNamedInAWarning) {
                    {{"f:shards", Json::object()}, {"f:paused", Json::object()}},
                    "2026-11-22T09:40:00Z"),
   });
-  const World w{storedShardSet(2, retainPolicy("Retain", "1h")), target, attachedRange(0, 2)};
+  const World w{storedShardSet(2, retainPolicy("Retain", "1h")), target, attachedShards(0, 2)};
   const Plan plan = planShardSet(withWriters(w));
   const Condition& writers = condition(plan, api::kConditionOtherWriters);
   EXPECT_EQ(writers.status, "True");
@@ -268,7 +268,7 @@ TEST(OtherWriters, ASecondFieldManagerOfSpecShardsIsNamedInAWarning) {
 
 TEST(OtherWriters, AnHpaOnTheTargetItselfIsNamed) {
   const World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
-                attachedRange(0, 2)};
+                attachedShards(0, 2)};
   PlanInput in = w.input();
   in.target_hpas = {"monitoring/prometheus-main"};
   const Plan plan = planShardSet(in);
@@ -280,7 +280,7 @@ TEST(OtherWriters, AnHpaOnTheTargetItselfIsNamed) {
 
 TEST(OtherWriters, OnlyShardscalerAndTheOperatorIsQuiet) {
   const World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(2),
-                attachedRange(0, 2)};
+                attachedShards(0, 2)};
   const Plan plan = planShardSet(withWriters(w));
   EXPECT_EQ(condition(plan, api::kConditionOtherWriters).status, "False");
   EXPECT_TRUE(plan.events.empty());
@@ -290,7 +290,7 @@ TEST(OtherWriters, OnlyShardscalerAndTheOperatorIsQuiet) {
 
 TEST(AgentMode, ADaemonSetAgentIsAnInvalidSpecNotALoop) {
   const World w{storedShardSet(2, Json::object()),
-                targetJson(1, {{"mode", "DaemonSet"}}, "PrometheusAgent"),
+                targetJson(1, {{"mode", "DaemonSet"}}, {.kind = TargetKind::PrometheusAgent}),
                 {}};
   Json ss = w.shard_set;
   ss["spec"]["targetRef"]["kind"] = "PrometheusAgent";

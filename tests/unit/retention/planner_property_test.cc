@@ -107,7 +107,7 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
       continue;
     const std::string shard = label(s, "operator.prometheus.io/shard");
     if (shard.empty() || !label(s, "operator.prometheus.io/name").empty()) continue;
-    if (s["metadata"]["name"] != stsName(std::stoi(shard)) ||
+    if (s["metadata"]["name"] != shardName(std::stoi(shard)) ||
         s["metadata"]["ownerReferences"].empty() ||
         s["metadata"]["ownerReferences"][0]["uid"] != kTargetUid ||
         label(s, "operator.prometheus.io/mode") != "server")
@@ -184,7 +184,7 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
     const std::string shard = label(*sts, "operator.prometheus.io/shard");
     ASSERT_TRUE(a.shard_index.has_value());
     EXPECT_EQ(shard, std::to_string(*a.shard_index));
-    EXPECT_EQ(a.object_name, stsName(*a.shard_index));
+    EXPECT_EQ(a.object_name, shardName(*a.shard_index));
     bool owned = false;
     for (const auto& o : (*sts)["metadata"].value("ownerReferences", Json::array())) {
       owned = owned || (o["uid"] == kTargetUid && o["kind"] == "Prometheus");
@@ -277,19 +277,19 @@ Json randomStatefulSet(Rng& rng, int index) {
     case 1:
     case 2:
     case 3:
-      s = attachedSts(index);
+      s = attachedShard(index);
       break;
     case 4:
     case 5:
     case 6:
-      s = retainedSts(index, pick(rng, deadlines));
+      s = retainedShard(index, pick(rng, deadlines));
       break;
     case 7:
-      s = retainedSts(index, pick(rng, deadlines));
+      s = retainedShard(index, pick(rng, deadlines));
       s["metadata"]["labels"]["operator.prometheus.io/name"] = "main";  // re-labelled
       break;
     default: {  // foreign in one way or another
-      s = chance(rng, 0.5) ? attachedSts(index) : retainedSts(index, "2026-11-20T00:00:00Z");
+      s = chance(rng, 0.5) ? attachedShard(index) : retainedShard(index, "2026-11-20T00:00:00Z");
       auto& md = s["metadata"];
       switch (std::uniform_int_distribution<int>(0, 6)(rng)) {
         case 0:
@@ -425,7 +425,7 @@ class Cluster {
                                      {{"whenScaled", retain ? "Retain" : "Delete"},
                                       {"retain", {{"retentionPeriod", "1d"}}}}}});
     w_.target = targetJson(3);
-    w_.stateful_sets = attachedRange(0, 3);
+    w_.stateful_sets = attachedShards(0, 3);
   }
 
   void run(int steps) {
@@ -577,7 +577,7 @@ class Cluster {
     operator_deletes_ += static_cast<int>(before - w_.stateful_sets.size());
     changed = before != w_.stateful_sets.size();
     for (int i = 0; i < n; ++i) {
-      if (Json* s = find(stsName(i))) {
+      if (Json* s = find(shardName(i))) {
         if (label(*s, "operator.prometheus.io/name").empty()) {
           (*s)["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
           (*s)["metadata"]["resourceVersion"] = nextRv();
@@ -585,7 +585,7 @@ class Cluster {
         }
         continue;
       }
-      Json s = attachedSts(i);
+      Json s = attachedShard(i);
       s["metadata"]["uid"] = "sim-uid-" + std::to_string(++uid_);
       s["metadata"]["resourceVersion"] = nextRv();
       w_.stateful_sets.push_back(std::move(s));

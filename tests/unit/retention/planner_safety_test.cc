@@ -42,7 +42,7 @@ World fallback(World w) {
 
 TEST(Fallback, ScaleDownFirstOnlyPausesAndWaitsForTheOperator) {
   const Plan plan = planShardSet(
-      fallback({shardSetJson(3, retain3d()), targetJson(5), attachedRange(0, 5)}).input());
+      fallback({shardSetJson(3, retain3d()), targetJson(5), attachedShards(0, 5)}).input());
   EXPECT_THAT(steps(plan), ElementsAre("pause"));
   EXPECT_EQ(plan.decision.waiting_for, "the operator to acknowledge the pause");
   EXPECT_EQ(plan.requeue_after, milliseconds(500));
@@ -57,7 +57,7 @@ TEST(Fallback, ScaleDownFirstOnlyPausesAndWaitsForTheOperator) {
 TEST(Fallback, NothingIsDetachedUntilThePauseIsAcknowledged) {
   const Plan plan = planShardSet(
       fallback({shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:50Z", false),
-                attachedRange(0, 5)})
+                attachedShards(0, 5)})
           .input());
   EXPECT_TRUE(plan.actions.empty());
   EXPECT_EQ(plan.decision.waiting_for, "the operator to acknowledge the pause");
@@ -69,7 +69,7 @@ TEST(Fallback, AStatusOfAnOlderGenerationIsNoAcknowledgement) {
   Json target = pausedAt(targetJson(5), "2026-11-22T09:59:50Z");
   target["metadata"]["generation"] = 8;  // the pause bumped it; the status says 7
   const Plan plan =
-      planShardSet(fallback({shardSetJson(3, retain3d()), target, attachedRange(0, 5)}).input());
+      planShardSet(fallback({shardSetJson(3, retain3d()), target, attachedShards(0, 5)}).input());
   EXPECT_TRUE(plan.actions.empty());
   EXPECT_EQ(plan.decision.waiting_for, "the operator to acknowledge the pause");
 }
@@ -77,7 +77,7 @@ TEST(Fallback, AStatusOfAnOlderGenerationIsNoAcknowledgement) {
 TEST(Fallback, AcknowledgedPauseDetaches) {
   const Plan plan =
       planShardSet(fallback({shardSetJson(3, retain3d()),
-                             pausedAt(targetJson(5), "2026-11-22T09:59:59Z"), attachedRange(0, 5)})
+                             pausedAt(targetJson(5), "2026-11-22T09:59:59Z"), attachedShards(0, 5)})
                        .input());
   EXPECT_THAT(steps(plan), ElementsAre("detach 3", "detach 4"));
 }
@@ -85,9 +85,9 @@ TEST(Fallback, AcknowledgedPauseDetaches) {
 TEST(Fallback, SpecShardsDropsOnlyAfterTheSettleTimeSinceTheLastDetach) {
   const auto world = [](const std::string& detached) {
     return fallback({shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:00Z"),
-                     attachedRange(0, 3) +
-                         std::vector{detachedAt(retainedSts(3, kFuture), "2026-11-22T09:59:00Z"),
-                                     detachedAt(retainedSts(4, kFuture), detached)}});
+                     attachedShards(0, 3) +
+                         std::vector{detachedAt(retainedShard(3, kFuture), "2026-11-22T09:59:00Z"),
+                                     detachedAt(retainedShard(4, kFuture), detached)}});
   };
   const Plan settling = planShardSet(world("2026-11-22T09:59:57Z").input());
   EXPECT_TRUE(settling.actions.empty());
@@ -102,9 +102,9 @@ TEST(Fallback, SpecShardsDropsOnlyAfterTheSettleTimeSinceTheLastDetach) {
 TEST(Fallback, ARecentDetachHoldsNothingOnceTheCountIsLoweredAndTheTargetResumed) {
   const Plan plan = planShardSet(
       fallback({shardSetJson(3, retain3d()), targetJson(3),
-                attachedRange(0, 3) +
-                    std::vector{detachedAt(retainedSts(3, kFuture), "2026-11-22T09:59:57Z"),
-                                detachedAt(retainedSts(4, kFuture), "2026-11-22T09:59:57Z")}})
+                attachedShards(0, 3) +
+                    std::vector{detachedAt(retainedShard(3, kFuture), "2026-11-22T09:59:57Z"),
+                                detachedAt(retainedShard(4, kFuture), "2026-11-22T09:59:57Z")}})
           .input());
   EXPECT_TRUE(plan.actions.empty());
   EXPECT_EQ(plan.decision.waiting_for, "");
@@ -112,12 +112,12 @@ TEST(Fallback, ARecentDetachHoldsNothingOnceTheCountIsLoweredAndTheTargetResumed
 }
 
 TEST(Fallback, ADetachTheOperatorUndidIsDoneAgainAndTheSettleTimeStartsOver) {
-  Json relabelled = detachedAt(retainedSts(4, kFuture), "2026-11-22T09:59:00Z");
+  Json relabelled = detachedAt(retainedShard(4, kFuture), "2026-11-22T09:59:00Z");
   relabelled["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
   const Plan plan = planShardSet(
       fallback({shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:58:00Z"),
-                attachedRange(0, 3) +
-                    std::vector{detachedAt(retainedSts(3, kFuture), "2026-11-22T09:59:00Z"),
+                attachedShards(0, 3) +
+                    std::vector{detachedAt(retainedShard(3, kFuture), "2026-11-22T09:59:00Z"),
                                 relabelled}})
           .input());
   EXPECT_THAT(steps(plan), ElementsAre("detach 4"));  // no spec.shards write in the same plan
@@ -129,7 +129,7 @@ TEST(Fallback, ADetachTheOperatorUndidIsDoneAgainAndTheSettleTimeStartsOver) {
 TEST(Fallback, ScaleUpReattachesOnlyAfterTheSettleTimeSinceThePause) {
   const auto world = [](const std::string& paused_at) {
     return fallback({shardSetJson(4, retain3d()), pausedAt(targetJson(3), paused_at),
-                     attachedRange(0, 3) + std::vector{retainedSts(3, kFuture)}});
+                     attachedShards(0, 3) + std::vector{retainedShard(3, kFuture)}});
   };
   const Plan early = planShardSet(world("2026-11-22T09:59:58Z").input());
   EXPECT_TRUE(early.actions.empty());
@@ -142,7 +142,7 @@ TEST(Fallback, ScaleUpReattachesOnlyAfterTheSettleTimeSinceThePause) {
 TEST(Fallback, UnacknowledgedPauseIsUndoneAfterTheTimeout) {
   const Plan plan = planShardSet(
       fallback({shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:30Z", false),
-                attachedRange(0, 5)})
+                attachedShards(0, 5)})
           .input());
   EXPECT_THAT(steps(plan), ElementsAre("update unpause"));
   EXPECT_THAT(
@@ -162,27 +162,27 @@ TEST(Fallback, AfterAnUnacknowledgedPauseNoPauseForTheTimeout) {
                                  {"reason", "PauseNotAcknowledged"},
                                  {"message", "..."},
                                  {"lastTransitionTime", "2026-11-22T09:59:50Z"}}};
-  const Plan held = planShardSet(fallback({ss, targetJson(5), attachedRange(0, 5)}).input());
+  const Plan held = planShardSet(fallback({ss, targetJson(5), attachedShards(0, 5)}).input());
   EXPECT_TRUE(held.actions.empty());
   EXPECT_EQ(held.requeue_after, seconds(20));
   EXPECT_EQ(condition(held, kConditionProgressing).reason, "PauseNotAcknowledged");
 
   ss["status"]["conditions"][0]["lastTransitionTime"] = "2026-11-22T09:59:20Z";
-  EXPECT_THAT(steps(planShardSet(fallback({ss, targetJson(5), attachedRange(0, 5)}).input())),
+  EXPECT_THAT(steps(planShardSet(fallback({ss, targetJson(5), attachedShards(0, 5)}).input())),
               ElementsAre("pause"));
 }
 
 TEST(Fallback, APauseWithoutATimeIsStampedBeforeAnythingElse) {
   const Plan plan =
       planShardSet(fallback({shardSetJson(4, retain3d()), pausedBy(targetJson(3), "main"),
-                             attachedRange(0, 3) + std::vector{retainedSts(3, kFuture)}})
+                             attachedShards(0, 3) + std::vector{retainedShard(3, kFuture)}})
                        .input());
   EXPECT_THAT(steps(plan), ElementsAre("pause"));
 }
 
 TEST(Fallback, DeletePolicyScaleDownNeedsNoPause) {
   EXPECT_THAT(steps(planShardSet(fallback({shardSetJson(3, retainPolicy("Delete")), targetJson(5),
-                                           attachedRange(0, 5)})
+                                           attachedShards(0, 5)})
                                      .input())),
               ElementsAre("update shards=3"));
 }
@@ -192,7 +192,7 @@ TEST(Guarded, NoWaitingAtAll) {
   // to be observed between the detaches and lowering spec.shards. The pause is conditional on the
   // observed resourceVersion; the update after it only on the uid (the operator's status write
   // acknowledging the pause changes the resourceVersion in between).
-  World w{shardSetJson(3, retain3d()), targetJson(5), attachedRange(0, 5)};
+  World w{shardSetJson(3, retain3d()), targetJson(5), attachedShards(0, 5)};
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan),
               ElementsAre("pause", "detach 3", "detach 4", "update shards=3 unpause any-rv"));
@@ -202,9 +202,9 @@ TEST(Guarded, NoWaitingAtAll) {
   // A plan cut short after the detaches (a crash) finishes from the next observation, with the
   // observed resourceVersion as its precondition.
   World next{shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:59Z", false),
-             attachedRange(0, 3) +
-                 std::vector{detachedAt(retainedSts(3, kFuture), "2026-11-22T09:59:59Z"),
-                             detachedAt(retainedSts(4, kFuture), "2026-11-22T09:59:59Z")}};
+             attachedShards(0, 3) +
+                 std::vector{detachedAt(retainedShard(3, kFuture), "2026-11-22T09:59:59Z"),
+                             detachedAt(retainedShard(4, kFuture), "2026-11-22T09:59:59Z")}};
   EXPECT_THAT(steps(planShardSet(next.input())), ElementsAre("update shards=3 unpause"));
 }
 
@@ -220,14 +220,14 @@ TEST(UnseenShards, LoweringWaitsForTheOperatorToSettleGuardOrNot) {
     const bool retain = policy == retain3d();
     for (const bool guarded : {true, false}) {
       SCOPED_TRACE(policy.dump() + (guarded ? " guarded" : " fallback"));
-      World start{shardSetJson(2, policy), targetJson(5), attachedRange(0, 2)};
+      World start{shardSetJson(2, policy), targetJson(5), attachedShards(0, 2)};
       start.guarded = guarded;
       const Plan first = planShardSet(start.input());
       EXPECT_THAT(steps(first), ElementsAre("pause"));
       EXPECT_EQ(first.decision.waiting_for, "the operator to acknowledge the pause");
 
       World acknowledged{shardSetJson(2, policy), pausedAt(targetJson(5), "2026-11-22T09:59:59Z"),
-                         attachedRange(0, 2)};
+                         attachedShards(0, 2)};
       acknowledged.guarded = guarded;
       const Plan early = planShardSet(acknowledged.input());
       EXPECT_THAT(steps(early), ::testing::IsEmpty());
@@ -242,7 +242,7 @@ TEST(UnseenShards, LoweringWaitsForTheOperatorToSettleGuardOrNot) {
       // A shard the operator created meanwhile is detached first under Retain, as in any
       // scale-down; under Delete the operator deletes it once the count drops.
       World appeared = acknowledged;
-      appeared.stateful_sets = attachedRange(0, 3);
+      appeared.stateful_sets = attachedShards(0, 3);
       EXPECT_THAT(steps(planShardSet(appeared.input())),
                   ElementsAre(retain ? "detach 2" : "update shards=2 unpause"));
     }
@@ -262,7 +262,7 @@ TEST(UnexpectedShards, RaisingWaitsForTheSettleTimeGuardOrNot) {
     for (const bool guard : {false, true}) {
       SCOPED_TRACE(guard ? "guarded" : "fallback");
       World paused{shardSetJson(5, policy), pausedAt(targetJson(3), "2026-11-22T09:59:59Z"),
-                   attachedRange(0, 4)};
+                   attachedShards(0, 4)};
       paused.guarded = guard;
       const Plan early = planShardSet(paused.input());
       EXPECT_THAT(steps(early), ::testing::IsEmpty());
@@ -273,7 +273,7 @@ TEST(UnexpectedShards, RaisingWaitsForTheSettleTimeGuardOrNot) {
       paused.now += std::chrono::seconds(9);
       EXPECT_THAT(steps(planShardSet(paused.input())), ElementsAre("update shards=5 unpause"));
 
-      World unpaused{shardSetJson(5, policy), targetJson(3), attachedRange(0, 4)};
+      World unpaused{shardSetJson(5, policy), targetJson(3), attachedShards(0, 4)};
       unpaused.guarded = guard;
       const Plan first = planShardSet(unpaused.input());
       EXPECT_THAT(steps(first), ElementsAre("pause"));
@@ -284,7 +284,7 @@ TEST(UnexpectedShards, RaisingWaitsForTheSettleTimeGuardOrNot) {
 
 // Scaling down over shards that all exist is not held up with the guard.
 TEST(UnseenShards, AllPresentNeedsNoWaitWithTheGuard) {
-  World w{shardSetJson(2, retain3d()), targetJson(3), attachedRange(0, 3)};
+  World w{shardSetJson(2, retain3d()), targetJson(3), attachedShards(0, 3)};
   EXPECT_THAT(steps(planShardSet(w.input())),
               ElementsAre("pause", "detach 2", "update shards=2 unpause any-rv"));
 }
@@ -292,7 +292,7 @@ TEST(UnseenShards, AllPresentNeedsNoWaitWithTheGuard) {
 // ---- the guard label ---------------------------------------------------------------------
 
 TEST(GuardLabel, ActiveShardsWithoutItAreLabelled) {
-  std::vector<Json> sts = attachedRange(0, 3);
+  std::vector<Json> sts = attachedShards(0, 3);
   sts[1]["metadata"]["labels"].erase("shardscaler.io/shardset");
   const Plan plan = planShardSet(World{shardSetJson(3), targetJson(3), sts}.input());
   EXPECT_THAT(steps(plan), ElementsAre("label 1"));
@@ -310,7 +310,7 @@ Json unclaimed(Json target) {
 
 TEST(Claim, AnUnclaimedTargetIsClaimedFirstAndAlone) {
   const Plan plan = planShardSet(
-      World{shardSetJson(3, retain3d()), unclaimed(targetJson(5)), attachedRange(0, 5)}.input());
+      World{shardSetJson(3, retain3d()), unclaimed(targetJson(5)), attachedShards(0, 5)}.input());
   EXPECT_THAT(steps(plan), ElementsAre("claim"));
   EXPECT_EQ(plan.actions[0].resource_version, "1001");
   EXPECT_EQ(plan.actions[0].merge_patch,
@@ -322,9 +322,9 @@ TEST(Claim, AnUnclaimedTargetIsClaimedFirstAndAlone) {
 // behind the claim (which the applier sends first, alone): a first claim needs no read round
 // between the two. A shard that is not the target's (another owner) is not labelled.
 TEST(Claim, TheTargetsShardsAreGuardedBehindTheClaim) {
-  std::vector<Json> shards = attachedRange(0, 3);
+  std::vector<Json> shards = attachedShards(0, 3);
   for (Json& s : shards) s["metadata"]["labels"].erase("shardscaler.io/shardset");
-  Json foreign = attachedSts(3);
+  Json foreign = attachedShard(3);
   foreign["metadata"]["labels"].erase("shardscaler.io/shardset");
   foreign["metadata"]["ownerReferences"][0]["uid"] = "another-target";
   shards.push_back(foreign);
@@ -334,13 +334,14 @@ TEST(Claim, TheTargetsShardsAreGuardedBehindTheClaim) {
   // No transition rides along: the ShardSet asks for 2, and the next round, which reads again,
   // starts it.
   const Plan scaled = planShardSet(
-      World{shardSetJson(2, retain3d()), unclaimed(targetJson(3)), attachedRange(0, 3)}.input());
+      World{shardSetJson(2, retain3d()), unclaimed(targetJson(3)), attachedShards(0, 3)}.input());
   EXPECT_THAT(steps(scaled), ElementsAre("claim"));
 }
 
 TEST(Claim, ASecondShardSetOnTheTargetTouchesNothingAndSaysWhy) {
   World w{shardSetJson(3, retain3d()),
-          withAnnotation(targetJson(5), "shardscaler.io/claimed-by", "first"), attachedRange(0, 5)};
+          withAnnotation(targetJson(5), "shardscaler.io/claimed-by", "first"),
+          attachedShards(0, 5)};
   w.claim_holder_exists = true;
   const Plan plan = planShardSet(w.input());
   EXPECT_TRUE(plan.actions.empty());
@@ -359,7 +360,7 @@ TEST(Claim, ASecondShardSetOnTheTargetTouchesNothingAndSaysWhy) {
 
 TEST(Claim, AClaimLeftByAShardSetThatIsGoneIsTakenOver) {
   World w{shardSetJson(3), withAnnotation(targetJson(3), "shardscaler.io/claimed-by", "gone"),
-          attachedRange(0, 3)};
+          attachedShards(0, 3)};
   w.claim_holder_exists = false;
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("claim"));
@@ -376,7 +377,7 @@ World releasing(World w) {
 TEST(Release, MidScaleDownUndoesResumesAndDropsTheClaimAndTheLabels) {
   const Plan plan = planShardSet(
       releasing({shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:00Z"),
-                 attachedRange(0, 4) + std::vector{retainedSts(4, kFuture)}})
+                 attachedShards(0, 4) + std::vector{retainedShard(4, kFuture)}})
           .input());
   EXPECT_THAT(steps(plan), ElementsAre("reattach 4", "unlabel 0", "unlabel 1", "unlabel 2",
                                        "unlabel 3", "update unpause release-claim"));
@@ -388,7 +389,7 @@ TEST(Release, NeverScalesATopologyTarget) {
   const Json topology{
       {"shardingStrategy", {{"mode", "Topology"}, {"topology", {{"values", {"a", "b", "c"}}}}}}};
   const Plan plan = planShardSet(
-      releasing({shardSetJson(4), targetJson(4, topology), attachedRange(0, 4)}).input());
+      releasing({shardSetJson(4), targetJson(4, topology), attachedShards(0, 4)}).input());
   for (const Action& a : plan.actions) {
     EXPECT_FALSE(a.merge_patch.contains("spec") && a.merge_patch["spec"].contains("shards"))
         << a.summary;
@@ -398,10 +399,10 @@ TEST(Release, NeverScalesATopologyTarget) {
 }
 
 TEST(Release, AnInvalidSpecStillResumesTheTargetItPaused) {
-  const Plan plan =
-      planShardSet(releasing({shardSetJson(-2, retainPolicy("Keep")),
-                              pausedAt(targetJson(3), "2026-11-22T09:00:00Z"), attachedRange(0, 3)})
-                       .input());
+  const Plan plan = planShardSet(
+      releasing({shardSetJson(-2, retainPolicy("Keep")),
+                 pausedAt(targetJson(3), "2026-11-22T09:00:00Z"), attachedShards(0, 3)})
+          .input());
   EXPECT_THAT(steps(plan).back(), "update unpause release-claim");
 }
 
@@ -409,7 +410,7 @@ TEST(Release, ATargetClaimedByAnotherShardSetIsNotTouched) {
   EXPECT_TRUE(
       planShardSet(releasing({shardSetJson(3),
                               withAnnotation(targetJson(3), "shardscaler.io/claimed-by", "other"),
-                              attachedRange(0, 3)})
+                              attachedShards(0, 3)})
                        .input())
           .actions.empty());
 }
@@ -418,13 +419,13 @@ TEST(Release, ATargetClaimedByAnotherShardSetIsNotTouched) {
 
 TEST(Hold, APausedTransitionIsUndoneAndNoneStarts) {
   World mid{shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:00Z"),
-            attachedRange(0, 4) + std::vector{retainedSts(4, kFuture)}};
+            attachedShards(0, 4) + std::vector{retainedShard(4, kFuture)}};
   mid.hold = true;
   const Plan undo = planShardSet(mid.input());
   EXPECT_THAT(steps(undo), ElementsAre("reattach 4", "update unpause"));
   EXPECT_EQ(undo.decision.abandoned_because, "a write was refused for good");
 
-  World idle{shardSetJson(3, retain3d()), targetJson(5), attachedRange(0, 5)};
+  World idle{shardSetJson(3, retain3d()), targetJson(5), attachedShards(0, 5)};
   idle.hold = true;
   const Plan none = planShardSet(idle.input());
   EXPECT_TRUE(none.actions.empty());
@@ -441,7 +442,7 @@ TEST(Hold, AnUndoneScaleUpKeepsAShardAboveTheCountAsThePolicySays) {
     SCOPED_TRACE(retain ? "Retain" : "Delete");
     const Json policy = retain ? retain3d() : retainPolicy("Delete", "3d");
     World mid{shardSetJson(5, policy), pausedAt(targetJson(3), "2026-11-22T09:59:00Z"),
-              attachedRange(0, 4)};
+              attachedShards(0, 4)};
     mid.hold = true;
     const Plan undo = planShardSet(mid.input());
     EXPECT_THAT(steps(undo), ElementsAre("detach 3", "update unpause"));
@@ -451,7 +452,7 @@ TEST(Hold, AnUndoneScaleUpKeepsAShardAboveTheCountAsThePolicySays) {
         retain ? "2026-11-25T10:00:00Z" : "2026-11-22T10:00:00Z");
     if (retain) continue;
     World rest{shardSetJson(3, policy), targetJson(3),
-               attachedRange(0, 3) + std::vector{retainedSts(3, "2026-11-22T10:00:00Z")}};
+               attachedShards(0, 3) + std::vector{retainedShard(3, "2026-11-22T10:00:00Z")}};
     rest.now += std::chrono::seconds(1);
     EXPECT_THAT(steps(planShardSet(rest.input())), ElementsAre("delete 3"));
   }

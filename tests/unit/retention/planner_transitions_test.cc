@@ -43,7 +43,7 @@ struct Row {
 };
 
 std::vector<Row> rows() {
-  const auto sts = [](int from, int to) { return attachedRange(from, to); };
+  const auto sts = [](int from, int to) { return attachedShards(from, to); };
   return {
       // Steady states.
       {"SteadyDelete",
@@ -53,7 +53,7 @@ std::vector<Row> rows() {
        "AsExpected"},
       {"SteadyRetainWithRetained",
        {shardSetJson(3, retain3d()), targetJson(3),
-        sts(0, 3) + std::vector{retainedSts(3, kFuture)}},
+        sts(0, 3) + std::vector{retainedShard(3, kFuture)}},
        {},
        "ShardsReady",
        "AsExpected"},
@@ -76,25 +76,25 @@ std::vector<Row> rows() {
        "AsExpected"},
       {"DownRetainAfterOneDetach",
        {shardSetJson(3, retain3d()), pausedBy(targetJson(5), "main"),
-        sts(0, 4) + std::vector{retainedSts(4, kFuture)}},
+        sts(0, 4) + std::vector{retainedShard(4, kFuture)}},
        {"detach 3", "update shards=3 unpause"},
        "Scaling",
        "AsExpected"},
       {"DownRetainAfterAllDetached",
        {shardSetJson(3, retain3d()), pausedBy(targetJson(5), "main"),
-        sts(0, 3) + std::vector{retainedSts(3, kFuture), retainedSts(4, kFuture)}},
+        sts(0, 3) + std::vector{retainedShard(3, kFuture), retainedShard(4, kFuture)}},
        {"update shards=3 unpause"},
        "Scaling",
        "AsExpected"},
       {"DownRetainPausedByUsNothingLeft",
        {shardSetJson(3, retain3d()), pausedBy(targetJson(3), "main"),
-        sts(0, 3) + std::vector{retainedSts(3, kFuture), retainedSts(4, kFuture)}},
+        sts(0, 3) + std::vector{retainedShard(3, kFuture), retainedShard(4, kFuture)}},
        {"update unpause"},
        "Scaling",
        "AsExpected"},
       {"DownRetainUserScaledBackMidway",
        {shardSetJson(5, retain3d()), pausedBy(targetJson(5), "main"),
-        sts(0, 3) + std::vector{retainedSts(3, kFuture), retainedSts(4, kFuture)}},
+        sts(0, 3) + std::vector{retainedShard(3, kFuture), retainedShard(4, kFuture)}},
        {"reattach 3", "reattach 4", "update unpause"},
        "Scaling",
        "AsExpected"},
@@ -143,13 +143,13 @@ std::vector<Row> rows() {
        "AsExpected"},
       {"UpReattachesRetained",
        {shardSetJson(5, retain3d()), targetJson(3),
-        sts(0, 3) + std::vector{retainedSts(4, kFuture), retainedSts(3, kFuture)}},
+        sts(0, 3) + std::vector{retainedShard(4, kFuture), retainedShard(3, kFuture)}},
        {"pause", "reattach 3", "reattach 4", "update shards=5 unpause any-rv"},
        "Scaling",
        "AsExpected"},
       {"UpReattachesOnlyBelowWant",
        {shardSetJson(4, retain3d()), targetJson(3),
-        sts(0, 3) + std::vector{retainedSts(3, kFuture), retainedSts(4, kFuture)}},
+        sts(0, 3) + std::vector{retainedShard(3, kFuture), retainedShard(4, kFuture)}},
        {"pause", "reattach 3", "update shards=4 unpause any-rv"},
        "Scaling",
        "AsExpected"},
@@ -157,24 +157,25 @@ std::vector<Row> rows() {
       // still delete it, guard or not, so the pause is stamped and acknowledged first.
       {"UpAfterPauseAndOneReattach",
        {shardSetJson(5, retain3d()), pausedBy(targetJson(3), "main"),
-        sts(0, 4) + std::vector{retainedSts(4, kFuture)}},
+        sts(0, 4) + std::vector{retainedShard(4, kFuture)}},
        {"pause"},
        "Scaling",
        "AsExpected"},
       {"UpReusesExpiredRetained",  // below want: re-used, never deleted
-       {shardSetJson(4, deleting()), targetJson(3), sts(0, 3) + std::vector{retainedSts(3, kPast)}},
+       {shardSetJson(4, deleting()), targetJson(3),
+        sts(0, 3) + std::vector{retainedShard(3, kPast)}},
        {"pause", "reattach 3", "update shards=4 unpause any-rv"},
        "Scaling",
        "AsExpected"},
       {"UpReattachesGarbageDeadlineRetained",
        {shardSetJson(4, retain3d()), targetJson(3),
-        sts(0, 3) + std::vector{retainedSts(3, "soon")}},
+        sts(0, 3) + std::vector{retainedShard(3, "soon")}},
        {"pause", "reattach 3", "update shards=4 unpause any-rv"},
        "Scaling",
        "InvalidDeletionTimestamp"},
       {"UpWithDeletePolicyStillReattaches",
        {shardSetJson(5, deleting()), targetJson(3),
-        sts(0, 3) + std::vector{retainedSts(3, kFuture)}},
+        sts(0, 3) + std::vector{retainedShard(3, kFuture)}},
        {"pause", "reattach 3", "update shards=5 unpause any-rv"},
        "Scaling",
        "AsExpected"},
@@ -189,48 +190,49 @@ std::vector<Row> rows() {
       // Expiry.
       {"ExpiryBeforeDeadline",
        {shardSetJson(3, retain3d()), targetJson(3),
-        sts(0, 3) + std::vector{retainedSts(3, kFuture)}},
+        sts(0, 3) + std::vector{retainedShard(3, kFuture)}},
        {},
        "ShardsReady",
        "AsExpected"},
       {"ExpiryAtDeadline",
        {shardSetJson(3, retain3d()), targetJson(3),
-        sts(0, 3) + std::vector{retainedSts(3, "2026-11-22T10:00:00Z")}},
+        sts(0, 3) + std::vector{retainedShard(3, "2026-11-22T10:00:00Z")}},
        {},
        "ShardsReady",
        "AsExpected"},
       {"ExpiryAfterDeadline",
        {shardSetJson(3, retain3d()), targetJson(3),
-        sts(0, 3) + std::vector{retainedSts(3, "2026-11-22T09:59:59Z"), retainedSts(4, kFuture)}},
+        sts(0, 3) +
+            std::vector{retainedShard(3, "2026-11-22T09:59:59Z"), retainedShard(4, kFuture)}},
        {"delete 3"},
        "ShardsReady",
        "AsExpected"},
       {"ExpiryNever",
        {shardSetJson(3, retain3d()), targetJson(3),
-        sts(0, 3) + std::vector{retainedSts(3, kNever)}},
+        sts(0, 3) + std::vector{retainedShard(3, kNever)}},
        {},
        "ShardsReady",
        "AsExpected"},
       {"ExpiryGarbageKept",
        {shardSetJson(3, retain3d()), targetJson(3),
-        sts(0, 3) + std::vector{retainedSts(3, "next week")}},
+        sts(0, 3) + std::vector{retainedShard(3, "next week")}},
        {},
        "ShardsReady",
        "InvalidDeletionTimestamp"},
       {"ExpiryMissingAnnotationKept",
-       {shardSetJson(3, retain3d()), targetJson(3), sts(0, 3) + std::vector{retainedSts(3, "")}},
+       {shardSetJson(3, retain3d()), targetJson(3), sts(0, 3) + std::vector{retainedShard(3, "")}},
        {},
        "ShardsReady",
        "InvalidDeletionTimestamp"},
       {"ExpiredButStillCountedByTarget",  // index < target shards: wait for the shards update
        {shardSetJson(3, retain3d()), pausedBy(targetJson(5), "main"),
-        sts(0, 3) + std::vector{retainedSts(3, kPast), retainedSts(4, kPast)}},
+        sts(0, 3) + std::vector{retainedShard(3, kPast), retainedShard(4, kPast)}},
        {"update shards=3 unpause"},
        "Scaling",
        "AsExpected"},
       {"ExpiredBeingDeletedLeftAlone",
        {shardSetJson(3, retain3d()), targetJson(3), sts(0, 3) + std::vector{[] {
-                                                      auto j = retainedSts(3, kPast);
+                                                      auto j = retainedShard(3, kPast);
                                                       j["metadata"]["deletionTimestamp"] =
                                                           "2026-11-22T09:00:00Z";
                                                       return j;
@@ -257,7 +259,7 @@ std::vector<Row> rows() {
        "AsExpected"},
       {"UserPausedScaleUp",
        {shardSetJson(5, retain3d()), pausedBy(targetJson(3), ""),
-        sts(0, 3) + std::vector{retainedSts(3, kFuture)}},
+        sts(0, 3) + std::vector{retainedShard(3, kFuture)}},
        {"reattach 3", "update shards=5"},
        "Scaling",
        "AsExpected"},
@@ -277,7 +279,7 @@ std::vector<Row> rows() {
       {"OperatorRelabelledDetachedShard",  // detached once, labels put back: detach again
        {shardSetJson(3, retain3d()), pausedBy(targetJson(5), "main"),
         sts(0, 4) + std::vector{[] {
-          auto j = retainedSts(4, "2026-11-23T00:00:00Z");
+          auto j = retainedShard(4, "2026-11-23T00:00:00Z");
           j["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
           return j;
         }()}},
@@ -287,7 +289,7 @@ std::vector<Row> rows() {
       {"ActiveShardWithStaleMarksCleaned",
        {shardSetJson(5, retain3d()), targetJson(5),
         sts(0, 4) + std::vector{[] {
-          auto j = retainedSts(4, kPast);
+          auto j = retainedShard(4, kPast);
           j["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
           return j;
         }()}},
@@ -302,7 +304,7 @@ std::vector<Row> rows() {
        "TargetNotFound",
        "TargetNotFound"},
       {"TargetOfOtherKindIsMissing",
-       {shardSetJson(3), targetJson(3, {}, "PrometheusAgent"), {}},
+       {shardSetJson(3), targetJson(3, {}, {.kind = TargetKind::PrometheusAgent}), {}},
        {},
        "TargetNotFound",
        "TargetNotFound"},
@@ -356,19 +358,19 @@ std::vector<Row> rows() {
        "InvalidSpec"},
       {"InvalidMidScaleDownRestores",
        {shardSetJson(3, {{"minShards", 4}, {"maxShards", 2}}), pausedBy(targetJson(5), "main"),
-        sts(0, 3) + std::vector{retainedSts(3, kFuture), retainedSts(4, kPast)}},
+        sts(0, 3) + std::vector{retainedShard(3, kFuture), retainedShard(4, kPast)}},
        {"reattach 3", "reattach 4", "update unpause"},
        "InvalidSpec",
        "InvalidSpec"},
       {"InvalidMidScaleUpKeepsTheExposedShard",  // retained instead of left to the operator
        {shardSetJson(-5), pausedBy(targetJson(3), "main"),
-        sts(0, 4) + std::vector{retainedSts(4, kPast)}},
+        sts(0, 4) + std::vector{retainedShard(4, kPast)}},
        {"detach 3", "update unpause"},
        "InvalidSpec",
        "InvalidSpec"},
       {"InvalidUserPausedUntouched",
        {shardSetJson(-5), pausedBy(targetJson(5), ""),
-        sts(0, 3) + std::vector{retainedSts(3, kFuture)}},
+        sts(0, 3) + std::vector{retainedShard(3, kFuture)}},
        {"reattach 3"},
        "InvalidSpec",
        "InvalidSpec"},
@@ -428,42 +430,42 @@ std::vector<Row> rows() {
        {shardSetJson(3, deleting()), targetJson(3),
         sts(0, 3) + std::vector{
                         [] {
-                          auto j = attachedSts(3);
+                          auto j = attachedShard(3);
                           j["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
                           return j;
                         }(),
                         [] {
-                          auto j = attachedSts(4);
+                          auto j = attachedShard(4);
                           j["metadata"]["name"] = "prometheus-other-shard-4";
                           return j;
                         }(),
                         [] {
-                          auto j = attachedSts(5);
+                          auto j = attachedShard(5);
                           j["metadata"]["labels"]["operator.prometheus.io/shard"] = "05";
                           return j;
                         }(),
                         [] {
-                          auto j = retainedSts(6, kPast);
+                          auto j = retainedShard(6, kPast);
                           j["metadata"]["labels"]["shardscaler.io/shardset"] = "other";
                           return j;
                         }(),
                         [] {
-                          auto j = attachedSts(7);
+                          auto j = attachedShard(7);
                           j["metadata"]["labels"]["operator.prometheus.io/mode"] = "agent";
                           return j;
                         }(),
                         [] {
-                          auto j = attachedSts(8);
+                          auto j = attachedShard(8);
                           j["metadata"]["ownerReferences"][0]["kind"] = "PrometheusAgent";
                           return j;
                         }(),
                         [] {
-                          auto j = attachedSts(9);
+                          auto j = attachedShard(9);
                           j["metadata"]["labels"]["operator.prometheus.io/name"] = "other";
                           return j;
                         }(),
                         [] {
-                          auto j = retainedSts(10, kPast);
+                          auto j = retainedShard(10, kPast);
                           j["metadata"]["labels"].erase("shardscaler.io/retained");
                           return j;
                         }(),
