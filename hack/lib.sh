@@ -17,7 +17,7 @@ SHARDSCALER_BUILD_PACKAGES=(
 )
 SHARDSCALER_TEST_PACKAGES=(
   curl openssl ccache clang-format clang-tidy-16 clang-16 libclang-rt-16-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   etcd-server prometheus zlib1g-dev iproute2
   gnuplot-nox
 )

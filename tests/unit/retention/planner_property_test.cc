@@ -1,10 +1,16 @@
 // Property checks over random observed states: no plan ever deletes an active, unexpired or
 // foreign StatefulSet, or resumes a target someone else paused; and a simulated cluster (operator
-// emulator, plans cut short at random, time moving) always converges with nothing lost.
+// emulator, plans cut short at random, time moving) always converges with nothing lost. The
+// states are drawn by rapidcheck: a failure shrinks to the smallest state that still fails.
 #include <algorithm>
-#include <random>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <sstream>
 
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
+#include <rapidcheck.h>
 
 #include "fixtures.h"
 #include "shardscaler/retention/desired_shards.h"
@@ -12,16 +18,79 @@
 #include "shardscaler/retention/planner.h"
 
 namespace shardscaler::retention {
+namespace testing {
+
+// How rapidcheck shows a drawn world (found by argument-dependent lookup).
+void showValue(const World& w, std::ostream& os) {
+  os << "ShardSet " << w.shard_set.dump() << "\ntarget " << (w.target ? w.target->dump() : "none")
+     << "\n";
+  for (const auto& s : w.stateful_sets) os << "StatefulSet " << s.dump() << "\n";
+  os << "guarded " << (w.guarded ? "yes" : "no") << ", purpose "
+     << (w.purpose == PlanPurpose::Release ? "release" : "converge") << ", hold "
+     << (w.hold ? "yes" : "no") << ", claim holder exists "
+     << (w.claim_holder_exists ? (*w.claim_holder_exists ? "yes" : "no") : "unknown") << "\n";
+}
+
+}  // namespace testing
+
 namespace {
 
 using namespace testing;
-using Rng = std::mt19937_64;
 
-template <typename T>
-const T& pick(Rng& rng, const std::vector<T>& options) {
-  return options[std::uniform_int_distribution<size_t>(0, options.size() - 1)(rng)];
+// Draws inside a property. Each shrinks towards its low end, the first option or false, so a
+// failing state shrinks towards the plain one.
+int uniform(int lo, int hi) {
+  // Full range at every size: rapidcheck narrows inRange for its early, small cases.
+  return *rc::gen::resize(100, rc::gen::inRange(lo, hi + 1));
 }
-bool chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+bool chance(double p) { return uniform(0, 999) >= 1000 - std::lround(p * 1000); }
+template <typename T>
+const T& pick(const std::vector<T>& options) {
+  return options[static_cast<size_t>(uniform(0, static_cast<int>(options.size()) - 1))];
+}
+
+// The failures the gtest assertions in `checks` report, as text; they fail no test themselves.
+template <typename Checks>
+std::string failuresOf(Checks checks) {
+  ::testing::TestPartResultArray results;
+  {
+    ::testing::ScopedFakeTestPartResultReporter reporter(
+        ::testing::ScopedFakeTestPartResultReporter::INTERCEPT_ONLY_CURRENT_THREAD, &results);
+    checks();
+  }
+  std::string out;
+  for (int i = 0; i < results.size(); ++i) {
+    const auto& r = results.GetTestPartResult(i);
+    out += std::string(r.file_name() ? r.file_name() : "?") + ":" +
+           std::to_string(r.line_number()) + ": " + r.message() + "\n";
+  }
+  return out;
+}
+
+// `cases` cases from a fixed seed, so that every run checks the same states; RC_PARAMS (e.g.
+// "seed=7 max_success=100000") explores others. A failure is this test's, with the smallest case
+// it shrank to.
+template <typename Property>
+void checkProperty(int cases, Property property) {
+  rc::detail::TestParams params;
+  const char* env = std::getenv("RC_PARAMS");
+  if (env != nullptr && *env != '\0') {
+    params = rc::detail::configuration().testParams;
+  } else {
+    params.seed = 20261122;
+    params.maxSuccess = cases;
+  }
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  rc::detail::TestMetadata metadata;
+  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
+  metadata.description = info->name();
+  const auto result = rc::detail::checkTestable(std::move(property), metadata, params);
+  if (!result.template is<rc::detail::SuccessResult>()) {
+    std::ostringstream message;
+    rc::detail::printResultMessage(result, message);
+    ADD_FAILURE() << message.str();
+  }
+}
 
 int64_t effectiveShards(const Json& target) {
   const Json& s = target["spec"];
@@ -112,8 +181,10 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
         s["metadata"]["ownerReferences"][0]["uid"] != kTargetUid ||
         label(s, "operator.prometheus.io/mode") != "server")
       continue;  // not provably ours: the operator cannot see it either
-    // Shards below this are about to be (or stay) expected by the operator: re-attached.
-    const int64_t kept_from = converging && want ? *want : cur;
+    // Shards below this are about to be (or stay) expected by the operator: re-attached. An
+    // undo (an abandoned transition) re-attaches what is below the target's count.
+    const int64_t kept_from =
+        converging && plan.decision.abandoned_because.empty() && want ? *want : cur;
     if (std::stoi(shard) < kept_from) continue;
     last_detach = std::max(last_detach, timeAnnotation(s, "shardscaler.io/detached-at"));
   }
@@ -263,7 +334,7 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
   }
 }
 
-Json randomStatefulSet(Rng& rng, int index) {
+Json randomStatefulSet(int index) {
   const std::vector<std::string> deadlines = {"2026-11-20T00:00:00Z",
                                               "2026-11-25T00:00:00Z",
                                               "2026-11-22T10:00:00Z",
@@ -272,7 +343,7 @@ Json randomStatefulSet(Rng& rng, int index) {
                                               "garbage",
                                               ""};
   Json s;
-  switch (std::uniform_int_distribution<int>(0, 9)(rng)) {
+  switch (uniform(0, 9)) {
     case 0:
     case 1:
     case 2:
@@ -282,16 +353,16 @@ Json randomStatefulSet(Rng& rng, int index) {
     case 4:
     case 5:
     case 6:
-      s = retainedShard(index, pick(rng, deadlines));
+      s = retainedShard(index, pick(deadlines));
       break;
     case 7:
-      s = retainedShard(index, pick(rng, deadlines));
+      s = retainedShard(index, pick(deadlines));
       s["metadata"]["labels"]["operator.prometheus.io/name"] = "main";  // re-labelled
       break;
     default: {  // foreign in one way or another
-      s = chance(rng, 0.5) ? attachedShard(index) : retainedShard(index, "2026-11-20T00:00:00Z");
+      s = chance(0.5) ? attachedShard(index) : retainedShard(index, "2026-11-20T00:00:00Z");
       auto& md = s["metadata"];
-      switch (std::uniform_int_distribution<int>(0, 6)(rng)) {
+      switch (uniform(0, 6)) {
         case 0:
           md["ownerReferences"][0]["uid"] = "other-uid";
           break;
@@ -317,89 +388,77 @@ Json randomStatefulSet(Rng& rng, int index) {
       }
     }
   }
-  if (chance(rng, 0.1)) s["metadata"]["deletionTimestamp"] = "2026-11-22T09:00:00Z";
-  if (chance(rng, 0.5)) {
-    s["metadata"]["annotations"]["shardscaler.io/detached-at"] =
-        pick(rng, std::vector<std::string>{"2026-11-22T09:59:58Z", "2026-11-22T09:59:40Z",
-                                           "2026-11-21T00:00:00Z"});
+  if (chance(0.1)) s["metadata"]["deletionTimestamp"] = "2026-11-22T09:00:00Z";
+  if (chance(0.5)) {
+    s["metadata"]["annotations"]["shardscaler.io/detached-at"] = pick(std::vector<std::string>{
+        "2026-11-22T09:59:58Z", "2026-11-22T09:59:40Z", "2026-11-21T00:00:00Z"});
   }
-  if (chance(rng, 0.1)) s["metadata"]["labels"].erase("shardscaler.io/shardset");
+  if (chance(0.1)) s["metadata"]["labels"].erase("shardscaler.io/shardset");
   return s;
 }
 
-World randomWorld(Rng& rng) {
+World randomWorld() {
   Json spec = Json::object();
   const std::vector<int> mins = {-1, 0, 1, 2, 3};
-  if (chance(rng, 0.3)) spec["minShards"] = pick(rng, mins);
-  if (chance(rng, 0.3)) spec["maxShards"] = std::uniform_int_distribution<int>(1, 9)(rng);
+  if (chance(0.3)) spec["minShards"] = pick(mins);
+  if (chance(0.3)) spec["maxShards"] = uniform(1, 9);
   const std::vector<std::string> whens = {"", "Retain", "Retain", "Delete", "Keep"};
   const std::vector<std::string> periods = {"", "1h", "3d", "0", "bad"};
-  const std::string when = pick(rng, whens), period = pick(rng, periods);
+  const std::string when = pick(whens), period = pick(periods);
   if (!when.empty()) spec["shardRetentionPolicy"]["whenScaled"] = when;
   if (!period.empty()) spec["shardRetentionPolicy"]["retain"]["retentionPeriod"] = period;
   World w;
-  w.shard_set = shardSetJson(std::uniform_int_distribution<int>(-1, 9)(rng), spec);
-  if (chance(rng, 0.05)) w.shard_set["spec"].erase("shards");
+  w.shard_set = shardSetJson(uniform(-1, 9), spec);
+  if (chance(0.05)) w.shard_set["spec"].erase("shards");
 
-  if (chance(rng, 0.92)) {
+  if (chance(0.92)) {
     Json tspec = Json::object();
-    if (chance(rng, 0.3))
-      tspec["retention"] = pick(rng, std::vector<std::string>{"15d", "bad", ""});
-    if (chance(rng, 0.2)) tspec["retentionSize"] = "10GB";
-    if (chance(rng, 0.3))
-      tspec["shardRetentionPolicy"]["whenScaled"] =
-          pick(rng, whens).empty() ? "Retain" : pick(rng, whens);
-    if (chance(rng, 0.15)) {
+    if (chance(0.3)) tspec["retention"] = pick(std::vector<std::string>{"15d", "bad", ""});
+    if (chance(0.2)) tspec["retentionSize"] = "10GB";
+    if (chance(0.3))
+      tspec["shardRetentionPolicy"]["whenScaled"] = pick(whens).empty() ? "Retain" : pick(whens);
+    if (chance(0.15)) {
       tspec["shardingStrategy"] = {
           {"mode", "Topology"},
-          {"topology", {{"values", chance(rng, 0.5) ? Json{"a", "b"} : Json{"a", "b", "c"}}}}};
+          {"topology", {{"values", chance(0.5) ? Json{"a", "b"} : Json{"a", "b", "c"}}}}};
     }
-    Json t = targetJson(std::uniform_int_distribution<int>(0, 9)(rng), tspec);
-    if (chance(rng, 0.1)) t["spec"].erase("shards");
-    if (chance(rng, 0.4)) t = pausedBy(t, pick(rng, std::vector<std::string>{"", "main", "other"}));
-    if (chance(rng, 0.1))
-      t["metadata"]["annotations"]["shardscaler.io/paused-by"] = "main";  // stale
-    if (chance(rng, 0.04)) t["metadata"]["deletionTimestamp"] = "2026-11-22T09:00:00Z";
-    if (chance(rng, 0.15)) {
+    Json t = targetJson(uniform(0, 9), tspec);
+    if (chance(0.1)) t["spec"].erase("shards");
+    if (chance(0.4)) t = pausedBy(t, pick(std::vector<std::string>{"", "main", "other"}));
+    if (chance(0.1)) t["metadata"]["annotations"]["shardscaler.io/paused-by"] = "main";  // stale
+    if (chance(0.04)) t["metadata"]["deletionTimestamp"] = "2026-11-22T09:00:00Z";
+    if (chance(0.15)) {
       t["metadata"]["annotations"].erase("shardscaler.io/claimed-by");
-    } else if (chance(rng, 0.1)) {
+    } else if (chance(0.1)) {
       t["metadata"]["annotations"]["shardscaler.io/claimed-by"] = "other";
-      w.claim_holder_exists = chance(rng, 0.5);
+      w.claim_holder_exists = chance(0.5);
     }
-    if (t["spec"].value("paused", false) && chance(rng, 0.3)) {
+    if (t["spec"].value("paused", false) && chance(0.3)) {
       t["status"]["paused"] = false;  // the operator has not seen the pause yet
     }
-    if (chance(rng, 0.5)) {
-      t["metadata"]["annotations"]["shardscaler.io/paused-at"] =
-          pick(rng, std::vector<std::string>{"2026-11-22T09:59:55Z", "2026-11-22T09:59:45Z",
-                                             "2026-11-22T09:59:00Z", "garbage"});
+    if (chance(0.5)) {
+      t["metadata"]["annotations"]["shardscaler.io/paused-at"] = pick(std::vector<std::string>{
+          "2026-11-22T09:59:55Z", "2026-11-22T09:59:45Z", "2026-11-22T09:59:00Z", "garbage"});
     }
     w.target = t;
   }
-  w.guarded = chance(rng, 0.5);
-  if (chance(rng, 0.1)) w.purpose = PlanPurpose::Release;
-  w.hold = chance(rng, 0.05);
+  w.guarded = chance(0.5);
+  if (chance(0.1)) w.purpose = PlanPurpose::Release;
+  w.hold = chance(0.05);
   for (int i = 0; i < 10; ++i) {
-    if (chance(rng, 0.7)) w.stateful_sets.push_back(randomStatefulSet(rng, i));
+    if (chance(0.7)) w.stateful_sets.push_back(randomStatefulSet(i));
   }
   return w;
 }
 
 TEST(PlannerProperty, RandomObservationsNeverLeadToUnsafeWrites) {
-  Rng rng(20261122);
   size_t deletes = 0, detaches = 0, reattaches = 0, unpauses = 0;
-  for (int n = 0; n < 5000; ++n) {
-    const World w = randomWorld(rng);
+  checkProperty(5000, [&] {
+    const World w = *rc::gen::exec(randomWorld);
     const PlanInput in = w.input();
     const Plan plan = planShardSet(in);
-    expectSafe(w, in, plan);
-    if (::testing::Test::HasFailure()) {
-      ADD_FAILURE() << "first failing world (" << n << "):\n"
-                    << w.shard_set.dump() << "\n"
-                    << (w.target ? w.target->dump() : "no target") << "\n"
-                    << describe(plan);
-      return;
-    }
+    const std::string failures = failuresOf([&] { expectSafe(w, in, plan); });
+    if (!failures.empty()) RC_FAIL(failures + describe(plan));
     for (const auto& a : plan.actions) {
       deletes += a.type == ActionType::DeleteStatefulSet;
       detaches += a.type == ActionType::DetachStatefulSet;
@@ -407,7 +466,8 @@ TEST(PlannerProperty, RandomObservationsNeverLeadToUnsafeWrites) {
       unpauses += a.type == ActionType::UpdateTarget && a.merge_patch.contains("spec") &&
                   a.merge_patch["spec"].contains("paused");
     }
-  }
+  });
+  if (::testing::Test::HasFailure()) return;
   // The generator reaches every kind of write (else the checks above check nothing).
   EXPECT_GT(deletes, 200u);
   EXPECT_GT(detaches, 200u);
@@ -418,7 +478,7 @@ TEST(PlannerProperty, RandomObservationsNeverLeadToUnsafeWrites) {
 // A namespace with the target, its StatefulSets and an operator that behaves as docs/design.md §2.
 class Cluster {
  public:
-  Cluster(uint64_t seed, bool retain) : rng_(seed), retain_(retain) {
+  explicit Cluster(bool retain) : retain_(retain) {
     w_.shard_set = shardSetJson(3, {{"minShards", 1},
                                     {"maxShards", 8},
                                     {"shardRetentionPolicy",
@@ -429,18 +489,22 @@ class Cluster {
   }
 
   void run(int steps) {
-    for (int i = 0; i < steps && !::testing::Test::HasFatalFailure(); ++i) {
-      const int roll = std::uniform_int_distribution<int>(0, 99)(rng_);
-      if (roll < 20) {
-        w_.shard_set["spec"]["shards"] = std::uniform_int_distribution<int>(1, 8)(rng_);
+    // Time passing first: a step shrinks to "0 hours pass", which does nothing.
+    for (int i = 0; i < steps && unsafe_.empty(); ++i) {
+      const int roll = uniform(0, 99);
+      if (roll < 15) {
+        const int hours = uniform(0, 30);
+        w_.now += std::chrono::hours(hours);
+        if (hours > 0) log_ += "+" + std::to_string(hours) + "h\n";
+      } else if (roll < 35) {
+        w_.shard_set["spec"]["shards"] = uniform(1, 8);
         w_.shard_set["metadata"]["generation"] =
             w_.shard_set["metadata"]["generation"].get<int>() + 1;
-      } else if (roll < 60) {
+        log_ += "shards=" + w_.shard_set["spec"]["shards"].dump() + "\n";
+      } else if (roll < 75) {
         reconcile(/*may_crash=*/true);
-      } else if (roll < 85) {
-        operatorStep();
       } else {
-        w_.now += std::chrono::hours(std::uniform_int_distribution<int>(0, 30)(rng_));
+        if (operatorStep()) log_ += "operator\n";
       }
     }
   }
@@ -491,6 +555,10 @@ class Cluster {
   }
 
   int plannerDeletes() const { return planner_deletes_; }
+  // An unsafe plan's failures, once one was planned (the run stops there); else empty.
+  const std::string& unsafe() const { return unsafe_; }
+  // What happened, one step a line.
+  const std::string& log() const { return log_; }
 
  private:
   Json* find(const std::string& name) {
@@ -536,16 +604,23 @@ class Cluster {
   bool reconcile(bool may_crash) {
     const PlanInput in = w_.input();
     const Plan plan = planShardSet(in);
-    expectSafe(w_, in, plan);
-    if (::testing::Test::HasFailure()) {
-      ADD_FAILURE() << "unsafe plan in the cluster:\n" << describe(plan);
+    const std::string failures = failuresOf([&] { expectSafe(w_, in, plan); });
+    if (!failures.empty()) {
+      unsafe_ = failures + "unsafe plan in the cluster:\n" + describe(plan);
       return false;
     }
     size_t stop = plan.actions.size();
-    if (may_crash && chance(rng_, 0.5)) stop = std::uniform_int_distribution<size_t>(0, stop)(rng_);
+    if (may_crash && chance(0.5)) {
+      stop = static_cast<size_t>(uniform(0, static_cast<int>(stop)));
+    }
+    std::string applied;
     for (size_t i = 0; i < stop; ++i) {
       if (!apply(plan.actions[i])) break;
-      if (may_crash && chance(rng_, 0.2)) operatorStep();
+      applied += (applied.empty() ? "" : ", ") + step(plan.actions[i]);
+      if (may_crash && chance(0.2) && operatorStep()) applied += ", operator";
+    }
+    if (!plan.actions.empty()) {
+      log_ += "reconcile: " + applied + (stop < plan.actions.size() ? " (cut short)" : "") + "\n";
     }
     return !plan.actions.empty();
   }
@@ -594,27 +669,52 @@ class Cluster {
     return changed;
   }
 
-  Rng rng_;
   bool retain_;
   World w_;
   int rv_ = 2000;
   int uid_ = 0;
   int operator_deletes_ = 0;
   int planner_deletes_ = 0;
+  std::string unsafe_;
+  std::string log_;
 };
+
+// One simulation: the policy, what went wrong, what happened.
+struct ClusterRun {
+  bool retain = true;
+  std::string failures;
+  std::string log;
+  int planner_deletes = 0;
+};
+
+void showValue(const ClusterRun& run, std::ostream& os) {
+  os << "whenScaled " << (run.retain ? "Retain" : "Delete") << ", steps:\n" << run.log;
+}
+
+ClusterRun runCluster() {
+  ClusterRun run;
+  run.retain = !chance(1.0 / 3);
+  Cluster cluster(run.retain);
+  run.failures = failuresOf([&] {
+    cluster.run(80);
+    if (!cluster.unsafe().empty()) return;
+    cluster.settle();
+    cluster.expectConverged();
+  });
+  run.failures += cluster.unsafe();
+  run.log = cluster.log();
+  run.planner_deletes = cluster.plannerDeletes();
+  return run;
+}
 
 TEST(PlannerProperty, InterruptedScalingAlwaysConvergesWithNothingLost) {
   int expired_deletes = 0;
-  for (uint64_t seed = 1; seed <= 300; ++seed) {
-    const bool retain = seed % 3 != 0;
-    SCOPED_TRACE("seed " + std::to_string(seed) + (retain ? " Retain" : " Delete"));
-    Cluster cluster(seed, retain);
-    cluster.run(80);
-    cluster.settle();
-    cluster.expectConverged();
-    if (::testing::Test::HasFailure()) return;
-    if (retain) expired_deletes += cluster.plannerDeletes();
-  }
+  checkProperty(300, [&] {
+    const ClusterRun run = *rc::gen::exec(runCluster);
+    if (!run.failures.empty()) RC_FAIL(run.failures);
+    if (run.retain) expired_deletes += run.planner_deletes;
+  });
+  if (::testing::Test::HasFailure()) return;
   EXPECT_GT(expired_deletes, 50) << "retained shards never expired in the simulation";
 }
 
