@@ -20,6 +20,7 @@
 #include "shardscaler/k8s_client/field_mask.h"
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/test_objects/names.h"
 #include "shardscaler/testenv/control_plane.h"
 
 namespace shardscaler::bench {
@@ -66,8 +67,7 @@ int run(int argc, char** argv) {
     auto labelled = runParallel(total, p, [&](int i) -> k8s::Result<void> {
       const std::string target = targetName(i / shape.shards);
       const std::string name =
-          "prometheus-" + target +
-          (i % shape.shards == 0 ? "" : "-shard-" + std::to_string(i % shape.shards));
+          test_objects::shardName(i % shape.shards, retention::TargetKind::Prometheus, target);
       // As shardscaler sends its guard labels: the answer read for its version only.
       auto r = client.patchReading(
           k8s::resources::statefulSets(), workloadNamespace(shape, i / shape.shards), name,

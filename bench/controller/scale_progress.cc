@@ -6,6 +6,7 @@
 
 #include "process_usage.h"
 #include "shardscaler/e2e/shardscaler_metrics.h"
+#include "shardscaler/test_objects/names.h"
 
 namespace shardscaler::bench {
 namespace {
@@ -175,8 +176,7 @@ bool TransitionProbe::done(int shards, std::string* seen) {
     return false;
   }
   for (int i = 0; i < max_shards_; ++i) {
-    const std::string name =
-        "prometheus-" + target_ + (i == 0 ? "" : "-shard-" + std::to_string(i));
+    const std::string name = test_objects::shardName(i, retention::TargetKind::Prometheus, target_);
     auto sts = client_.get(k8s::resources::statefulSets(), ns_, name);
     if (!sts) return false;
     const bool attached =

@@ -7,11 +7,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/test_objects/names.h"
+
 namespace shardscaler::bench {
 
 inline nlohmann::json prometheusStatefulSet(int shard, std::int64_t resource_version) {
-  const std::string name =
-      shard == 0 ? "prometheus-main" : "prometheus-main-shard-" + std::to_string(shard);
+  const std::string name = test_objects::shardName(shard);
   const std::string shard_label = std::to_string(shard);
   auto object = nlohmann::json::parse(R"({
   "apiVersion": "apps/v1", "kind": "StatefulSet",

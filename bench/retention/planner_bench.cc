@@ -9,6 +9,10 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscaler/retention/planner.h"
+#include "shardscaler/test_objects/names.h"
+#include "shardscaler/test_objects/shard_json.h"
+#include "shardscaler/test_objects/shard_set_json.h"
+#include "shardscaler/test_objects/target_json.h"
 
 namespace shardscaler::retention {
 namespace {
@@ -17,59 +21,40 @@ using Json = nlohmann::json;
 constexpr int kShardSets = 1000;
 constexpr int kShards = 50;
 
-const auto kNow = std::chrono::sys_days{std::chrono::year{2026} / 11 / 22} + std::chrono::hours{10};
-
 // Appended, not "lit" + string: g++ 12 -O3 warns falsely on that (-Wrestrict, PR105329).
 std::string name(int set) { return std::string("p").append(std::to_string(set)); }
 std::string uid(int set) { return std::string("uid-").append(std::to_string(set)); }
 
-std::string stsName(int set, int index) {
-  return statefulSetName(TargetKind::Prometheus, name(set), index);
-}
-
 Json shardSetJson(int set, int shards) {
-  return {{"metadata", {{"name", name(set)}, {"namespace", "ns"}, {"generation", 7}}},
-          {"spec",
-           {{"targetRef", {{"kind", "Prometheus"}, {"name", name(set)}}},
-            {"shards", shards},
-            {"maxShards", 100},
-            {"shardRetentionPolicy",
-             {{"whenScaled", "Retain"}, {"retain", {{"retentionPeriod", "3d"}}}}}}}};
+  return test_objects::shardSetJson(
+      shards,
+      {{"maxShards", 100},
+       {"shardRetentionPolicy",
+        {{"whenScaled", "Retain"}, {"retain", {{"retentionPeriod", "3d"}}}}}},
+      {.ns = "ns", .name = name(set), .target_name = name(set), .generation = 7});
 }
 
 Json targetJson(int set, int shards) {
-  return {{"kind", "Prometheus"},
-          {"metadata",
-           {{"name", name(set)}, {"namespace", "ns"}, {"uid", uid(set)}, {"resourceVersion", "9"}}},
-          {"spec", {{"shards", shards}, {"replicas", 2}, {"retention", "15d"}}}};
+  return test_objects::targetJson(shards, {{"retention", "15d"}},
+                                  {.ns = "ns",
+                                   .name = name(set),
+                                   .uid = uid(set),
+                                   .resource_version = "9",
+                                   .generation = std::nullopt,
+                                   .claimed_by = ""});
 }
 
+// Attached shards carry no guard label yet.
 Json stsJson(int set, int index, bool retained, const std::string& deadline) {
-  Json labels{{"app.kubernetes.io/managed-by", "prometheus-operator"},
-              {"operator.prometheus.io/shard", std::to_string(index)},
-              {"operator.prometheus.io/mode", "server"}};
-  Json annotations = Json::object();
-  if (retained) {
-    labels["shardscaler.io/retained"] = "true";
-    labels["shardscaler.io/shardset"] = name(set);
-    annotations["shardscaler.io/detached-labels"] =
-        "{\"operator.prometheus.io/name\":\"" + name(set) + "\"}";
-    annotations["operator.prometheus.io/deletion-timestamp"] = deadline;
-  } else {
-    labels["operator.prometheus.io/name"] = name(set);
-  }
-  return {{"metadata",
-           {{"name", stsName(set, index)},
-            {"uid", uid(set) + "-" + std::to_string(index)},
-            {"resourceVersion", "100"},
-            {"labels", labels},
-            {"annotations", annotations},
-            {"ownerReferences", Json::array({{{"apiVersion", "monitoring.coreos.com/v1"},
-                                              {"kind", "Prometheus"},
-                                              {"name", name(set)},
-                                              {"uid", uid(set)},
-                                              {"controller", true}}})}}},
-          {"spec", {{"replicas", 2}}}};
+  const test_objects::ShardShape shape{.ns = "ns",
+                                       .target_name = name(set),
+                                       .target_uid = uid(set),
+                                       .shard_set = name(set),
+                                       .guard_label = false,
+                                       .uid_prefix = uid(set) + "-",
+                                       .resource_version_base = 100};
+  return retained ? test_objects::retainedShard(index, deadline, shape)
+                  : test_objects::attachedShard(index, shape);
 }
 
 struct Objects {
@@ -108,7 +93,7 @@ PlanInput read(const Objects& o) {
   in.target = *parseTarget(o.target, TargetKind::Prometheus);
   in.stateful_sets.reserve(o.stateful_sets.size());
   for (const auto& s : o.stateful_sets) in.stateful_sets.push_back(*parseStatefulSet(s));
-  in.now = kNow;
+  in.now = test_objects::fixedNow();
   return in;
 }
 
