@@ -17,8 +17,11 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 
+#include "shardscaler/api/well_known.h"
 #include "shardscaler/e2e/lag_sequence.h"
+#include "shardscaler/test_objects/shard_json.h"
 
 namespace shardscaler::e2e {
 namespace {
@@ -170,23 +173,23 @@ TEST(LagPropertyTest, SharingTheOperatorsUserLetsTheOperatorNoFurther) {
 
 HistoryEvent stsEvent(std::uint64_t rv, k8s::WatchEventType type, int index, bool attached,
                       const std::string& deadline, bool deleting = false) {
-  Json labels = {{"operator.prometheus.io/shard", std::to_string(index)}};
-  if (attached) {
-    labels["operator.prometheus.io/name"] = "main";
-  } else {
-    labels["shardscaler.io/retained"] = "true";
-  }
-  Json metadata = {{"name", "prometheus-main-shard-" + std::to_string(index)},
-                   {"uid", "uid-" + std::to_string(index)},
-                   {"resourceVersion", std::to_string(rv)},
-                   {"labels", labels},
-                   {"annotations", {{"operator.prometheus.io/deletion-timestamp", deadline}}}};
+  // What the judge reads: name, uid, resourceVersion, labels and the deadline annotation.
+  const test_objects::ShardShape shape{.target_uid = std::nullopt,
+                                       .guard_label = false,
+                                       .managed_by_operator = false,
+                                       .uid_prefix = "uid-",
+                                       .resource_version_base = std::nullopt};
+  Json sts = attached ? test_objects::attachedShard(index, shape)
+                      : test_objects::retainedShard(index, deadline, shape);
+  Json& metadata = sts["metadata"];
+  metadata["resourceVersion"] = std::to_string(rv);
+  metadata["annotations"][api::kDeletionTimestampAnnotation] = deadline;
   if (deleting) metadata["deletionTimestamp"] = "2030-01-01T00:00:00Z";
   return {.revision = rv,
           .seen_wall = std::chrono::system_clock::now(),
           .kind = HistoryKind::StatefulSet,
           .type = type,
-          .object = {{"metadata", metadata}}};
+          .object = std::move(sts)};
 }
 
 HistoryEvent targetEvent(std::uint64_t rv, int shards, bool paused,

@@ -4,12 +4,12 @@
 
 #include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
+#include "shardscaler/test_objects/names.h"
+#include "shardscaler/test_objects/shard_json.h"
 
 namespace shardscaler::e2e {
 
-std::string handBuiltShardName(int index) {
-  return index == 0 ? "prometheus-main" : "prometheus-main-shard-" + std::to_string(index);
-}
+std::string handBuiltShardName(int index) { return test_objects::shardName(index); }
 
 void buildTargetByHand(const std::string& ns, int shards) {
   apply(
@@ -20,33 +20,33 @@ void buildTargetByHand(const std::string& ns, int shards) {
                      {.shards = shards, .when_scaled = "Retain", .retention_period = "1h"}));
 }
 
-Json handBuiltShard(const std::string& ns, int index) {
+namespace {
+
+// Prometheus main's shards in `ns`, owned by it as the API server has it now.
+test_objects::ShardShape shardShape(const std::string& ns) {
   const Json target = getOrNull(kPrometheuses, ns, "main");
+  return {.ns = ns,
+          .target_uid = target.is_object() ? target["metadata"]["uid"].get<std::string>() : "",
+          .uid_prefix = "",
+          .resource_version_base = std::nullopt,
+          .replicas = 0};
+}
+
+// The pod template the API server requires; no pod is ever created (replicas 0).
+Json withPodTemplate(Json sts, int index) {
   const std::string app = "guard-e2e-" + std::to_string(index);
-  return {{"apiVersion", "apps/v1"},
-          {"kind", "StatefulSet"},
-          {"metadata",
-           {{"name", handBuiltShardName(index)},
-            {"namespace", ns},
-            {"labels",
-             {{"app.kubernetes.io/managed-by", "prometheus-operator"},
-              {"operator.prometheus.io/name", "main"},
-              {"operator.prometheus.io/mode", "server"},
-              {"operator.prometheus.io/shard", std::to_string(index)},
-              {"shardscaler.io/shardset", "main"}}},
-            {"ownerReferences",
-             {{{"apiVersion", "monitoring.coreos.com/v1"},
-               {"kind", "Prometheus"},
-               {"name", "main"},
-               {"uid", target.is_object() ? target["metadata"]["uid"] : Json("")},
-               {"controller", true}}}}}},
-          {"spec",
-           {{"replicas", 0},
-            {"serviceName", ""},
-            {"selector", {{"matchLabels", {{"app", app}}}}},
-            {"template",
-             {{"metadata", {{"labels", {{"app", app}}}}},
-              {"spec", {{"containers", {{{"name", "prometheus"}, {"image", "none"}}}}}}}}}}};
+  sts["spec"]["serviceName"] = "";
+  sts["spec"]["selector"] = {{"matchLabels", {{"app", app}}}};
+  sts["spec"]["template"] = {
+      {"metadata", {{"labels", {{"app", app}}}}},
+      {"spec", {{"containers", {{{"name", "prometheus"}, {"image", "none"}}}}}}};
+  return sts;
+}
+
+}  // namespace
+
+Json handBuiltShard(const std::string& ns, int index) {
+  return withPodTemplate(test_objects::attachedShard(index, shardShape(ns)), index);
 }
 
 void createActiveShard(const std::string& ns, int index) {
@@ -55,12 +55,8 @@ void createActiveShard(const std::string& ns, int index) {
 }
 
 void createRetainedShard(const std::string& ns, int index, const std::string& deadline) {
-  Json sts = handBuiltShard(ns, index);
-  sts["metadata"]["labels"].erase("operator.prometheus.io/name");
-  sts["metadata"]["labels"]["shardscaler.io/retained"] = "true";
-  sts["metadata"]["annotations"] = {
-      {"operator.prometheus.io/deletion-timestamp", deadline},
-      {"shardscaler.io/detached-labels", R"({"operator.prometheus.io/name":"main"})"}};
+  const Json sts =
+      withPodTemplate(test_objects::retainedShard(index, deadline, shardShape(ns)), index);
   auto r = adminClient().create(k8s::resources::statefulSets(), ns, sts);
   if (!r) throw std::runtime_error("create retained shard: " + r.error().describe());
 }

@@ -17,6 +17,7 @@
 #include "shardscaler/e2e/shard_history.h"
 #include "shardscaler/guard/guard_status.h"
 #include "shardscaler/retention/deadline.h"
+#include "shardscaler/test_objects/names.h"
 #include "shardscaler/testenv/loopback_ports.h"
 #include "shardscaler/testenv/operator_emulator.h"
 
@@ -191,8 +192,7 @@ void Sequence::setUpIdentities() {
 void Sequence::checkOperatorDeleteRefused() {
   const Json target = getOrNull(kPrometheuses, ns_, "main");
   const int shards = target.is_object() ? target["spec"].value("shards", 1) : 1;
-  const std::string shard =
-      shards > 1 ? "prometheus-main-shard-" + std::to_string(shards - 1) : "prometheus-main";
+  const std::string shard = test_objects::shardName(std::max(shards, 1) - 1);
   auto r = kubectl("--token=" + operator_token_ + " delete statefulset " + shard + " -n " + ns_ +
                    " --dry-run=server");
   ++counts_.operator_dry_runs;
