@@ -1,6 +1,7 @@
 #include "shardscaler/test_objects/shard_json.h"
 
 #include "shardscaler/api/well_known.h"
+#include "target_api_version.h"
 
 namespace shardscaler::test_objects {
 
@@ -20,8 +21,7 @@ Json attachedShard(int32_t index, const ShardShape& shape) {
     md["resourceVersion"] = std::to_string(*shape.resource_version_base + index);
   }
   if (shape.target_uid) {
-    const auto resource = retention::targetResource(shape.kind);
-    md["ownerReferences"] = Json::array({{{"apiVersion", resource.group + "/" + resource.version},
+    md["ownerReferences"] = Json::array({{{"apiVersion", targetApiVersion(shape.kind)},
                                           {"kind", retention::toString(shape.kind)},
                                           {"name", shape.target_name},
                                           {"uid", *shape.target_uid},

@@ -1,22 +1,14 @@
 #include "shardscaler/test_objects/target_json.h"
 
 #include "shardscaler/api/well_known.h"
+#include "target_api_version.h"
 
 namespace shardscaler::test_objects {
 
 using Json = nlohmann::json;
 
-namespace {
-
-std::string apiVersion(retention::TargetKind kind) {
-  const auto resource = retention::targetResource(kind);
-  return resource.group + "/" + resource.version;
-}
-
-}  // namespace
-
 Json targetJson(std::optional<int64_t> shards, const Json& spec_patch, const TargetShape& shape) {
-  Json j{{"apiVersion", apiVersion(shape.kind)},
+  Json j{{"apiVersion", targetApiVersion(shape.kind)},
          {"kind", retention::toString(shape.kind)},
          {"metadata", {{"name", shape.name}, {"namespace", shape.ns}}},
          {"spec", {{"replicas", shape.replicas}}}};
