@@ -500,6 +500,50 @@ TEST_F(GuardCleanupTest, DeletingTheTargetIsNotBlocked) {
   for (int i : {0, 1, 3}) EXPECT_TRUE(waitGone(other_ns_, shardName(i), 90s));
 }
 
+// The target webhook: admin is not exempt here, so its writes of a claimed target's spec.shards
+// are judged like an HPA's or a GitOps tool's. Nothing reaches the operator.
+TEST_F(GuardCleanupTest, ChangingAClaimedTargetsShardCountIsRefusedWithTheWayToScale) {
+  buildByHand(other_ns_, 2);
+  const std::string target = "prometheus/main -n " + other_ns_;
+  // Unclaimed, the target is anyone's to scale.
+  auto unclaimed = kubectl("scale " + target + " --replicas=3");
+  ASSERT_EQ(unclaimed.exit_code, 0) << unclaimed.err;
+  auto claim = kubectl("annotate " + target + " shardscaler.io/claimed-by=main");
+  ASSERT_EQ(claim.exit_code, 0) << claim.err;
+
+  auto scaled = kubectl("scale " + target + " --replicas=1");
+  EXPECT_NE(scaled.exit_code, 0);
+  EXPECT_THAT(scaled.err,
+              HasSubstr("admission webhook \"target.guard.shardscaler.io\" denied the request: "
+                        "shardscaler guard: rule ShardCountOwnedByShardSet: this UPDATE changes "
+                        "the shard count of Prometheus main from 3 to 1, which ShardSet main "
+                        "sets"));
+  EXPECT_THAT(scaled.err,
+              HasSubstr("kubectl scale shardset/main -n " + other_ns_ + " --replicas=1"));
+  auto applied = kubectl("patch " + target + " --type=merge -p '{\"spec\":{\"shards\":2}}'");
+  EXPECT_NE(applied.exit_code, 0);
+  EXPECT_THAT(applied.err, HasSubstr("rule ShardCountOwnedByShardSet"));
+  EXPECT_EQ(getOrNull(kPrometheuses, other_ns_, "main")["spec"].value("shards", 0), 3);
+
+  // What keeps the count passes: the operator's and everyone's ordinary edits.
+  auto edited = kubectl("patch " + target + " --type=merge -p '{\"spec\":{\"retention\":\"9d\"}}'");
+  EXPECT_EQ(edited.exit_code, 0) << edited.err;
+  // At least one review per refused write (the API server may call the webhook more than once
+  // for one PATCH).
+  EXPECT_GE(metric(kDenials, R"(rule="ShardCountOwnedByShardSet")"), 2);
+
+  // Once the ShardSet is gone, its left-over claim refuses nothing.
+  auto gone = kubectl("delete shardset main -n " + other_ns_ + " --wait=false");
+  ASSERT_EQ(gone.exit_code, 0) << gone.err;
+  ASSERT_TRUE(waitFor("ShardSet main gone", [&](std::string* seen) {
+    const Json ss = getOrNull(kShardSets, other_ns_, "main");
+    *seen = ss.is_null() ? "gone" : ss["metadata"].dump();
+    return ss.is_null();
+  }));
+  auto released = kubectl("scale " + target + " --replicas=1");
+  EXPECT_EQ(released.exit_code, 0) << released.err;
+}
+
 TEST_F(GuardCleanupTest, DeletingTheNamespaceIsNotBlocked) {
   const std::string ns = createNamespace("guard-doomed");
   prepareNamespace(ns, ns_);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "denial_text.h"
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/k8s_meta/object_meta.h"
@@ -24,36 +25,10 @@ using api::kOperatorShardLabel;
 using api::kRetainedLabel;
 using api::kShardSetLabel;
 
+using detail::failureKind;
+using detail::overrideHint;
 using k8s::meta::annotation;
 using k8s::meta::label;
-
-std::string joined(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += separator;
-    out += item;
-  }
-  return out;
-}
-
-// The message's last sentence: who may do it anyway.
-std::string overrideHint(const GuardConfig& config) {
-  if (!config.exempt_groups.empty()) {
-    return "To override, act as a member of group " + joined(config.exempt_groups, " or ") +
-           " (--guard-exempt-groups).";
-  }
-  if (!config.exempt_users.empty()) {
-    return "To override, act as user " + joined(config.exempt_users, " or ") +
-           " (--guard-exempt-users).";
-  }
-  return "No identity is exempt (--guard-exempt-users, --guard-exempt-groups).";
-}
-
-// The kind of a failed read ("Forbidden", "Timeout", "Transport"): what a denial message may say
-// of it. The rest of the error (the server's own words) goes to the log only.
-std::string failureKind(std::string_view error) {
-  return std::string(error.substr(0, error.find_first_of(" (:")));
-}
 
 // Label and annotation values as a denial message repeats them.
 std::string valueText(const std::string* value) {

@@ -1,6 +1,7 @@
 #include "shardscaler/guard/shard_guard.h"
 
 #include "shardscaler/guard/admission_review.h"
+#include "shardscaler/guard/target_decision.h"
 
 namespace shardscaler::guard {
 
@@ -26,7 +27,8 @@ HttpAnswer ShardGuard::review(std::string_view body) const {
     return HttpAnswer{400, "text/plain; charset=utf-8", request.error() + "\n"};
   }
   // KubeLiveObjects holds no state between calls, so one instance serves every thread.
-  const Verdict verdict = decide(*request, live_, clock_.now(), config_);
+  const Verdict verdict = isTargetReview(*request) ? decideTargetUpdate(*request, live_, config_)
+                                                   : decide(*request, live_, clock_.now(), config_);
   std::string response = encodeAdmissionResponse(
       request->uid, AdmissionAnswer{.allowed = verdict.allowed, .message = verdict.message});
   if (observer_) {

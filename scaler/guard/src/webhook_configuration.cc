@@ -23,7 +23,7 @@ constexpr std::array<ExpectedWebhook, 2> kExpected = {{
     {kUpdateWebhookName, "UPDATE", api::kShardSetLabel},
 }};
 
-Json webhook(const ExpectedWebhook& expected, const WebhookClientConfig& client) {
+Json clientConfig(const WebhookClientConfig& client) {
   Json client_config = Json::object();
   if (!client.url.empty()) {
     client_config["url"] = client.url;
@@ -34,9 +34,13 @@ Json webhook(const ExpectedWebhook& expected, const WebhookClientConfig& client)
                                 {"port", client.service_port}};
   }
   if (!client.ca_bundle.empty()) client_config["caBundle"] = client.ca_bundle;
+  return client_config;
+}
+
+Json webhook(const ExpectedWebhook& expected, const WebhookClientConfig& client) {
   return {
       {"name", expected.name},
-      {"clientConfig", client_config},
+      {"clientConfig", clientConfig(client)},
       {"rules", Json::array({{{"apiGroups", {"apps"}},
                               {"apiVersions", {"v1"}},
                               {"resources", {"statefulsets"}},
@@ -46,6 +50,28 @@ Json webhook(const ExpectedWebhook& expected, const WebhookClientConfig& client)
        {{"matchExpressions",
          Json::array({{{"key", expected.selector_label}, {"operator", "Exists"}}})}}},
       {"failurePolicy", "Fail"},
+      {"matchPolicy", "Equivalent"},
+      {"sideEffects", "None"},
+      {"timeoutSeconds", kWebhookTimeoutSeconds},
+      {"admissionReviewVersions", {"v1"}},
+  };
+}
+
+Json targetWebhook(const WebhookClientConfig& client) {
+  Json rules = Json::array();
+  for (auto kind : {retention::TargetKind::Prometheus, retention::TargetKind::PrometheusAgent}) {
+    const k8s::Resource resource = retention::targetResource(kind);
+    rules.push_back({{"apiGroups", {resource.group}},
+                     {"apiVersions", {resource.version}},
+                     {"resources", {resource.resource, resource.resource + "/scale"}},
+                     {"operations", {"UPDATE"}},
+                     {"scope", "Namespaced"}});
+  }
+  return {
+      {"name", kTargetWebhookName},
+      {"clientConfig", clientConfig(client)},
+      {"rules", rules},
+      {"failurePolicy", "Ignore"},
       {"matchPolicy", "Equivalent"},
       {"sideEffects", "None"},
       {"timeoutSeconds", kWebhookTimeoutSeconds},
@@ -135,6 +161,7 @@ std::string checkWebhook(const Json& hook, const ExpectedWebhook& expected,
 Json webhookConfiguration(std::string_view name, const WebhookClientConfig& client) {
   Json webhooks = Json::array();
   for (const auto& expected : kExpected) webhooks.push_back(webhook(expected, client));
+  webhooks.push_back(targetWebhook(client));
   return {{"apiVersion", "admissionregistration.k8s.io/v1"},
           {"kind", "ValidatingWebhookConfiguration"},
           {"metadata", {{"name", name}}},

@@ -26,7 +26,8 @@ TEST_P(WebhookTest, ConfigurationIsTheOneTheGuardChecks) {
   const ShardscalerPod p = shardscalerPod(GetParam());
   ASSERT_TRUE(p.options.webhook_bind_address) << "the guard is off";
   Json vwc = webhookConfiguration(p);
-  ASSERT_EQ(vwc.value("webhooks", Json::array()).size(), 2u);
+  // The two StatefulSet webhooks, then the target webhook.
+  ASSERT_EQ(vwc.value("webhooks", Json::array()).size(), 3u);
   // What the API server holds once the caBundle is injected.
   for (Json& hook : vwc["webhooks"]) hook["clientConfig"]["caBundle"] = "Y2E=";
   const Json ns = {{"metadata", {{"labels", {{"kubernetes.io/metadata.name", p.ns}}}}}};
@@ -34,7 +35,7 @@ TEST_P(WebhookTest, ConfigurationIsTheOneTheGuardChecks) {
   EXPECT_TRUE(status.enforced) << status.reason;
   // And field by field what guard/ builds (tests create that one), but for where it is served.
   Json expected = guard::webhookConfiguration(p.options.webhook_configuration, {});
-  for (size_t i = 0; i < 2; ++i) {
+  for (size_t i = 0; i < 3; ++i) {
     Json got = vwc["webhooks"][i];
     got.erase("clientConfig");
     got.erase("namespaceSelector");

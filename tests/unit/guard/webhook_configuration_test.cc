@@ -20,9 +20,9 @@ Json injected() {
                                                   .ca_bundle = "LS0tLS1CRUdJTi=="});
 }
 
-TEST(WebhookConfiguration, HasBothWebhooksAsDeployed) {
+TEST(WebhookConfiguration, HasTheThreeWebhooksAsDeployed) {
   const Json c = injected();
-  ASSERT_EQ(c["webhooks"].size(), 2u);
+  ASSERT_EQ(c["webhooks"].size(), 3u);
   const Json& del = c["webhooks"][0];
   EXPECT_EQ(del["name"], "delete.guard.shardscaler.io");
   EXPECT_EQ(del["rules"][0]["operations"], Json({"DELETE"}));
@@ -38,6 +38,17 @@ TEST(WebhookConfiguration, HasBothWebhooksAsDeployed) {
   EXPECT_EQ(update["rules"][0]["operations"], Json({"UPDATE"}));
   EXPECT_EQ(update["objectSelector"]["matchExpressions"][0]["key"], "shardscaler.io/shardset");
   EXPECT_EQ(update["failurePolicy"], "Fail");
+  // The targets and their scale subresource, never their status (the operator's writes); Ignore,
+  // with no selector: a Scale carries no labels.
+  const Json& target = c["webhooks"][2];
+  EXPECT_EQ(target["name"], "target.guard.shardscaler.io");
+  EXPECT_EQ(target["rules"][0]["resources"], Json({"prometheuses", "prometheuses/scale"}));
+  EXPECT_EQ(target["rules"][1]["apiVersions"], Json({"v1alpha1"}));
+  EXPECT_EQ(target["rules"][1]["resources"], Json({"prometheusagents", "prometheusagents/scale"}));
+  EXPECT_EQ(target["rules"][1]["operations"], Json({"UPDATE"}));
+  EXPECT_EQ(target["failurePolicy"], "Ignore");
+  EXPECT_FALSE(target.contains("objectSelector"));
+  EXPECT_EQ(target["clientConfig"]["service"]["path"], "/guard/statefulsets");
 
   const Json by_url = webhookConfiguration(
       "x", WebhookClientConfig{.url = "https://127.0.0.1:1234/guard/statefulsets"});
@@ -48,6 +59,11 @@ TEST(WebhookConfiguration, HasBothWebhooksAsDeployed) {
 TEST(WebhookConfiguration, ExpectedShapeIsEnforced) {
   const GuardStatus s = checkWebhookConfiguration(injected(), nullptr);
   EXPECT_TRUE(s.enforced) << s.reason;
+  // The target webhook only spares the operator refused deletions: without it (the configuration
+  // of an earlier install) the StatefulSet webhooks still keep every shard.
+  Json earlier = injected();
+  earlier["webhooks"].erase(2);
+  EXPECT_TRUE(checkWebhookConfiguration(earlier, nullptr).enforced);
 }
 
 TEST(WebhookConfiguration, EveryWeakeningIsReported) {

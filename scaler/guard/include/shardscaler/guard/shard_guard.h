@@ -16,7 +16,8 @@
 
 namespace shardscaler::guard {
 
-// The route the webhook configuration's clientConfig points at.
+// The route every webhook of the configuration points at: the StatefulSet reviews and the
+// target reviews are told apart by the resource they name.
 inline constexpr std::string_view kGuardPath = "/guard/statefulsets";
 
 struct HttpAnswer {

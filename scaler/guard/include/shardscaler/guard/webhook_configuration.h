@@ -15,6 +15,11 @@ inline constexpr std::string_view kDeleteWebhookName = "delete.guard.shardscaler
 // UPDATE of any StatefulSet a ShardSet manages: the operator re-labelling a retained one it does
 // not see as detached, and anyone changing what a later DELETE would be judged by.
 inline constexpr std::string_view kUpdateWebhookName = "update.guard.shardscaler.io";
+// UPDATE of prometheuses and prometheusagents, and of their scale subresource: anyone but
+// shardscaler changing a claimed target's shard count (target_decision.h). failurePolicy Ignore:
+// the StatefulSet webhooks keep the data safe without it, so a shardscaler that cannot answer must
+// not stop every edit of every target. It is not part of what makes the guard enforced.
+inline constexpr std::string_view kTargetWebhookName = "target.guard.shardscaler.io";
 // Short: a denied or failed DELETE only delays, and every request pays it when shardscaler hangs.
 inline constexpr int kWebhookTimeoutSeconds = 5;
 
@@ -27,8 +32,10 @@ struct WebhookClientConfig {
   std::string ca_bundle;  // base64 of the PEM bundle; "" leaves it for the injector
 };
 
-// Both webhooks, failurePolicy Fail, sideEffects None, admissionReviewVersions [v1], with the
-// objectSelectors that keep StatefulSets no ShardSet manages away from the guard.
+// The two StatefulSet webhooks (failurePolicy Fail, with the objectSelectors that keep
+// StatefulSets no ShardSet manages away from the guard) and the target webhook (failurePolicy
+// Ignore, no selector: a Scale carries no labels), all sideEffects None, admissionReviewVersions
+// [v1].
 nlohmann::json webhookConfiguration(std::string_view name, const WebhookClientConfig& client);
 
 struct GuardStatus {

@@ -1,0 +1,184 @@
+#include "shardscaler/guard/target_decision.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "denial_text.h"
+#include "shardscaler/api/shard_set.h"
+#include "shardscaler/api/well_known.h"
+#include "shardscaler/guard/untrusted_text.h"
+#include "shardscaler/k8s_meta/object_meta.h"
+#include "shardscaler/retention/naming.h"
+
+namespace shardscaler::guard {
+namespace {
+
+using Json = nlohmann::json;
+
+std::optional<retention::TargetKind> targetKindOf(const AdmissionRequest& request) {
+  for (auto kind : {retention::TargetKind::Prometheus, retention::TargetKind::PrometheusAgent}) {
+    const k8s::Resource resource = retention::targetResource(kind);
+    if (request.group == resource.group && request.resource == resource.resource) return kind;
+  }
+  return std::nullopt;
+}
+
+// The count an object of the review states: a target's spec.shards (absent: 1, as the operator
+// reads it), or a Scale's spec.replicas (absent: 0). nullopt when it is not an integer.
+std::optional<int64_t> shardCount(const Json& object, bool scale) {
+  const Json* spec = object.is_object() && object.contains("spec") && object["spec"].is_object()
+                         ? &object["spec"]
+                         : nullptr;
+  const char* field = scale ? "replicas" : "shards";
+  if (spec == nullptr || !spec->contains(field) || (*spec)[field].is_null()) {
+    return scale ? 0 : 1;
+  }
+  const Json& value = (*spec)[field];
+  if (!value.is_number_integer()) return std::nullopt;
+  return value.get<int64_t>();
+}
+
+std::string countText(std::optional<int64_t> count) {
+  return count ? std::to_string(*count) : std::string("a non-integer");
+}
+
+class TargetJudgement {
+ public:
+  TargetJudgement(const AdmissionRequest& request, LiveObjects& live, const GuardConfig& config,
+                  retention::TargetKind kind)
+      : request_(request), live_(live), config_(config), kind_(kind) {
+    verdict_.target = std::string(retention::toString(kind)) + " " + untrustedText(request.name);
+  }
+
+  Verdict run();
+
+ private:
+  Verdict allow(std::string_view reason, std::string note) {
+    verdict_.allowed = true;
+    verdict_.reason = reason;
+    verdict_.message = std::move(note);
+    return verdict_;
+  }
+  Verdict deny(std::string_view rule, const std::string& what, std::string detail = {}) {
+    verdict_.allowed = false;
+    verdict_.reason = rule;
+    verdict_.detail = std::move(detail);
+    verdict_.message = std::string(api::kGuardDenialPrefix) + std::string(rule) + ": " + what +
+                       " " + detail::overrideHint(config_);
+    return verdict_;
+  }
+  Verdict readFailed(const std::string& what, const std::string& error) {
+    return deny(kRuleReadFailed,
+                "cannot read " + what + " (" + detail::failureKind(error) +
+                    "), so this change of the shard count of " + verdict_.target +
+                    " is refused until it can be checked.",
+                error);
+  }
+  // The claim on the target: from the old object itself, or for a Scale (which carries no
+  // annotations) from a live read of the target. nullopt: unclaimed or gone.
+  std::optional<Verdict> readClaim(std::string& holder);
+  std::optional<Verdict> readShardSet(const std::string& holder);
+
+  const AdmissionRequest& request_;
+  LiveObjects& live_;
+  const GuardConfig& config_;
+  const retention::TargetKind kind_;
+  Verdict verdict_;
+};
+
+Verdict TargetJudgement::run() {
+  const bool scale = request_.sub_resource == "scale";
+  if (request_.operation != Operation::Update || (!scale && !request_.sub_resource.empty())) {
+    return allow(kAllowNotGuarded, "the guard judges only UPDATEs of a target and its scale");
+  }
+  const std::optional<int64_t> before = shardCount(request_.old_object, scale);
+  const std::optional<int64_t> after = shardCount(request_.object, scale);
+  if (before && after && *before == *after) {
+    return allow(kAllowNoGuardedChange, "the UPDATE leaves the shard count as it is");
+  }
+  if (config_.ownWrite(request_)) {
+    return allow(kAllowOwnWrite,
+                 "shardscaler's own write (field manager " + request_.field_manager + ")");
+  }
+  if (config_.exempt(request_.user)) {
+    return allow(kAllowExempt, "user " + untrustedText(request_.user.username) + " is exempt");
+  }
+  std::string holder;
+  if (auto v = readClaim(holder)) return *v;
+  if (auto v = readShardSet(holder)) return *v;
+  const std::string kubectl_scale =
+      "kubectl scale shardset/" + verdict_.shard_set + " -n " + untrustedText(request_.ns) +
+      " --replicas=" + (after ? std::to_string(*after) : std::string("<n>"));
+  return deny(kRuleShardCountOwnedByShardSet,
+              "this UPDATE changes the shard count of " + verdict_.target + " from " +
+                  countText(before) + " to " + countText(after) + ", which ShardSet " +
+                  verdict_.shard_set +
+                  " sets (annotation shardscaler.io/claimed-by); the operator would delete the "
+                  "shards above it, and their data with them. Scale the ShardSet instead (" +
+                  kubectl_scale +
+                  "), point an HPA at the ShardSet, and leave spec.shards out of what GitOps "
+                  "applies.");
+}
+
+std::optional<Verdict> TargetJudgement::readClaim(std::string& holder) {
+  Json target = request_.old_object;
+  if (request_.sub_resource == "scale") {
+    const LiveRead read = live_.target(request_.ns, kind_, request_.name);
+    if (read.state == LiveRead::State::Absent) {
+      return allow(kAllowUnmanaged, verdict_.target + " does not exist");
+    }
+    if (read.state == LiveRead::State::Failed) return readFailed(verdict_.target, read.error);
+    target = read.object;
+  }
+  const std::string* claim = k8s::meta::annotation(target, api::kClaimedByAnnotation);
+  if (claim == nullptr || claim->empty()) {
+    return allow(kAllowUnmanaged, "no ShardSet claims " + verdict_.target);
+  }
+  holder = *claim;
+  verdict_.shard_set = untrustedText(holder);
+  return std::nullopt;
+}
+
+std::optional<Verdict> TargetJudgement::readShardSet(const std::string& holder) {
+  const LiveRead read = live_.shardSet(request_.ns, holder);
+  if (read.state == LiveRead::State::Absent) {
+    return allow(kAllowShardSetGone,
+                 "ShardSet " + verdict_.shard_set + " does not exist: the claim is left over");
+  }
+  if (read.state == LiveRead::State::Failed) {
+    return readFailed("ShardSet " + untrustedText(request_.ns) + "/" + verdict_.shard_set,
+                      read.error);
+  }
+  auto shard_set = api::decodeShardSet(read.object);
+  if (!shard_set) {
+    return deny(kRuleReadFailed,
+                "ShardSet " + verdict_.shard_set +
+                    " cannot be read (it does not decode), so this change of the shard count of " +
+                    verdict_.target + " is refused.",
+                shard_set.error().describe());
+  }
+  const api::TargetRef& ref = shard_set->spec.target_ref;
+  if (retention::parseTargetKind(ref.kind) != kind_ || ref.name != request_.name) {
+    return allow(kAllowShardSetGone, "ShardSet " + verdict_.shard_set + " targets another object");
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool isTargetReview(const AdmissionRequest& request) { return targetKindOf(request).has_value(); }
+
+Verdict decideTargetUpdate(const AdmissionRequest& request, LiveObjects& live,
+                           const GuardConfig& config) {
+  const auto kind = targetKindOf(request);
+  if (!kind) {
+    Verdict verdict;
+    verdict.reason = kAllowNotGuarded;
+    verdict.message = "not a Prometheus or PrometheusAgent";
+    return verdict;
+  }
+  return TargetJudgement(request, live, config, *kind).run();
+}
+
+}  // namespace shardscaler::guard
