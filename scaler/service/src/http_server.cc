@@ -14,9 +14,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "shardscaler/base/log.h"
 #include "shardscaler/serving/bounded_request.h"
 #include "shardscaler/serving/connection_registry.h"
-#include "shardscaler/telemetry/logging.h"
 #include "shardscaler/telemetry/warning_limiter.h"
 
 namespace shardscaler::service {
@@ -209,8 +209,8 @@ class HttpServer::Impl::Session : public serving::Connection,
     if (listener_.stopping() || closed_) return close();
     auto refusal = request_.refusalFor(ec);
     if (!refusal) return close();
-    telemetry::logEvent(telemetry::LogLevel::Debug, "bad HTTP request",
-                        {{"error", ec.message()}, {"status", refusal->status}});
+    base::logEvent(base::LogLevel::Debug, "bad HTTP request",
+                   {{"error", ec.message()}, {"status", refusal->status}});
     respondAndClose(*refusal);
   }
 
@@ -404,8 +404,8 @@ void HttpServer::Impl::Listener::start() {
     try {
       ioc_.run();
     } catch (const std::exception& e) {
-      telemetry::logEvent(telemetry::LogLevel::Error, "HTTP server I/O thread failed",
-                          {{"address", address_.toString()}, {"error", e.what()}});
+      base::logEvent(base::LogLevel::Error, "HTTP server I/O thread failed",
+                     {{"address", address_.toString()}, {"error", e.what()}});
     }
     finished_.set_value();
   });
@@ -464,10 +464,10 @@ HttpServer::Impl::~Impl() { stop(); }
 void HttpServer::Impl::degraded(std::string_view reason, std::string_view detail) {
   const auto decision = warnings_.admit(reason);
   if (decision.log) {
-    telemetry::logEvent(telemetry::LogLevel::Warn, "HTTP endpoint degraded",
-                        {{"reason", reason},
-                         {"error", detail},
-                         {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
+    base::logEvent(base::LogLevel::Warn, "HTTP endpoint degraded",
+                   {{"reason", reason},
+                    {"error", detail},
+                    {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
   }
   if (handlers_.degraded) handlers_.degraded(reason);
 }

@@ -1,8 +1,8 @@
 #include "shardscaler/serving/ca_bundle_injector.h"
 
 #include "periodic_task.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/base64.h"
-#include "shardscaler/k8s_client/log.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -178,8 +178,8 @@ void CaBundleInjector::stop() {
 }
 
 void CaBundleInjector::degraded(std::string_view reason, const std::string& detail) const {
-  k8s::log(k8s::LogLevel::Warn, "caBundle injection degraded",
-           {{"reason", reason}, {"error", detail}});
+  base::logEvent(base::LogLevel::Warn, "caBundle injection degraded",
+                 {{"reason", reason}, {"error", detail}});
   if (options_.degraded) options_.degraded(reason);
 }
 
@@ -235,8 +235,8 @@ std::expected<bool, std::string> CaBundleInjector::injectInto(const CaBundleTarg
     if (!*patch) return false;
     auto patched = client_.patch(target.resource, "", target.name, k8s::PatchType::Json, **patch);
     if (patched) {
-      k8s::log(k8s::LogLevel::Info, "caBundle injected",
-               {{"target", target.describe()}, {"fields", (*patch)->size() - 1}});
+      base::logEvent(base::LogLevel::Info, "caBundle injected",
+                     {{"target", target.describe()}, {"fields", (*patch)->size() - 1}});
       return true;
     }
     if (patched.error().is(k8s::ErrorKind::Conflict)) continue;  // changed since read: re-read

@@ -8,7 +8,7 @@
 
 #include "https_server_impl.h"
 #include "https_session.h"
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
@@ -57,11 +57,11 @@ HttpsServer::Impl::~Impl() { stop(); }
 void HttpsServer::Impl::degraded(std::string_view reason, std::string_view detail) const {
   const auto decision = warnings_.admit(reason);
   if (decision.log) {
-    k8s::log(k8s::LogLevel::Warn, "HTTPS server degraded",
-             {{"reason", reason},
-              {"address", options_.address.toString()},
-              {"error", detail},
-              {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
+    base::logEvent(base::LogLevel::Warn, "HTTPS server degraded",
+                   {{"reason", reason},
+                    {"address", options_.address.toString()},
+                    {"error", detail},
+                    {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
   }
   if (options_.degraded) options_.degraded(reason);
 }
@@ -118,8 +118,8 @@ std::expected<std::uint16_t, std::string> HttpsServer::Impl::start() {
       death = "unknown exception";
     }
     if (!death.empty()) {
-      k8s::log(k8s::LogLevel::Error, "HTTPS server's I/O thread failed",
-               {{"address", options_.address.toString()}, {"error", death}});
+      base::logEvent(base::LogLevel::Error, "HTTPS server's I/O thread failed",
+                     {{"address", options_.address.toString()}, {"error", death}});
       std::lock_guard lock(death_mutex_);
       death_ = std::move(death);
     }
@@ -127,8 +127,8 @@ std::expected<std::uint16_t, std::string> HttpsServer::Impl::start() {
     finished_.set_value();
   });
   serving_.store(true);
-  k8s::log(k8s::LogLevel::Info, "HTTPS server listening",
-           {{"address", options_.address.toString()}, {"port", port_}});
+  base::logEvent(base::LogLevel::Info, "HTTPS server listening",
+                 {{"address", options_.address.toString()}, {"port", port_}});
   return port_;
 }
 
@@ -171,10 +171,10 @@ void HttpsServer::Impl::onAccept(tcp::socket socket) {
   }
   if (rebuilt) {
     const auto certificate = options_.certificates->current();
-    k8s::log(k8s::LogLevel::Info, "HTTPS server certificate loaded",
-             {{"address", options_.address.toString()},
-              {"subject", certificate->leaf().subjectCommonName()},
-              {"not_after", k8s::formatTime(certificate->leaf().notAfter())}});
+    base::logEvent(base::LogLevel::Info, "HTTPS server certificate loaded",
+                   {{"address", options_.address.toString()},
+                    {"subject", certificate->leaf().subjectCommonName()},
+                    {"not_after", k8s::formatTime(certificate->leaf().notAfter())}});
   }
   socket.set_option(tcp::no_delay(true), ignored);
   auto session = std::make_shared<detail::HttpsSession>(*this, std::move(socket), *context);

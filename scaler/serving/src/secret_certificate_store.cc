@@ -4,7 +4,7 @@
 
 #include "certificate_secret.h"
 #include "periodic_task.h"
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
@@ -93,8 +93,8 @@ std::string SecretCertificateStore::describe() const {
 }
 
 void SecretCertificateStore::degraded(std::string_view reason, const std::string& detail) const {
-  k8s::log(k8s::LogLevel::Warn, "certificate Secret degraded",
-           {{"reason", reason}, {"secret", describe()}, {"error", detail}});
+  base::logEvent(base::LogLevel::Warn, "certificate Secret degraded",
+                 {{"reason", reason}, {"secret", describe()}, {"error", detail}});
   if (options_.degraded) options_.degraded(reason);
 }
 
@@ -132,7 +132,7 @@ std::expected<SystemTime, std::string> SecretCertificateStore::syncLocked() {
         degraded("certificate_secret_write_failed", "create: " + created.error().describe());
         return std::unexpected("create Secret " + describe() + ": " + created.error().describe());
       }
-      k8s::log(k8s::LogLevel::Info, "certificate Secret created", {{"secret", describe()}});
+      base::logEvent(base::LogLevel::Info, "certificate Secret created", {{"secret", describe()}});
       secret = std::move(*created);
     } else {
       degraded("certificate_secret_read_failed", got.error().describe());
@@ -158,12 +158,12 @@ std::expected<SystemTime, std::string> SecretCertificateStore::syncLocked() {
       detail::encodeCertificateSecret(updated, *data);
       auto written = client_.update(secrets, options_.secret_namespace, updated);
       if (written) {
-        k8s::log(k8s::LogLevel::Info, "certificate Secret renewed",
-                 {{"secret", describe()},
-                  {"new_ca", plan.new_ca},
-                  {"new_serving_certificate", plan.issue_serving},
-                  {"old_cas", plan.old_cas.size()},
-                  {"why", joinReasons(plan.reasons)}});
+        base::logEvent(base::LogLevel::Info, "certificate Secret renewed",
+                       {{"secret", describe()},
+                        {"new_ca", plan.new_ca},
+                        {"new_serving_certificate", plan.issue_serving},
+                        {"old_cas", plan.old_cas.size()},
+                        {"why", joinReasons(plan.reasons)}});
         secret = std::move(*written);
         continue;
       }
@@ -194,11 +194,11 @@ void SecretCertificateStore::load(const k8s::Json& secret) {
   }
   const Certificate& leaf = (*certificate)->leaf();
   if (store(*certificate)) {
-    k8s::log(k8s::LogLevel::Info, "serving certificate loaded",
-             {{"secret", describe()},
-              {"fingerprint", leaf.fingerprint().substr(0, 16)},
-              {"not_after", k8s::formatTime(leaf.notAfter())},
-              {"ca_bundle_size", (*certificate)->caBundle().size()}});
+    base::logEvent(base::LogLevel::Info, "serving certificate loaded",
+                   {{"secret", describe()},
+                    {"fingerprint", leaf.fingerprint().substr(0, 16)},
+                    {"not_after", k8s::formatTime(leaf.notAfter())},
+                    {"ca_bundle_size", (*certificate)->caBundle().size()}});
   }
 }
 

@@ -12,17 +12,17 @@
 #include <variant>
 #include <vector>
 
+#include "shardscaler/base/log.h"
 #include "shardscaler/guard/guard_config.h"
 #include "shardscaler/guard/webhook_configuration.h"
 #include "shardscaler/ingestion/prometheus_url_policy.h"
 #include "shardscaler/serving/bind_address.h"
-#include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::service {
 
 // The log settings belong to telemetry; the options carry them under their own names.
-using telemetry::LogFormat;
-using telemetry::LogLevel;
+using base::LogFormat;
+using base::LogLevel;
 
 // A listener address: host "" means every interface (":8080"); port 0 picks a free port.
 using BindAddress = serving::BindAddress;
