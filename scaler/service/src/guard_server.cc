@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/base/log.h"
 #include "shardscaler/guard/self_identity.h"
 #include "shardscaler/guard/untrusted_text.h"
@@ -70,8 +71,7 @@ GuardServer::GuardServer(const RunOptions& options, k8s::RestClient& client,
 
 GuardServer::~GuardServer() { stop(); }
 
-std::expected<std::string, std::string> GuardServer::selfUser(
-    const std::function<bool()>& stopping) {
+Expected<std::string> GuardServer::selfUser(const std::function<bool()>& stopping) {
   if (!options_.guard_self_user.empty()) {
     base::logEvent(base::LogLevel::Info, "shard guard: shardscaler's own user",
                    {{"user", options_.guard_self_user}, {"source", "--guard-self-user"}});
@@ -148,7 +148,7 @@ void GuardServer::observe(const guard::ReviewRecord& r) {
                   {"suppressed", static_cast<std::int64_t>(logged.suppressed)}});
 }
 
-std::expected<void, std::string> GuardServer::start(const std::function<bool()>& stopping) {
+Expected<void> GuardServer::start(const std::function<bool()>& stopping) {
   serving::ServingOptions serving_options = servingOptions(options_);
   if (metrics_api_) serving_options.api_services.push_back(metrics_api_->apiService());
   if (auto ok = serving::validate(serving_options); !ok) {
@@ -227,7 +227,7 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
   return {};
 }
 
-std::expected<void, std::string> GuardServer::readiness() const {
+Expected<void> GuardServer::readiness() const {
   if (!serving_.load(std::memory_order_acquire)) {
     return std::unexpected("the shard guard is not serving yet");
   }
@@ -242,7 +242,7 @@ std::expected<void, std::string> GuardServer::readiness() const {
   return {};
 }
 
-std::expected<void, std::string> GuardServer::liveness() const {
+Expected<void> GuardServer::liveness() const {
   if (!serving_.load(std::memory_order_acquire)) return {};
   return server_->health();
 }

@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "option_spec.h"
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::service {
 namespace detail {
@@ -151,7 +152,7 @@ Applied finishRunOptions(RunOptions& options, const OptionsEnvironment& env) {
 using detail::fail;
 using detail::inQuotes;
 
-std::expected<BindAddress, std::string> parseBindAddress(std::string_view text) {
+Expected<BindAddress> parseBindAddress(std::string_view text) {
   const auto bad = [&](const std::string& why) {
     return fail(inQuotes(text) + " is not host:port (" + why + "; e.g. :8080 or 127.0.0.1:0)");
   };

@@ -25,6 +25,7 @@
 #include "shardscaler/telemetry/metrics.h"
 
 #include "guard_server.h"
+#include "shardscaler/base/expected.h"
 #include "shardscaler/guard/guard_status.h"
 
 namespace shardscaler::service {
@@ -77,7 +78,7 @@ std::string describeCacheFailures(const CacheFailures& failures) {
   return out;
 }
 
-std::expected<k8s::KubeConfig, std::string> loadConfig(const std::string& kubeconfig) {
+Expected<k8s::KubeConfig> loadConfig(const std::string& kubeconfig) {
   auto config = k8s::loadKubeConfig(k8s::ConfigSources::fromEnvironment(kubeconfig));
   if (!config) return std::unexpected(config.error().message);
   return *config;
@@ -206,12 +207,12 @@ class Service {
   }
 
   // What a restart would cure: a server thread that has died.
-  std::expected<void, std::string> liveness() const {
+  Expected<void> liveness() const {
     if (guard_) return guard_->liveness();
     return {};
   }
 
-  std::expected<void, std::string> readiness() const {
+  Expected<void> readiness() const {
     if (guard_) {
       if (auto ok = guard_->readiness(); !ok) return ok;
     }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "periodic_task.h"
+#include "shardscaler/base/expected.h"
 #include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
@@ -12,7 +13,7 @@ namespace {
 
 constexpr std::size_t kMaxFileBytes = std::size_t{1024} * 1024;
 
-std::expected<std::string, std::string> readSmallFile(const std::filesystem::path& path) {
+Expected<std::string> readSmallFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::unexpected(path.string() + ": cannot be read");
   std::ostringstream contents;
@@ -40,9 +41,9 @@ void FileCertificateSource::start() { task_->start(); }
 
 void FileCertificateSource::stop() { task_->stop(); }
 
-std::expected<void, std::string> FileCertificateSource::reload() {
+Expected<void> FileCertificateSource::reload() {
   std::lock_guard lock(reload_mutex_);
-  const auto fail = [&](const std::string& why) -> std::expected<void, std::string> {
+  const auto fail = [&](const std::string& why) -> Expected<void> {
     if (why != last_error_) {
       base::logEvent(base::LogLevel::Warn,
                      "certificate files unusable; keeping the last certificate",

@@ -8,6 +8,7 @@
 
 #include "https_server_impl.h"
 #include "https_session.h"
+#include "shardscaler/base/expected.h"
 #include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
@@ -66,7 +67,7 @@ void HttpsServer::Impl::degraded(std::string_view reason, std::string_view detai
   if (options_.degraded) options_.degraded(reason);
 }
 
-std::expected<void, std::string> HttpsServer::Impl::health() const {
+Expected<void> HttpsServer::Impl::health() const {
   if (!serving_.load()) return std::unexpected("the HTTPS server is not serving");
   if (io_thread_ended_.load()) {
     std::lock_guard lock(death_mutex_);
@@ -92,7 +93,7 @@ void HttpsServer::Impl::beat() {
   });
 }
 
-std::expected<std::uint16_t, std::string> HttpsServer::Impl::start() {
+Expected<std::uint16_t> HttpsServer::Impl::start() {
   if (started_ || stopped_) return std::unexpected("the HTTPS server was already started");
   if (!options_.certificates) return std::unexpected("the HTTPS server needs a certificate source");
   if (options_.client_certificates != ClientCertificateMode::None && !options_.client_trust) {
@@ -237,9 +238,9 @@ void HttpsServer::handlePrefix(std::string method, std::string prefix, Handler h
   impl_->mutableRouter().add(std::move(method), std::move(prefix), true, std::move(handler), limit);
 }
 
-std::expected<void, std::string> HttpsServer::health() const { return impl_->health(); }
+Expected<void> HttpsServer::health() const { return impl_->health(); }
 
-std::expected<std::uint16_t, std::string> HttpsServer::start() { return impl_->start(); }
+Expected<std::uint16_t> HttpsServer::start() { return impl_->start(); }
 
 std::uint16_t HttpsServer::port() const { return impl_->port(); }
 

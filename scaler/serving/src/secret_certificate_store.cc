@@ -4,6 +4,7 @@
 
 #include "certificate_secret.h"
 #include "periodic_task.h"
+#include "shardscaler/base/expected.h"
 #include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
@@ -28,7 +29,7 @@ std::string joinReasons(const std::vector<std::string>& reasons) {
 
 }  // namespace
 
-std::expected<void, std::string> validate(const SecretCertificateStoreOptions& options) {
+Expected<void> validate(const SecretCertificateStoreOptions& options) {
   if (options.secret_namespace.empty() || options.secret_name.empty()) {
     return std::unexpected("the certificate Secret needs a namespace and a name");
   }
@@ -62,7 +63,7 @@ SecretCertificateStore::SecretCertificateStore(k8s::KubeClient& client,
                                          .reset_after = std::chrono::nanoseconds::max()},
                      *clock_) {
   task_ = std::make_unique<detail::PeriodicTask>(clock_, [this]() -> std::chrono::nanoseconds {
-    std::expected<SystemTime, std::string> review_at;
+    Expected<SystemTime> review_at;
     {
       std::lock_guard lock(sync_mutex_);
       review_at = syncLocked();
@@ -81,7 +82,7 @@ void SecretCertificateStore::start() { task_->start(); }
 
 void SecretCertificateStore::stop() { task_->stop(); }
 
-std::expected<void, std::string> SecretCertificateStore::sync() {
+Expected<void> SecretCertificateStore::sync() {
   std::lock_guard lock(sync_mutex_);
   auto review_at = syncLocked();
   if (!review_at) return std::unexpected(review_at.error());
@@ -98,7 +99,7 @@ void SecretCertificateStore::degraded(std::string_view reason, const std::string
   if (options_.degraded) options_.degraded(reason);
 }
 
-std::expected<k8s::Json, std::string> SecretCertificateStore::create(SystemTime now) {
+Expected<k8s::Json> SecretCertificateStore::create(SystemTime now) {
   StoredCertificates nothing;
   nothing.serving_problem = "the Secret does not exist";
   nothing.ca_problem = "the Secret does not exist";
@@ -111,7 +112,7 @@ std::expected<k8s::Json, std::string> SecretCertificateStore::create(SystemTime 
   return secret;
 }
 
-std::expected<SystemTime, std::string> SecretCertificateStore::syncLocked() {
+Expected<SystemTime> SecretCertificateStore::syncLocked() {
   const k8s::Resource secrets = k8s::resources::secrets();
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
     const SystemTime now = clock_->now();
