@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/log.h"
 
 #include "file_contents.h"
 
@@ -34,8 +34,8 @@ Result<std::string> BearerToken::current() {
     std::string problem =
         contents ? "token file \"" + token_file_ + "\" is empty" : contents.error().message;
     if (cached_.empty()) return makeError(ErrorKind::Config, problem);
-    log(LogLevel::Warn, "token re-read failed",
-        {{"file", token_file_}, {"problem", problem}, {"action", "keep_last_token"}});
+    base::logEvent(base::LogLevel::Warn, "token re-read failed",
+                   {{"file", token_file_}, {"problem", problem}, {"action", "keep_last_token"}});
     return cached_;
   }
   cached_ = std::move(token);

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <random>
 
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::k8s {
@@ -57,16 +57,16 @@ KubeEventRecorder::~KubeEventRecorder() {
 
 void KubeEventRecorder::record(const InvolvedObject& object, EventType type,
                                const std::string& reason, const std::string& message) {
-  log(LogLevel::Info, "event",
-      {{"key", involvedKey(object)},
-       {"type", typeName(type)},
-       {"reason", reason},
-       {"message", message}});
+  base::logEvent(base::LogLevel::Info, "event",
+                 {{"key", involvedKey(object)},
+                  {"type", typeName(type)},
+                  {"reason", reason},
+                  {"message", message}});
   {
     std::lock_guard lock(mutex_);
     if (stopping_ || queue_.size() >= options_.queue_limit) {
-      log(LogLevel::Warn, "event dropped: queue full or shutting down",
-          {{"key", involvedKey(object)}, {"reason", reason}});
+      base::logEvent(base::LogLevel::Warn, "event dropped: queue full or shutting down",
+                     {{"key", involvedKey(object)}, {"reason", reason}});
       if (on_degraded_) on_degraded_("event_dropped");
       return;
     }
@@ -114,10 +114,10 @@ bool KubeEventRecorder::bumpExisting(const Pending& pending, Sent& sent) {
   if (!result) {
     // Expired or deleted by the server's event TTL: start a new Event.
     if (!result.error().is(ErrorKind::NotFound)) {
-      log(LogLevel::Warn, "event update failed",
-          {{"key", involvedKey(pending.object)},
-           {"reason", pending.reason},
-           {"error", result.error().describe()}});
+      base::logEvent(base::LogLevel::Warn, "event update failed",
+                     {{"key", involvedKey(pending.object)},
+                      {"reason", pending.reason},
+                      {"error", result.error().describe()}});
     }
     return false;
   }
@@ -153,10 +153,10 @@ void KubeEventRecorder::createNew(const Pending& pending, const std::string& key
   };
   auto result = client_.create(resources::events(), o.ns, event);
   if (!result) {
-    log(LogLevel::Warn, "event write failed",
-        {{"key", involvedKey(o)},
-         {"reason", pending.reason},
-         {"error", result.error().describe()}});
+    base::logEvent(base::LogLevel::Warn, "event write failed",
+                   {{"key", involvedKey(o)},
+                    {"reason", pending.reason},
+                    {"error", result.error().describe()}});
     if (on_degraded_) on_degraded_("event_write_failed");
     return;
   }

@@ -3,7 +3,7 @@
 #include <exception>
 #include <utility>
 
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/log.h"
 
 namespace shardscaler::k8s {
 
@@ -30,10 +30,10 @@ void callHandlerCatching(const char* what, const ObjectPtr& object, F&& call) {
   try {
     call();
   } catch (const std::exception& e) {
-    log(LogLevel::Error, "informer handler threw",
-        {{"handler", what},
-         {"object", object ? objectKey(*object) : std::string()},
-         {"error", e.what()}});
+    base::logEvent(base::LogLevel::Error, "informer handler threw",
+                   {{"handler", what},
+                    {"object", object ? objectKey(*object) : std::string()},
+                    {"error", e.what()}});
   }
 }
 
@@ -139,12 +139,12 @@ void Informer::onReplace(std::vector<ObjectPtr> objects, const std::string& reso
     for (const auto& object : diff.added) callAdd(object);
     for (const auto& [old_object, new_object] : diff.updated) callUpdate(old_object, new_object);
     for (const auto& object : diff.deleted) callDelete(object);
-    log(LogLevel::Debug, "informer replaced",
-        {{"resource_version", resource_version},
-         {"added", diff.added.size()},
-         {"updated", diff.updated.size()},
-         {"deleted", diff.deleted.size()},
-         {"size", store_.size()}});
+    base::logEvent(base::LogLevel::Debug, "informer replaced",
+                   {{"resource_version", resource_version},
+                    {"added", diff.added.size()},
+                    {"updated", diff.updated.size()},
+                    {"deleted", diff.deleted.size()},
+                    {"size", store_.size()}});
   }
   lifecycle_.markSynced();
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "label_selector_parser.h"
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::k8s {
 namespace {
@@ -35,7 +36,7 @@ const Json* field(const Json& object, const char* key) {
   return it == object.end() || it->is_null() ? nullptr : &*it;
 }
 
-std::expected<SelectorOperator, std::string> expressionOperator(const std::string& op) {
+Expected<SelectorOperator> expressionOperator(const std::string& op) {
   if (op == "In") return SelectorOperator::In;
   if (op == "NotIn") return SelectorOperator::NotIn;
   if (op == "Exists") return SelectorOperator::Exists;
@@ -43,7 +44,7 @@ std::expected<SelectorOperator, std::string> expressionOperator(const std::strin
   return std::unexpected("unknown operator \"" + op + "\"");
 }
 
-std::expected<SelectorRequirement, std::string> expression(const Json& e) {
+Expected<SelectorRequirement> expression(const Json& e) {
   if (!e.is_object()) return std::unexpected("a matchExpressions entry is not an object");
   const Json* key = field(e, "key");
   const Json* op = field(e, "operator");
@@ -82,7 +83,7 @@ std::expected<SelectorRequirement, std::string> expression(const Json& e) {
 
 }  // namespace
 
-std::expected<LabelSelector, std::string> LabelSelector::parse(std::string_view text) {
+Expected<LabelSelector> LabelSelector::parse(std::string_view text) {
   auto requirements = detail::parseSelectorRequirements(text);
   if (!requirements) return std::unexpected(requirements.error());
   LabelSelector selector;
@@ -91,7 +92,7 @@ std::expected<LabelSelector, std::string> LabelSelector::parse(std::string_view 
   return selector;
 }
 
-std::expected<LabelSelector, std::string> LabelSelector::fromObject(const Json& selector) {
+Expected<LabelSelector> LabelSelector::fromObject(const Json& selector) {
   LabelSelector out;
   if (selector.is_null()) return out;
   if (!selector.is_object()) return std::unexpected("not an object");

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/validation.h"
 
 namespace shardscaler::k8s::detail {
@@ -20,7 +21,7 @@ class Parser {
  public:
   explicit Parser(std::string_view text) : text_(text) {}
 
-  std::expected<std::vector<SelectorRequirement>, std::string> parse() {
+  Expected<std::vector<SelectorRequirement>> parse() {
     std::vector<SelectorRequirement> out;
     skipSpace();
     if (pos_ == text_.size()) return out;
@@ -54,7 +55,7 @@ class Parser {
     return text_.substr(start, pos_ - start);
   }
 
-  std::expected<std::string, std::string> key() {
+  Expected<std::string> key() {
     skipSpace();
     const std::string_view k = identifier();
     if (k.empty()) return fail("expected a label key");
@@ -62,7 +63,7 @@ class Parser {
     return std::string(k);
   }
 
-  std::expected<std::string, std::string> value(const std::string& key) {
+  Expected<std::string> value(const std::string& key) {
     skipSpace();
     const std::string_view v = identifier();
     if (auto why = invalidLabelValue(key, v)) return fail(*why);
@@ -84,7 +85,7 @@ class Parser {
     return true;
   }
 
-  std::expected<SelectorRequirement, std::string> parseRequirement() {
+  Expected<SelectorRequirement> parseRequirement() {
     SelectorRequirement r;
     if (consume("!")) {
       auto k = key();
@@ -143,8 +144,7 @@ class Parser {
 
 }  // namespace
 
-std::expected<std::vector<SelectorRequirement>, std::string> parseSelectorRequirements(
-    std::string_view text) {
+Expected<std::vector<SelectorRequirement>> parseSelectorRequirements(std::string_view text) {
   return Parser(text).parse();
 }
 

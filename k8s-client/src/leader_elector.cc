@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_meta/resource.h"
 
 namespace shardscaler::k8s {
@@ -77,8 +77,8 @@ bool LeaderElector::finished() const {
 }
 
 void LeaderElector::run() {
-  log(LogLevel::Info, "leader election started",
-      {{"lease", describe()}, {"identity", config_.identity}});
+  base::logEvent(base::LogLevel::Info, "leader election started",
+                 {{"lease", describe()}, {"identity", config_.identity}});
   bool acquired = false;
   while (!acquired) {
     acquired = tryAcquireOrRenew() == Attempt::Acquired;
@@ -96,7 +96,8 @@ void LeaderElector::run() {
       leading_ = true;
       last_renew_ = clock_.monotonicNow();
     }
-    log(LogLevel::Info, "leader acquired", {{"lease", describe()}, {"identity", config_.identity}});
+    base::logEvent(base::LogLevel::Info, "leader acquired",
+                   {{"lease", describe()}, {"identity", config_.identity}});
     if (config_.callbacks.on_started_leading) config_.callbacks.on_started_leading();
 
     while (sleepUntil(clock_.deadlineAfter(config_.retry_period))) {
@@ -120,11 +121,11 @@ void LeaderElector::run() {
         last_renew_ = clock_.monotonicNow();
         continue;
       }
-      log(LogLevel::Warn, "leader lost",
-          {{"lease", describe()},
-           {"identity", config_.identity},
-           {"reason",
-            attempt == Attempt::HeldByOther ? "held_by_other" : "renew_deadline_passed"}});
+      base::logEvent(base::LogLevel::Warn, "leader lost",
+                     {{"lease", describe()},
+                      {"identity", config_.identity},
+                      {"reason", attempt == Attempt::HeldByOther ? "held_by_other"
+                                                                 : "renew_deadline_passed"}});
       break;
     }
   }
@@ -162,8 +163,8 @@ LeaderElector::Attempt LeaderElector::createLease(const LeaderElectionRecord& de
   auto created = client_.create(resources::leases(), config_.lease_namespace, lease);
   if (!created) {
     // AlreadyExists: another candidate created it first; the next attempt reads it.
-    log(LogLevel::Warn, "lease create failed",
-        {{"lease", describe()}, {"error", created.error().describe()}});
+    base::logEvent(base::LogLevel::Warn, "lease create failed",
+                   {{"lease", describe()}, {"error", created.error().describe()}});
     return Attempt::Failed;
   }
   std::lock_guard lock(mutex_);
@@ -191,16 +192,16 @@ LeaderElector::Attempt LeaderElector::tryOnce(bool& conflict) {
   auto got = client_.get(leases, config_.lease_namespace, config_.lease_name);
   if (!got) {
     if (got.error().is(ErrorKind::NotFound)) return createLease(desired, now);
-    log(LogLevel::Warn, "lease read failed",
-        {{"lease", describe()}, {"error", got.error().describe()}});
+    base::logEvent(base::LogLevel::Warn, "lease read failed",
+                   {{"lease", describe()}, {"error", got.error().describe()}});
     return Attempt::Failed;
   }
 
   auto spec = got->value("spec", Json::object());
   auto record = fromLeaseSpec(spec);
   if (!record) {
-    log(LogLevel::Warn, "lease unreadable",
-        {{"lease", describe()}, {"error", record.error().describe()}});
+    base::logEvent(base::LogLevel::Warn, "lease unreadable",
+                   {{"lease", describe()}, {"error", record.error().describe()}});
     return Attempt::Failed;
   }
   {
@@ -231,10 +232,11 @@ LeaderElector::Attempt LeaderElector::tryOnce(bool& conflict) {
   if (!updated) {
     conflict = updated.error().is(ErrorKind::Conflict);
     if (conflict) {
-      log(LogLevel::Info, "lease conflict", {{"lease", describe()}, {"action", "reread"}});
+      base::logEvent(base::LogLevel::Info, "lease conflict",
+                     {{"lease", describe()}, {"action", "reread"}});
     } else {
-      log(LogLevel::Warn, "lease update failed",
-          {{"lease", describe()}, {"error", updated.error().describe()}});
+      base::logEvent(base::LogLevel::Warn, "lease update failed",
+                     {{"lease", describe()}, {"error", updated.error().describe()}});
     }
     return Attempt::Failed;
   }
@@ -264,11 +266,12 @@ void LeaderElector::release() {
   }
   auto updated = client_.update(resources::leases(), config_.lease_namespace, next);
   if (!updated) {
-    log(LogLevel::Error, "lease release failed",
-        {{"lease", describe()}, {"error", updated.error().describe()}});
+    base::logEvent(base::LogLevel::Error, "lease release failed",
+                   {{"lease", describe()}, {"error", updated.error().describe()}});
     return;
   }
-  log(LogLevel::Info, "leader released", {{"lease", describe()}, {"identity", config_.identity}});
+  base::logEvent(base::LogLevel::Info, "leader released",
+                 {{"lease", describe()}, {"identity", config_.identity}});
   std::lock_guard lock(mutex_);
   observed_spec_ = updated->value("spec", Json::object());
   auto record = fromLeaseSpec(observed_spec_);
@@ -282,7 +285,8 @@ void LeaderElector::reportTransition() {
   if (holder == reported_leader_) return;
   reported_leader_ = holder;
   if (holder.empty()) return;
-  log(LogLevel::Info, "leader observed", {{"lease", describe()}, {"holder", holder}});
+  base::logEvent(base::LogLevel::Info, "leader observed",
+                 {{"lease", describe()}, {"holder", holder}});
   if (config_.callbacks.on_new_leader) config_.callbacks.on_new_leader(holder);
 }
 

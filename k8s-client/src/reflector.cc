@@ -4,7 +4,7 @@
 #include <random>
 #include <utility>
 
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/log.h"
 
 namespace shardscaler::k8s {
 
@@ -103,7 +103,7 @@ bool Reflector::listAndReplace() {
       std::lock_guard lock(mutex_);
       ++stats_.list_errors;
     }
-    logEvent(LogLevel::Warn, "list failed",
+    logEvent(base::LogLevel::Warn, "list failed",
              {{"error", listed.error().describe()}, {"action", "backoff"}});
     return false;
   }
@@ -162,7 +162,7 @@ Reflector::WatchEnd Reflector::watchOnce(std::uint64_t& events,
       std::lock_guard lock(mutex_);
       ++stats_.watch_gone;
     }
-    logEvent(LogLevel::Info, "watch expired",
+    logEvent(base::LogLevel::Info, "watch expired",
              {{"resource_version", opts.resource_version}, {"action", "relist"}});
     if (options_.on_watch_restart) options_.on_watch_restart("gone");
   } else if (end != WatchEnd::Closed) {
@@ -170,7 +170,7 @@ Reflector::WatchEnd Reflector::watchOnce(std::uint64_t& events,
       std::lock_guard lock(mutex_);
       ++stats_.watch_errors;
     }
-    logEvent(LogLevel::Warn, "watch failed",
+    logEvent(base::LogLevel::Warn, "watch failed",
              {{"resource_version", lastSyncResourceVersion()},
               {"error", result ? std::string("error event") : result.error().describe()},
               {"action", end == WatchEnd::Resumable ? "backoff_resume" : "backoff_relist"}});
@@ -195,7 +195,7 @@ bool Reflector::handleEvent(WatchEvent&& event, std::uint64_t& events, WatchEnd&
                                                event.object.value("reason", "") == "Expired");
       end = gone ? WatchEnd::Gone : WatchEnd::NeedsRelist;
       if (!gone) {
-        logEvent(LogLevel::Warn, "watch error event",
+        logEvent(base::LogLevel::Warn, "watch error event",
                  {{"status", event.object.is_object()
                                  ? event.object.value("message", event.object.dump())
                                  : event.object.dump()}});
@@ -206,7 +206,7 @@ bool Reflector::handleEvent(WatchEvent&& event, std::uint64_t& events, WatchEnd&
     case WatchEventType::Modified:
     case WatchEventType::Deleted: {
       if (!event.object.is_object()) {
-        logEvent(LogLevel::Warn, "watch event malformed", {{"action", "relist"}});
+        logEvent(base::LogLevel::Warn, "watch event malformed", {{"action", "relist"}});
         end = WatchEnd::NeedsRelist;
         return false;
       }
@@ -248,13 +248,13 @@ ReflectorStats Reflector::stats() const {
   return stats_;
 }
 
-void Reflector::logEvent(LogLevel level, std::string_view msg,
-                         std::initializer_list<LogField> more) const {
-  std::vector<LogField> fields{{"resource", resource_.describe()}};
+void Reflector::logEvent(base::LogLevel level, std::string_view msg,
+                         std::initializer_list<base::LogField> more) const {
+  std::vector<base::LogField> fields{{"resource", resource_.describe()}};
   if (!options_.ns.empty()) fields.emplace_back("namespace", options_.ns);
   if (!options_.label_selector.empty()) fields.emplace_back("selector", options_.label_selector);
   fields.insert(fields.end(), more);
-  log(level, msg, fields);
+  base::logEvent(level, msg, fields);
 }
 
 }  // namespace shardscaler::k8s

@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::promql {
 
 std::optional<double> parseSampleValue(std::string_view text) {
@@ -261,7 +263,7 @@ class ResponseSax {
     return false;
   }
 
-  std::expected<ApiResponse, std::string> finish() && {
+  Expected<ApiResponse> finish() && {
     if (!error_.empty()) return std::unexpected(std::move(error_));
     if (!envelope_seen_) return std::unexpected(std::string("the body is not a JSON object"));
     if (status_ == "error") {
@@ -297,7 +299,7 @@ class ResponseSax {
  private:
   using Data = decltype(QueryResult::data);
 
-  std::expected<Data, std::string> buildData() {
+  Expected<Data> buildData() {
     auto wrong_shape = [this](const char* what) {
       return std::unexpected("resultType is \"" + result_type_ + "\" but data.result holds " +
                              what);
@@ -434,7 +436,7 @@ class ResponseSax {
 
 }  // namespace
 
-std::expected<ApiResponse, std::string> decodeApiResponse(std::string_view body) {
+Expected<ApiResponse> decodeApiResponse(std::string_view body) {
   ResponseSax sax;
   const char* begin = body.data();
   Json::sax_parse(begin, begin + body.size(), &sax, nlohmann::detail::input_format_t::json,

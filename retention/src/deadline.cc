@@ -1,5 +1,7 @@
 #include "shardscaler/retention/deadline.h"
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::retention {
 namespace {
 
@@ -47,7 +49,7 @@ DeletionDeadline deadlineAfter(std::chrono::system_clock::time_point now,
   return DeletionDeadline::at(Timestamp{n.seconds + seconds(p / kNanosPerSecond + carry), 0});
 }
 
-std::expected<DeletionDeadline, std::string> parseDeletionTimestamp(std::string_view text) {
+Expected<DeletionDeadline> parseDeletionTimestamp(std::string_view text) {
   auto t = k8s::parseRfc3339(text);
   if (!t) return std::unexpected(t.error());
   return DeletionDeadline::at(*t);

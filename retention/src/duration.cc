@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::retention {
 namespace {
 
@@ -48,8 +50,7 @@ std::string quote(std::string_view s) {
 
 }  // namespace
 
-std::expected<std::chrono::nanoseconds, std::string> parsePrometheusDuration(
-    std::string_view text) {
+Expected<std::chrono::nanoseconds> parsePrometheusDuration(std::string_view text) {
   if (text == "0") return std::chrono::nanoseconds(0);
   if (text.empty()) return std::unexpected("empty duration string");
 

@@ -1,5 +1,7 @@
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "plan_context.h"
 #include "shardscaler/retention/duration.h"
 
@@ -7,17 +9,10 @@ namespace shardscaler::retention {
 namespace {
 
 std::string join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    if (i > 0) out += sep;
-    out += parts[i];
-  }
-  return out;
+  return fmt::format("{}", fmt::join(parts, sep));
 }
 
-std::string count(size_t n, std::string_view what) {
-  return std::to_string(n) + " " + std::string(what);
-}
+std::string count(size_t n, std::string_view what) { return fmt::format("{} {}", n, what); }
 
 struct ConditionText {
   bool status;
@@ -72,21 +67,18 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
                     " is paused by someone else; the operator acts once it is "
                     "unpaused");
   }
-  const std::string suffix = notes.empty() ? "" : " (" + join(notes, "; ") + ")";
-  const std::string active_text =
-      std::to_string(active) + " of " + std::to_string(want) + " shards active";
+  const std::string suffix = notes.empty() ? "" : fmt::format(" ({})", fmt::join(notes, "; "));
+  const std::string active_text = fmt::format("{} of {} shards active", active, want);
 
   if (scaling) {
-    ready = {
-        false, kReasonScaling,
-        "scaling " + target_text + " from " + std::to_string(cur) + " to " + std::to_string(want) +
-            " shards (whenScaled=" + std::string(toString(d.policy->when_scaled)) + ")" + suffix};
+    ready = {false, kReasonScaling,
+             fmt::format("scaling {} from {} to {} shards (whenScaled={}){}", target_text, cur,
+                         want, toString(d.policy->when_scaled), suffix)};
   } else if (cur != want || active != want) {
     ready = {false, kReasonWaitingForShards, active_text + suffix};
   } else {
-    ready = {
-        true, kReasonShardsReady,
-        active_text + ", " + std::to_string(c.inventory->retained.size()) + " retained" + suffix};
+    ready = {true, kReasonShardsReady,
+             fmt::format("{}, {} retained{}", active_text, c.inventory->retained.size(), suffix)};
   }
 
   if (!d.abandoned_because.empty() || d.waiting_for.starts_with("the hold after")) {
@@ -164,8 +156,8 @@ int32_t fillShards(const PlanContext& c, api::ShardSetStatus& st,
   for (const auto& s : c.inventory->retained) {
     st.retained_shards.push_back(retainedShardStatus(c, s));
     if (!s.deadline) {
-      bad_deadlines.push_back("StatefulSet " + s.object->name + " (shard " +
-                              std::to_string(s.index) + "): " + s.deadline_problem);
+      bad_deadlines.push_back(fmt::format("StatefulSet {} (shard {}): {}", s.object->name, s.index,
+                                          s.deadline_problem));
     }
   }
   return active;
@@ -174,14 +166,15 @@ int32_t fillShards(const PlanContext& c, api::ShardSetStatus& st,
 // DrainChecked: whether a due shard's deletion waits for its data to be shipped.
 ConditionText drainChecked(const DrainPolicy& drain) {
   if (drain.enabled) {
+    const std::string shipped = drain.condition
+                                    ? "spec.shardRetentionPolicy.drain.condition holds"
+                                    : fmt::format("its remote-write queues caught up (lag <= {})",
+                                                  formatPrometheusDuration(drain.max_lag));
     return {true, kReasonDrainsChecked,
-            "a due shard is deleted only once " +
-                std::string(drain.condition ? "spec.shardRetentionPolicy.drain.condition holds"
-                                            : "its remote-write queues caught up (lag <= " +
-                                                  formatPrometheusDuration(drain.max_lag) + ")") +
-                " at " + drain.prometheus_url + ", or " + formatPrometheusDuration(drain.timeout) +
-                " after it became due (onTimeout: " + std::string(toString(drain.on_timeout)) +
-                ")"};
+            fmt::format("a due shard is deleted only once {} at {}, or {} after it became due "
+                        "(onTimeout: {})",
+                        shipped, drain.prometheus_url, formatPrometheusDuration(drain.timeout),
+                        toString(drain.on_timeout))};
   }
   if (drain.unverified) {
     return {false, kReasonNoQueryEndpoint,
@@ -264,26 +257,28 @@ ConditionText otherWriters(const PlanContext& c) {
   std::vector<std::string> managers;
   for (const SpecWriter& w : c.input.target_writers) {
     if (ss.created && w.time && *w.time < *ss.created) continue;
-    managers.push_back("field manager \"" + w.manager + "\" (" + join(w.fields, ", ") +
-                       (w.operation.empty() ? "" : ", " + w.operation) + ")");
+    managers.push_back(fmt::format("field manager \"{}\" ({}{}{})", w.manager,
+                                   fmt::join(w.fields, ", "), w.operation.empty() ? "" : ", ",
+                                   w.operation));
   }
   std::vector<std::string> hpas;
   hpas.reserve(c.input.target_hpas.size());
   for (const std::string& hpa : c.input.target_hpas) {
-    hpas.push_back("HorizontalPodAutoscaler " + hpa);
+    hpas.push_back(fmt::format("HorizontalPodAutoscaler {}", hpa));
   }
   if (managers.empty() && hpas.empty()) {
     return {false, kReasonNoOtherWriters, "only shardscaler writes spec.shards and spec.paused"};
   }
-  const std::string target = ss.spec.target_ref.kind + " " + ss.ns + "/" + ss.spec.target_ref.name;
+  const std::string target =
+      fmt::format("{} {}/{}", ss.spec.target_ref.kind, ss.ns, ss.spec.target_ref.name);
   std::vector<std::string> all = hpas;
   all.insert(all.end(), managers.begin(), managers.end());
   return {true, hpas.empty() ? kReasonFieldManagerConflict : kReasonHPATargetsTarget,
-          join(all, "; ") + " also write" + (all.size() == 1 ? "s " : " ") + target +
-              ", which ShardSet " + ss.name + " scales: scale with \"kubectl scale shardset/" +
-              ss.name +
-              "\" or an HPA on the ShardSet, and leave spec.shards and spec.paused out of "
-              "manifests (README: Running with the Prometheus Operator)"};
+          fmt::format("{} also write{} {}, which ShardSet {} scales: scale with \"kubectl scale "
+                      "shardset/{}\" or an HPA on the ShardSet, and leave spec.shards and "
+                      "spec.paused out of manifests (README: Running with the Prometheus "
+                      "Operator)",
+                      fmt::join(all, "; "), all.size() == 1 ? "s" : "", target, ss.name, ss.name)};
 }
 
 // Degraded while pauses go unacknowledged: how many, how long the next attempt waits, and what
@@ -292,19 +287,19 @@ std::string unacknowledgedMessage(const PlanContext& c) {
   const Decision& d = c.plan.decision;
   const std::chrono::nanoseconds hold =
       pauseHold(c.input.safety.pause_ack_timeout, d.unacknowledged_pauses);
-  std::string target =
-      c.input.shard_set.spec.target_ref.kind + " " + c.input.shard_set.spec.target_ref.name;
-  std::string plural =
+  const api::TargetRef& ref = c.input.shard_set.spec.target_ref;
+  const std::string plural =
       c.target != nullptr ? targetResource(c.target->kind).resource : "prometheuses";
-  return "the operator did not acknowledge " + std::to_string(d.unacknowledged_pauses) +
-         (d.unacknowledged_pauses == 1 ? " pause" : " pauses in a row") + " of " + target +
-         " within " + formatPrometheusDuration(c.input.safety.pause_ack_timeout) +
-         "; the next is held " + formatPrometheusDuration(hold) +
-         " after the last (doubling, at most " + formatPrometheusDuration(kMaxPauseHold) +
-         "). Check that the Prometheus Operator is running and watches this namespace, that it "
-         "is v0.60 or later (earlier versions report no observedGeneration in "
-         "status.conditions), and that its RBAC lets it update " +
-         plural + "/status" + (d.abandoned_because.empty() ? "" : " (" + d.abandoned_because + ")");
+  const std::string because =
+      d.abandoned_because.empty() ? "" : fmt::format(" ({})", d.abandoned_because);
+  return fmt::format(
+      "the operator did not acknowledge {} {} of {} {} within {}; the next is held {} after the "
+      "last (doubling, at most {}). Check that the Prometheus Operator is running and watches "
+      "this namespace, that it is v0.60 or later (earlier versions report no observedGeneration "
+      "in status.conditions), and that its RBAC lets it update {}/status{}",
+      d.unacknowledged_pauses, d.unacknowledged_pauses == 1 ? "pause" : "pauses in a row", ref.kind,
+      ref.name, formatPrometheusDuration(c.input.safety.pause_ack_timeout),
+      formatPrometheusDuration(hold), formatPrometheusDuration(kMaxPauseHold), plural, because);
 }
 
 }  // namespace

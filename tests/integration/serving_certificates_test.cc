@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "serving_test_support.h"
+#include "shardscaler/base/expected.h"
 #include "shardscaler/serving/ca_bundle_injector.h"
 #include "shardscaler/test_kit/eventually.h"
 
@@ -64,7 +65,7 @@ TEST_F(ServingCertificates, ReplicasRacingToCreateTheSecretAllServeTheOneThatWon
     replicas.push_back(
         std::make_unique<SecretCertificateStore>(adminClient(), clock_, storeOptions(ns_)));
   }
-  std::vector<std::future<std::expected<void, std::string>>> syncs;
+  std::vector<std::future<Expected<void>>> syncs;
   syncs.reserve(replicas.size());
   for (auto& replica : replicas) {
     syncs.push_back(std::async(std::launch::async, [&] { return replica->sync(); }));

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::k8s {
 namespace {
 
@@ -79,7 +81,7 @@ std::string formatMicroTime(std::chrono::system_clock::time_point t) {
   return formatSeconds(whole) + buf;
 }
 
-std::expected<Timestamp, std::string> parseRfc3339(std::string_view text) {
+Expected<Timestamp> parseRfc3339(std::string_view text) {
   const auto bad = [&](std::string_view why) -> std::unexpected<std::string> {
     // Appended piecewise: g++ 12 -O3 warns falsely (-Wrestrict, PR105329) on "lit" + string.
     std::string message(1, '"');

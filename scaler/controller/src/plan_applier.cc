@@ -27,8 +27,8 @@ void countWriteForFaultInjection() {
   }();
   static std::atomic<long> writes{0};
   if (kill_after > 0 && ++writes == kill_after) {
-    telemetry::logEvent(telemetry::LogLevel::Warn, "fault injection: SIGKILL",
-                        {{"after_writes", kill_after}});
+    base::logEvent(base::LogLevel::Warn, "fault injection: SIGKILL",
+                   {{"after_writes", kill_after}});
     spdlog::default_logger()->flush();
     raise(SIGKILL);
   }

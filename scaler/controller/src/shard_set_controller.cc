@@ -2,10 +2,10 @@
 
 #include <algorithm>
 
+#include "shardscaler/base/log.h"
 #include "shardscaler/controller/own_writes.h"
 #include "shardscaler/controller/plan_applier.h"
 #include "shardscaler/k8s_client/task_pool.h"
-#include "shardscaler/telemetry/logging.h"
 
 #include "drain_gate.h"
 #include "shard_set_caches.h"
@@ -107,8 +107,8 @@ k8s::ControllerOptions ShardSetController::workLoopOptions() {
           [this] {
             std::string why;
             hasSynced(&why);
-            telemetry::logEvent(telemetry::LogLevel::Info, "workers wait for the caches to sync",
-                                {{"pending", why}});
+            base::logEvent(base::LogLevel::Info, "workers wait for the caches to sync",
+                           {{"pending", why}});
           },
       .on_reconciled =
           [metrics = metrics_](const std::string&, const k8s::ReconcileOutcome& outcome,

@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "shardscaler/api/api_resources.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_meta/object_meta.h"
 #include "shardscaler/retention/naming.h"
 #include "shardscaler/retention/shard_inventory.h"
-#include "shardscaler/telemetry/logging.h"
 
 #include "object_fields.h"
 
@@ -80,8 +80,8 @@ ShardList listShards(k8s::KubeClient& client, const std::string& ns, const std::
   for (const Json& item : (*list)["items"]) {
     auto sts = retention::parseStatefulSet(item);
     if (!sts) {
-      telemetry::logEvent(telemetry::LogLevel::Warn, "ignoring malformed StatefulSet",
-                          {{"namespace", ns}, {"error", sts.error().describe()}});
+      base::logEvent(base::LogLevel::Warn, "ignoring malformed StatefulSet",
+                     {{"namespace", ns}, {"error", sts.error().describe()}});
       continue;
     }
     out.push_back(std::move(*sts));
@@ -195,8 +195,8 @@ std::vector<std::string> TargetWriters::hpasAimedAt(const retention::Target& tar
                          k8s::meta::stringAt(hpa, "metadata", "name")});
       }
     } else {
-      telemetry::logEvent(telemetry::LogLevel::Debug, "listing HorizontalPodAutoscalers failed",
-                          {{"namespace", target.ns}, {"error", list.error().describe()}});
+      base::logEvent(base::LogLevel::Debug, "listing HorizontalPodAutoscalers failed",
+                     {{"namespace", target.ns}, {"error", list.error().describe()}});
     }
     std::lock_guard lock(mutex_);
     hpas_[target.ns] = HpaList{.read_at = now, .items = items};
@@ -415,9 +415,8 @@ class ShardSetReader::LiveObservation {
       observed_.guard_enforced = reader_.guard_enforced_(shard_set_.ns, &why);
     }
     if (!observed_.guard_enforced) {
-      telemetry::logEvent(telemetry::LogLevel::Debug,
-                          "guard not enforced, transitions use the fallback",
-                          {{"key", k8s::objectKey(shard_set_.ns, shard_set_.name)}, {"why", why}});
+      base::logEvent(base::LogLevel::Debug, "guard not enforced, transitions use the fallback",
+                     {{"key", k8s::objectKey(shard_set_.ns, shard_set_.name)}, {"why", why}});
     }
   }
 

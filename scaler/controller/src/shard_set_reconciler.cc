@@ -55,7 +55,7 @@ ShardSetReconciler::ShardSetReconciler(Parts parts, Options options)
 k8s::ReconcileOutcome ShardSetReconciler::reconcile(const std::string& key) {
   const uint64_t id = next_reconcile_id_++;
   // Every line of this reconcile carries these, so one reconcile's lines can be picked out.
-  const telemetry::LogContext log({{"key", key}, {"reconcile_id", id}});
+  const base::LogContext log({{"key", key}, {"reconcile_id", id}});
   const k8s::ObjectPtr object = parts_.caches.shardSet(key);
   if (!object) {
     // Deleted: forget everything about it. Its retained StatefulSets keep their deadlines
@@ -134,7 +134,7 @@ k8s::Result<void> ShardSetReconciler::setBoundTarget(const Json& object, const s
 // deadline, so an Event names them.
 std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::ShardSet& shard_set,
                                                                  const k8s::InvolvedObject& subject,
-                                                                 const telemetry::LogContext& log) {
+                                                                 const base::LogContext& log) {
   Rounds rounds = planAndApply(shard_set, subject, log, retention::PlanPurpose::Release);
   if (rounds.stopped_with) return *rounds.stopped_with;
   if (rounds.failure.error) {
@@ -160,7 +160,7 @@ std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::Shar
 k8s::ReconcileOutcome ShardSetReconciler::releaseTarget(const Json& object,
                                                         const api::ShardSet& shard_set,
                                                         const k8s::InvolvedObject& subject,
-                                                        const telemetry::LogContext& log) {
+                                                        const base::LogContext& log) {
   const Json& finalizers = object["metadata"].value("finalizers", Json::array());
   auto mine = std::ranges::find(finalizers, Json(api::kReleaseFinalizer));
   if (mine == finalizers.end()) return {};  // released already; the API server deletes it
@@ -191,7 +191,7 @@ k8s::ReconcileOutcome ShardSetReconciler::releaseTarget(const Json& object,
 }
 
 k8s::ReconcileOutcome ShardSetReconciler::reconcileShardSet(const Json& object,
-                                                            const telemetry::LogContext& log) {
+                                                            const base::LogContext& log) {
   auto shard_set = api::decodeShardSet(object);
   if (!shard_set) {
     log.error("not a ShardSet", {{"error", shard_set.error().describe()}});
@@ -244,7 +244,7 @@ k8s::ReconcileOutcome ShardSetReconciler::reconcileShardSet(const Json& object,
 k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::ShardSet& shard_set,
                                                  const k8s::InvolvedObject& subject,
                                                  const Rounds& rounds,
-                                                 const telemetry::LogContext& log) {
+                                                 const base::LogContext& log) {
   const std::string key = k8s::objectKey(object);
   const retention::Plan& plan = rounds.plan;
   const ApplyOutcome& failure = rounds.failure;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "shardscaler/api/shard_set.h"
+#include "shardscaler/base/log_context.h"
 #include "shardscaler/controller/own_writes.h"
 #include "shardscaler/controller/plan_applier.h"
 #include "shardscaler/k8s_client/clock.h"
@@ -19,7 +20,6 @@
 #include "shardscaler/k8s_client/reconciler.h"
 #include "shardscaler/k8s_client/task_pool.h"
 #include "shardscaler/retention/planner.h"
-#include "shardscaler/telemetry/logging.h"
 #include "shardscaler/telemetry/metrics.h"
 
 #include "drain_gate.h"
@@ -91,8 +91,7 @@ class ShardSetReconciler {
     bool confirm_from_caches = false;
   };
 
-  k8s::ReconcileOutcome reconcileShardSet(const k8s::Json& object,
-                                          const telemetry::LogContext& log);
+  k8s::ReconcileOutcome reconcileShardSet(const k8s::Json& object, const base::LogContext& log);
   // Adds the release finalizer, and with it the bound-target annotation when none is recorded
   // and `wanted` names a target kind: one write before the claim. Returns the bound target as it
   // stands afterwards (`bound` unless it was written here).
@@ -102,14 +101,14 @@ class ShardSetReconciler {
   // Lets go of `shard_set`'s target (as bound); nullopt when done.
   std::optional<k8s::ReconcileOutcome> release(const api::ShardSet& shard_set,
                                                const k8s::InvolvedObject& subject,
-                                               const telemetry::LogContext& log);
+                                               const base::LogContext& log);
   k8s::ReconcileOutcome releaseTarget(const k8s::Json& object, const api::ShardSet& shard_set,
                                       const k8s::InvolvedObject& subject,
-                                      const telemetry::LogContext& log);
+                                      const base::LogContext& log);
   // The status, Events, metrics and ingestion tracking of a plan that converged (or failed).
   k8s::ReconcileOutcome report(const k8s::Json& object, const api::ShardSet& shard_set,
                                const k8s::InvolvedObject& subject, const Rounds& rounds,
-                               const telemetry::LogContext& log);
+                               const base::LogContext& log);
   k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
   void publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan,
                       const k8s::Json& status);
@@ -126,14 +125,14 @@ class ShardSetReconciler {
   // `log` carries the reconcile's key and reconcile_id into every line it and the applier write.
   // A ShardSet at rest is planned from the caches instead (observeCached), when they allow it.
   Rounds planAndApply(const api::ShardSet& shard_set, const k8s::InvolvedObject& subject,
-                      const telemetry::LogContext& log, retention::PlanPurpose purpose);
+                      const base::LogContext& log, retention::PlanPurpose purpose);
   // The rounds from live reads; unless they stop early or fail, the last one plans nothing to
   // write, from a read that came after every write of the rounds before it.
   Rounds liveRounds(const api::ShardSet& shard_set, const k8s::InvolvedObject& subject,
-                    const telemetry::LogContext& log, retention::PlanPurpose purpose);
+                    const base::LogContext& log, retention::PlanPurpose purpose);
   // How a round that applied `outcome` goes on: true to plan again; false to stop with `rounds`.
   bool afterApply(const std::string& key, ApplyOutcome outcome, Rounds& rounds,
-                  const telemetry::LogContext& log);
+                  const base::LogContext& log);
   // Records what the last read of a live reconcile of `key` saw, or that it stopped early, failed
   // or released a target (`read_live_next`), so that the next one reads live too.
   void noteLiveRead(const std::string& key, const Rounds& rounds, bool read_live_next);

@@ -79,7 +79,7 @@ void ShardSetReconciler::noteLiveRead(const std::string& key, const Rounds& roun
 
 ShardSetReconciler::Rounds ShardSetReconciler::planAndApply(const api::ShardSet& shard_set,
                                                             const k8s::InvolvedObject& subject,
-                                                            const telemetry::LogContext& log,
+                                                            const base::LogContext& log,
                                                             retention::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
   if (purpose == retention::PlanPurpose::Converge) {
@@ -103,7 +103,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::planAndApply(const api::ShardSet&
 
 ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& shard_set,
                                                           const k8s::InvolvedObject& subject,
-                                                          const telemetry::LogContext& log,
+                                                          const base::LogContext& log,
                                                           retention::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
   // This reconcile's writes, recorded as its own (own_writes.h), also those the applier sends
@@ -169,7 +169,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
 }
 
 bool ShardSetReconciler::afterApply(const std::string& key, ApplyOutcome outcome, Rounds& rounds,
-                                    const telemetry::LogContext& log) {
+                                    const base::LogContext& log) {
   if (!outcome.error) return true;
   if (outcome.needsReplan()) {
     log.info("planning again",

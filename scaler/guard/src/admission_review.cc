@@ -3,6 +3,7 @@
 #include <array>
 #include <optional>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/k8s_client/json_strings.h"
 #include "shardscaler/k8s_client/validation.h"
@@ -53,9 +54,8 @@ JsonShape jsonShape(std::string_view text) {
 std::string echoed(std::string_view value) { return "\"" + untrustedText(value) + "\""; }
 
 // A field that must be a string when present; nullopt when absent or null.
-std::expected<std::optional<std::string>, std::string> optionalString(const Json& parent,
-                                                                      std::string_view key,
-                                                                      std::string_view path) {
+Expected<std::optional<std::string>> optionalString(const Json& parent, std::string_view key,
+                                                    std::string_view path) {
   const auto it = parent.find(key);
   if (it == parent.end() || it->is_null()) return std::optional<std::string>{};
   if (!it->is_string()) {
@@ -64,16 +64,16 @@ std::expected<std::optional<std::string>, std::string> optionalString(const Json
   return std::optional<std::string>{it->get<std::string>()};
 }
 
-std::expected<std::string, std::string> requiredString(const Json& parent, std::string_view key,
-                                                       std::string_view path) {
+Expected<std::string> requiredString(const Json& parent, std::string_view key,
+                                     std::string_view path) {
   auto value = optionalString(parent, key, path);
   if (!value) return std::unexpected(value.error());
   if (!value->has_value() || (*value)->empty()) return bad(std::string(path) + ": missing");
   return std::move(**value);
 }
 
-std::expected<const Json*, std::string> requiredObject(const Json& parent, std::string_view key,
-                                                       std::string_view path) {
+Expected<const Json*> requiredObject(const Json& parent, std::string_view key,
+                                     std::string_view path) {
   const auto it = parent.find(key);
   if (it == parent.end() || it->is_null()) return bad(std::string(path) + ": missing");
   if (!it->is_object()) {
@@ -83,8 +83,7 @@ std::expected<const Json*, std::string> requiredObject(const Json& parent, std::
 }
 
 // object / oldObject: an object, or absent/null.
-std::expected<Json, std::string> optionalObject(const Json& parent, std::string_view key,
-                                                std::string_view path) {
+Expected<Json> optionalObject(const Json& parent, std::string_view key, std::string_view path) {
   const auto it = parent.find(key);
   if (it == parent.end() || it->is_null()) return Json(nullptr);
   if (!it->is_object()) {
@@ -102,7 +101,7 @@ std::optional<Operation> parseOperation(std::string_view text) {
   return std::nullopt;
 }
 
-std::expected<UserInfo, std::string> parseUserInfo(const Json& request) {
+Expected<UserInfo> parseUserInfo(const Json& request) {
   UserInfo user;
   const auto it = request.find("userInfo");
   if (it == request.end() || it->is_null()) return user;  // anonymous as far as we can tell
@@ -122,7 +121,7 @@ std::expected<UserInfo, std::string> parseUserInfo(const Json& request) {
 }
 
 // What the request is about: uid, resource, subresource, namespace, name and operation.
-std::expected<void, std::string> parseSubject(const Json& r, AdmissionRequest& out) {
+Expected<void> parseSubject(const Json& r, AdmissionRequest& out) {
   auto uid = requiredString(r, "uid", "request.uid");
   if (!uid) return std::unexpected(uid.error());
   out.uid = std::move(*uid);
@@ -162,8 +161,8 @@ std::expected<void, std::string> parseSubject(const Json& r, AdmissionRequest& o
 }
 
 // A map of metadata (labels, annotations): absent, null, or an object of strings.
-std::expected<void, std::string> checkStringMap(const Json& metadata, std::string_view key,
-                                                const std::string& path, bool labels) {
+Expected<void> checkStringMap(const Json& metadata, std::string_view key, const std::string& path,
+                              bool labels) {
   const auto it = metadata.find(key);
   if (it == metadata.end() || it->is_null()) return {};
   if (!it->is_object()) return bad(path + ": expected an object, got " + it->type_name());
@@ -179,8 +178,7 @@ std::expected<void, std::string> checkStringMap(const Json& metadata, std::strin
 
 // object / oldObject of a StatefulSet review: the metadata the guard reads is what the API server
 // would have sent, or the review is not one it sent.
-std::expected<void, std::string> checkObjectMetadata(const Json& object, const std::string& path,
-                                                     bool statefulset) {
+Expected<void> checkObjectMetadata(const Json& object, const std::string& path, bool statefulset) {
   if (object.is_null()) return {};
   const auto metadata = object.find("metadata");
   if (metadata == object.end() || metadata->is_null()) {
@@ -204,7 +202,7 @@ std::expected<void, std::string> checkObjectMetadata(const Json& object, const s
   return checkStringMap(*metadata, "annotations", path + ".metadata.annotations", false);
 }
 
-std::expected<void, std::string> checkNames(const AdmissionRequest& r) {
+Expected<void> checkNames(const AdmissionRequest& r) {
   const bool statefulset = r.group == "apps" && r.resource == "statefulsets";
   if (statefulset && !r.ns.empty() && !k8s::isDns1123Label(r.ns)) {
     return bad("request.namespace: not a valid namespace");
@@ -232,7 +230,7 @@ std::string_view toString(Operation operation) {
   return "UNKNOWN";
 }
 
-std::expected<AdmissionRequest, std::string> decodeAdmissionReview(std::string_view body) {
+Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body) {
   if (body.empty()) return bad("empty body (expected a JSON AdmissionReview)");
   if (body.size() > kMaxReviewBytes) {
     return bad("body of " + std::to_string(body.size()) + " bytes exceeds the limit of " +

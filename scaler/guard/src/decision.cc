@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "denial_text.h"
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/guard/untrusted_text.h"
@@ -32,7 +34,8 @@ using k8s::meta::label;
 
 // Label and annotation values as a denial message repeats them.
 std::string valueText(const std::string* value) {
-  return value == nullptr ? "none" : "\"" + untrustedText(*value) + "\"";
+  if (value == nullptr) return "none";
+  return fmt::format("\"{}\"", untrustedText(*value));
 }
 
 // What the DELETE rules read of a shard, so that no UPDATE by anyone but shardscaler may change
@@ -62,9 +65,8 @@ std::vector<std::string> guardedChanges(const Json& old_object, const Json& obje
         guarded.is_label ? label(object, guarded.key) : annotation(object, guarded.key);
     if (before == nullptr && after == nullptr) continue;
     if (before != nullptr && after != nullptr && *before == *after) continue;
-    changes.push_back(std::string(guarded.is_label ? "label " : "annotation ") +
-                      std::string(guarded.key) + " from " + valueText(before) + " to " +
-                      valueText(after));
+    changes.push_back(fmt::format("{} {} from {} to {}", guarded.is_label ? "label" : "annotation",
+                                  guarded.key, valueText(before), valueText(after)));
   }
   return changes;
 }
@@ -89,18 +91,19 @@ class Judgement {
     verdict_.allowed = false;
     verdict_.detail = std::move(detail);
     verdict_.reason = rule;
-    verdict_.message = std::string(api::kGuardDenialPrefix) + std::string(rule) + ": " + what +
-                       " " + overrideHint(config_);
+    verdict_.message =
+        fmt::format("{}{}: {} {}", api::kGuardDenialPrefix, rule, what, overrideHint(config_));
     return verdict_;
   }
 
   // "StatefulSet monitoring/prometheus-main-shard-3 (shard 3 of Prometheus main)"
   std::string shardText() const {
-    std::string text = "StatefulSet " + request_.ns + "/" + name_;
+    std::string text = fmt::format("StatefulSet {}/{}", request_.ns, name_);
     std::string of;
-    if (verdict_.shard_index) of = "shard " + std::to_string(*verdict_.shard_index);
-    if (!verdict_.target.empty()) of += (of.empty() ? "" : " ") + ("of " + verdict_.target);
-    return of.empty() ? text : text + " (" + of + ")";
+    if (verdict_.shard_index) of = fmt::format("shard {}", *verdict_.shard_index);
+    if (!verdict_.target.empty())
+      of += fmt::format("{}of {}", of.empty() ? "" : " ", verdict_.target);
+    return of.empty() ? text : fmt::format("{} ({})", text, of);
   }
   // shardscaler's deadline of the subject: shardscaler.io/deletion-deadline, else the older name.
   const std::string* deadlineAnnotation() const {
@@ -109,21 +112,21 @@ class Judgement {
   }
   std::string retainedText() const {
     const std::string* deadline = deadlineAnnotation();
-    std::string text = "is retained by ShardSet " + verdict_.shard_set;
+    const std::string text = fmt::format("is retained by ShardSet {}", verdict_.shard_set);
     if (deadline == nullptr) {
-      return text + " but has no " + std::string(api::kDeletionTimestampAnnotation) +
-             " annotation, so it is kept (never delete on doubt)";
+      return fmt::format("{} but has no {} annotation, so it is kept (never delete on doubt)", text,
+                         api::kDeletionTimestampAnnotation);
     }
     auto parsed = retention::parseDeletionTimestamp(*deadline);
     if (!parsed) {
-      return text + " but its " + std::string(api::kDeletionTimestampAnnotation) +
-             " is unreadable (" + untrustedText(parsed.error(), 128) +
-             "), so it is kept (never delete on doubt)";
+      return fmt::format("{} but its {} is unreadable ({}), so it is kept (never delete on doubt)",
+                         text, api::kDeletionTimestampAnnotation,
+                         untrustedText(parsed.error(), 128));
     }
     if (parsed->isNever()) {
-      return text + " with no deadline (" + untrustedText(*deadline) + " means never)";
+      return fmt::format("{} with no deadline ({} means never)", text, untrustedText(*deadline));
     }
-    return text + " until " + k8s::formatRfc3339(parsed->time());
+    return fmt::format("{} until {}", text, k8s::formatRfc3339(parsed->time()));
   }
 
   const Json& subject() const { return request_.old_object; }
@@ -140,9 +143,9 @@ class Judgement {
   std::optional<Verdict> deleteAboveTheCount(const std::optional<retention::Target>& target);
   Verdict readFailed(const std::string& what, const std::string& error) {
     return deny(kRuleReadFailed,
-                "cannot read " + what + " (" + failureKind(error) + "), so the " +
-                    std::string(toString(request_.operation)) + " of " + shardText() +
-                    " is refused until it can be checked.",
+                fmt::format("cannot read {} ({}), so the {} of {} is refused until it can be "
+                            "checked.",
+                            what, failureKind(error), toString(request_.operation), shardText()),
                 error);
   }
   std::optional<Verdict> judgeUpdate(const std::vector<std::string>& changes, bool reattach);
@@ -163,8 +166,9 @@ const LiveRead& Judgement::target() {
   if (!target_) {
     target_ = target_kind_
                   ? live_.target(request_.ns, *target_kind_, shard_set_.spec.target_ref.name)
-                  : LiveRead::failed("targetRef.kind \"" + shard_set_.spec.target_ref.kind +
-                                     "\" is not Prometheus or PrometheusAgent");
+                  : LiveRead::failed(
+                        fmt::format("targetRef.kind \"{}\" is not Prometheus or PrometheusAgent",
+                                    shard_set_.spec.target_ref.kind));
   }
   return *target_;
 }
@@ -176,19 +180,21 @@ std::optional<Verdict> Judgement::cleanup() {
   if (target_kind_) {
     const LiveRead& t = target();
     if (t.state == LiveRead::State::Absent) {
-      return allow(kAllowCleanup, verdict_.target + " is gone");
+      return allow(kAllowCleanup, fmt::format("{} is gone", verdict_.target));
     }
     if (t.state == LiveRead::State::Found && k8s::meta::beingDeleted(t.object)) {
-      return allow(kAllowCleanup, verdict_.target + " is being deleted");
+      return allow(kAllowCleanup, fmt::format("{} is being deleted", verdict_.target));
     }
   }
   const LiveRead ns = live_.namespaceObject(request_.ns);
   if (ns.state == LiveRead::State::Found) {
     const bool terminating = k8s::meta::beingDeleted(ns.object) ||
                              ns.object.value("/status/phase"_json_pointer, "") == "Terminating";
-    if (terminating) return allow(kAllowCleanup, "namespace " + request_.ns + " is being deleted");
+    if (terminating) {
+      return allow(kAllowCleanup, fmt::format("namespace {} is being deleted", request_.ns));
+    }
   } else if (ns.state == LiveRead::State::Failed) {
-    return readFailed("namespace " + request_.ns + " to tell whether it is being deleted",
+    return readFailed(fmt::format("namespace {} to tell whether it is being deleted", request_.ns),
                       ns.error);
   }
   return std::nullopt;
@@ -201,8 +207,9 @@ std::optional<Verdict> Judgement::deleteRetained() {
     auto parsed = retention::parseDeletionTimestamp(*deadline);
     if (parsed && parsed->expiredAt(now_)) return deleteDue(*parsed);
   }
-  return deny(kRuleRetainedBeforeDeadline,
-              shardText() + " " + retainedText() + "; shardscaler deletes it once that passes.");
+  return deny(
+      kRuleRetainedBeforeDeadline,
+      fmt::format("{} {}; shardscaler deletes it once that passes.", shardText(), retainedText()));
 }
 
 // A retained shard past its deadline under a drain goes only once drained (shardscaler marks it
@@ -211,10 +218,10 @@ std::optional<Verdict> Judgement::deleteRetained() {
 std::optional<Verdict> Judgement::deleteDue(const retention::DeletionDeadline& deadline) {
   auto drain = retention::resolveDrainPolicy(shard_set_);
   if (!drain) {
-    return deny(kRuleNotDrained, shardText() + " is due, but ShardSet " + verdict_.shard_set +
-                                     "'s drain is invalid (" + drain.error().front().describe() +
-                                     "), so whether its data was shipped cannot be told (never "
-                                     "delete on doubt).");
+    return deny(kRuleNotDrained,
+                fmt::format("{} is due, but ShardSet {}'s drain is invalid ({}), so whether its "
+                            "data was shipped cannot be told (never delete on doubt).",
+                            shardText(), verdict_.shard_set, drain.error().front().describe()));
   }
   if (!drain->enabled || annotation(subject(), api::kDrainedAtAnnotation) != nullptr) {
     return std::nullopt;
@@ -225,16 +232,15 @@ std::optional<Verdict> Judgement::deleteDue(const retention::DeletionDeadline& d
   if (drain->on_timeout == retention::OnTimeout::Delete && gives_up_at && now_ >= *gives_up_at) {
     return std::nullopt;
   }
+  const std::string times_out =
+      drain->on_timeout == retention::OnTimeout::Delete && gives_up_at
+          ? fmt::format(" or its drain times out at {}",
+                        k8s::formatRfc3339(k8s::Timestamp::fromTimePoint(*gives_up_at)))
+          : "";
   return deny(kRuleNotDrained,
-              shardText() + " is due, but ShardSet " + verdict_.shard_set +
-                  " has not found its data shipped yet (no " +
-                  std::string(api::kDrainedAtAnnotation) +
-                  " annotation); shardscaler deletes it once it drains" +
-                  (drain->on_timeout == retention::OnTimeout::Delete && gives_up_at
-                       ? " or its drain times out at " +
-                             k8s::formatRfc3339(k8s::Timestamp::fromTimePoint(*gives_up_at))
-                       : "") +
-                  ".");
+              fmt::format("{} is due, but ShardSet {} has not found its data shipped yet (no {} "
+                          "annotation); shardscaler deletes it once it drains{}.",
+                          shardText(), verdict_.shard_set, api::kDrainedAtAnnotation, times_out));
 }
 
 std::optional<Verdict> Judgement::operatorRetention() {
@@ -243,32 +249,36 @@ std::optional<Verdict> Judgement::operatorRetention() {
   auto parsed = retention::parseDeletionTimestamp(*deadline);
   if (parsed && parsed->expiredAt(now_)) return std::nullopt;
   verdict_.deadline = untrustedText(*deadline);
+  const std::string_view which = !parsed
+                                     ? "which is unreadable, so it is kept (never delete on doubt)"
+                                 : parsed->isNever() ? "which means never"
+                                                     : "which has not passed";
   return deny(kRuleRetainedBeforeDeadline,
-              shardText() + " carries " + std::string(api::kOperatorDeletionDeadlineAnnotation) +
-                  " \"" + *deadline + "\", " +
-                  (!parsed ? "which is unreadable, so it is kept (never delete on doubt)"
-                   : parsed->isNever() ? "which means never"
-                                       : "which has not passed") +
-                  ": the operator's own shard retention keeps it.");
+              fmt::format("{} carries {} \"{}\", {}: the operator's own shard retention keeps it.",
+                          shardText(), api::kOperatorDeletionDeadlineAnnotation, *deadline, which));
 }
 
 std::optional<Verdict> Judgement::deleteActive() {
   const std::string* index_text = label(subject(), api::kOperatorShardLabel);
   if (!verdict_.shard_index) {
-    return deny(kRuleUnknownShardIndex,
-                shardText() + " is labelled for ShardSet " + verdict_.shard_set + " but its " +
-                    std::string(api::kOperatorShardLabel) + " label is " +
-                    (index_text ? valueText(index_text) + ", not a shard index" : "missing") +
-                    ", so it counts as an active shard (never delete on doubt).");
+    const std::string label_text =
+        index_text ? fmt::format("{}, not a shard index", valueText(index_text)) : "missing";
+    return deny(
+        kRuleUnknownShardIndex,
+        fmt::format("{} is labelled for ShardSet {} but its {} label is {}, so it counts as "
+                    "an active shard (never delete on doubt).",
+                    shardText(), verdict_.shard_set, api::kOperatorShardLabel, label_text));
   }
-  const std::string scale_hint = " Change the shard count with `kubectl scale shardset/" +
-                                 verdict_.shard_set + " -n " + request_.ns + " --replicas=N`.";
+  const std::string scale_hint =
+      fmt::format(" Change the shard count with `kubectl scale shardset/{} -n {} --replicas=N`.",
+                  verdict_.shard_set, request_.ns);
   if (!target_kind_) {
-    return deny(kRuleActiveShard, shardText() + " belongs to ShardSet " + verdict_.shard_set +
-                                      ", whose targetRef.kind " +
-                                      valueText(&shard_set_.spec.target_ref.kind) +
-                                      " is not Prometheus or PrometheusAgent, so it counts as "
-                                      "an active shard (never delete on doubt).");
+    return deny(
+        kRuleActiveShard,
+        fmt::format("{} belongs to ShardSet {}, whose targetRef.kind {} is not Prometheus "
+                    "or PrometheusAgent, so it counts as an active shard (never delete on "
+                    "doubt).",
+                    shardText(), verdict_.shard_set, valueText(&shard_set_.spec.target_ref.kind)));
   }
   const LiveRead& t = target();
   std::optional<retention::Target> parsed_target;
@@ -277,9 +287,9 @@ std::optional<Verdict> Judgement::deleteActive() {
     auto p = retention::parseTarget(t.object, *target_kind_);
     if (!p) {
       return deny(kRuleReadFailed,
-                  "cannot read " + verdict_.target +
-                      " (its spec does not decode), so the DELETE of " + shardText() +
-                      " is refused until it can be checked.",
+                  fmt::format("cannot read {} (its spec does not decode), so the DELETE of {} is "
+                              "refused until it can be checked.",
+                              verdict_.target, shardText()),
                   p.error().describe());
     }
     parsed_target = std::move(*p);
@@ -290,25 +300,23 @@ std::optional<Verdict> Judgement::deleteActive() {
   if (!desired || !shard_set_.spec_errors.empty()) {
     const auto& errors = desired ? shard_set_.spec_errors : desired.error();
     const auto& first = errors.front();
-    return deny(kRuleActiveShard,
-                shardText() + " belongs to ShardSet " + verdict_.shard_set +
-                    ", whose spec is invalid (" + untrustedText(first.field) +
-                    "), so every shard labelled for it counts as active "
-                    "(never delete on doubt)." +
-                    scale_hint,
-                first.describe());
+    return deny(
+        kRuleActiveShard,
+        fmt::format("{} belongs to ShardSet {}, whose spec is invalid ({}), so every shard "
+                    "labelled for it counts as active (never delete on doubt).{}",
+                    shardText(), verdict_.shard_set, untrustedText(first.field), scale_hint),
+        first.describe());
   }
   const int32_t target_shards = parsed_target ? parsed_target->effectiveShards() : 0;
   const int32_t threshold = std::max(target_shards, desired->want);
   if (*verdict_.shard_index >= threshold) return deleteAboveTheCount(parsed_target);
-  const std::string runs = parsed_target
-                               ? verdict_.target + " runs " + std::to_string(target_shards) +
-                                     " shard" + (target_shards == 1 ? "" : "s")
-                               : verdict_.target + " was not found";
-  return deny(kRuleActiveShard, shardText() + " is an active shard of ShardSet " +
-                                    verdict_.shard_set + " (" + runs + ", the ShardSet wants " +
-                                    std::to_string(desired->want) +
-                                    "); deleting it would lose the data it holds." + scale_hint);
+  const std::string runs = parsed_target ? fmt::format("{} runs {} shard{}", verdict_.target,
+                                                       target_shards, target_shards == 1 ? "" : "s")
+                                         : fmt::format("{} was not found", verdict_.target);
+  return deny(kRuleActiveShard,
+              fmt::format("{} is an active shard of ShardSet {} ({}, the ShardSet wants {}); "
+                          "deleting it would lose the data it holds.{}",
+                          shardText(), verdict_.shard_set, runs, desired->want, scale_hint));
 }
 
 // An attached shard at or above both counts is the operator's to delete only under Delete. Under
@@ -320,12 +328,12 @@ std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retent
   if (!t) return std::nullopt;  // no target: nothing runs the shard
   auto policy = retention::resolveRetentionPolicy(shard_set_, *t);
   if (!policy) {
-    return deny(kRuleActiveShard,
-                shardText() + " belongs to ShardSet " + verdict_.shard_set +
-                    ", whose retention policy is invalid (" +
-                    untrustedText(policy.error().front().field) +
-                    "), so it counts as an active shard (never delete on doubt).",
-                policy.error().front().describe());
+    return deny(
+        kRuleActiveShard,
+        fmt::format("{} belongs to ShardSet {}, whose retention policy is invalid ({}), so "
+                    "it counts as an active shard (never delete on doubt).",
+                    shardText(), verdict_.shard_set, untrustedText(policy.error().front().field)),
+        policy.error().front().describe());
   }
   auto drain = retention::resolveDrainPolicy(shard_set_);
   if (policy->when_scaled != retention::WhenScaled::Retain && drain && !drain->enabled) {
@@ -333,17 +341,18 @@ std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retent
   }
   if (policy->when_scaled != retention::WhenScaled::Retain) {
     return deny(kRuleRetainOnScaleDown,
-                shardText() + " is beyond the shard count, but ShardSet " + verdict_.shard_set +
-                    " drains removed shards before deleting them (spec.shardRetentionPolicy."
-                    "drain): shardscaler detaches it and deletes it once its data is shipped; "
-                    "deleting it now could lose what it has not shipped.");
+                fmt::format("{} is beyond the shard count, but ShardSet {} drains removed shards "
+                            "before deleting them (spec.shardRetentionPolicy.drain): shardscaler "
+                            "detaches it and deletes it once its data is shipped; deleting it now "
+                            "could lose what it has not shipped.",
+                            shardText(), verdict_.shard_set));
   }
-  return deny(kRuleRetainOnScaleDown,
-              shardText() + " is beyond the shard count, but ShardSet " + verdict_.shard_set +
-                  " retains scaled-away shards (whenScaled=Retain, from " +
-                  policy->when_scaled_source +
-                  "): shardscaler detaches it and keeps it until its deadline; deleting it now "
-                  "would lose the data it holds.");
+  return deny(
+      kRuleRetainOnScaleDown,
+      fmt::format("{} is beyond the shard count, but ShardSet {} retains scaled-away shards "
+                  "(whenScaled=Retain, from {}): shardscaler detaches it and keeps it "
+                  "until its deadline; deleting it now would lose the data it holds.",
+                  shardText(), verdict_.shard_set, policy->when_scaled_source));
 }
 
 // After the ShardSet was read: only shardscaler (or the cleanup after a deleted target or
@@ -352,19 +361,17 @@ std::optional<Verdict> Judgement::judgeUpdate(const std::vector<std::string>& ch
                                               bool reattach) {
   if (auto v = cleanup()) return *v;
   if (reattach) {
-    return deny(kRuleReattach, "this UPDATE puts " + std::string(api::kOperatorNameLabel) +
-                                   " back on " + shardText() + ", which " + retainedText() +
-                                   "; only shardscaler re-attaches retained shards (scale "
-                                   "ShardSet " +
-                                   verdict_.shard_set + " up instead).");
+    return deny(
+        kRuleReattach,
+        fmt::format("this UPDATE puts {} back on {}, which {}; only shardscaler "
+                    "re-attaches retained shards (scale ShardSet {} up instead).",
+                    api::kOperatorNameLabel, shardText(), retainedText(), verdict_.shard_set));
   }
-  std::string listed;
-  for (const auto& change : changes) listed += (listed.empty() ? "" : ", ") + change;
   return deny(kRuleGuardedMetadata,
-              "this UPDATE changes " + listed + " of " + shardText() +
-                  ", which the guard reads to decide whether the StatefulSet may be deleted; only "
-                  "shardscaler changes them (scale ShardSet " +
-                  verdict_.shard_set + " instead, or delete the ShardSet to release its shards).");
+              fmt::format("this UPDATE changes {} of {}, which the guard reads to decide whether "
+                          "the StatefulSet may be deleted; only shardscaler changes them (scale "
+                          "ShardSet {} instead, or delete the ShardSet to release its shards).",
+                          fmt::join(changes, ", "), shardText(), verdict_.shard_set));
 }
 
 Verdict Judgement::run() {
@@ -378,11 +385,11 @@ Verdict Judgement::run() {
   if (name_.empty()) name_ = k8s::meta::stringAt(subject(), "metadata", "name");
   const bool update = request_.operation == Operation::Update;
   if (!subject().is_object() || (update && !request_.object.is_object())) {
-    return deny(kRuleIncompleteReview, "the " + std::string(toString(request_.operation)) +
-                                           " review of StatefulSet " + request_.ns + "/" + name_ +
-                                           " carries no " +
-                                           (subject().is_object() ? "object" : "oldObject") +
-                                           ", so its labels cannot be checked.");
+    return deny(kRuleIncompleteReview,
+                fmt::format("the {} review of StatefulSet {}/{} carries no {}, so its labels "
+                            "cannot be checked.",
+                            toString(request_.operation), request_.ns, name_,
+                            subject().is_object() ? "object" : "oldObject"));
   }
   const std::string* shard_set_name = label(subject(), api::kShardSetLabel);
   if (shard_set_name == nullptr) {
@@ -405,11 +412,12 @@ Verdict Judgement::run() {
     verdict_.deadline = untrustedText(*deadline);
   }
   if (config_.exempt(request_.user)) {
-    return allow(kAllowExempt, "user " + untrustedText(request_.user.username) + " is exempt");
+    return allow(kAllowExempt,
+                 fmt::format("user {} is exempt", untrustedText(request_.user.username)));
   }
   if (config_.ownWrite(request_)) {
     return allow(kAllowOwnWrite,
-                 "shardscaler's own write (field manager " + request_.field_manager + ")");
+                 fmt::format("shardscaler's own write (field manager {})", request_.field_manager));
   }
 
   if (auto v = readShardSet(*shard_set_name)) return *v;
@@ -433,25 +441,27 @@ Verdict Judgement::run() {
 std::optional<Verdict> Judgement::readShardSet(const std::string& name) {
   const LiveRead shard_set = live_.shardSet(request_.ns, name);
   if (shard_set.state == LiveRead::State::Absent) {
-    return allow(kAllowShardSetGone,
-                 "ShardSet " + verdict_.shard_set + " does not exist: the shard is released");
+    return allow(
+        kAllowShardSetGone,
+        fmt::format("ShardSet {} does not exist: the shard is released", verdict_.shard_set));
   }
   if (shard_set.state == LiveRead::State::Failed) {
-    return readFailed("ShardSet " + request_.ns + "/" + verdict_.shard_set, shard_set.error);
+    return readFailed(fmt::format("ShardSet {}/{}", request_.ns, verdict_.shard_set),
+                      shard_set.error);
   }
   auto parsed = api::decodeShardSet(shard_set.object);
   if (!parsed) {
-    return deny(kRuleReadFailed,
-                "ShardSet " + request_.ns + "/" + verdict_.shard_set +
-                    " cannot be read (it does not decode), so the " +
-                    std::string(toString(request_.operation)) + " of " + shardText() +
-                    " is refused.",
-                parsed.error().describe());
+    return deny(
+        kRuleReadFailed,
+        fmt::format("ShardSet {}/{} cannot be read (it does not decode), so the {} of {} "
+                    "is refused.",
+                    request_.ns, verdict_.shard_set, toString(request_.operation), shardText()),
+        parsed.error().describe());
   }
   shard_set_ = std::move(*parsed);
   target_kind_ = retention::parseTargetKind(shard_set_.spec.target_ref.kind);
-  verdict_.target = untrustedText(shard_set_.spec.target_ref.kind) + " " +
-                    untrustedText(shard_set_.spec.target_ref.name);
+  verdict_.target = fmt::format("{} {}", untrustedText(shard_set_.spec.target_ref.kind),
+                                untrustedText(shard_set_.spec.target_ref.name));
   return std::nullopt;
 }
 

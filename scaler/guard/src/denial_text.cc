@@ -1,29 +1,17 @@
 #include "denial_text.h"
 
-#include <vector>
+#include <fmt/format.h>
 
 namespace shardscaler::guard::detail {
-namespace {
-
-std::string joined(const std::vector<std::string>& items, std::string_view separator) {
-  std::string out;
-  for (const auto& item : items) {
-    if (!out.empty()) out += separator;
-    out += item;
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string overrideHint(const GuardConfig& config) {
   if (!config.exempt_groups.empty()) {
-    return "To override, act as a member of group " + joined(config.exempt_groups, " or ") +
-           " (--guard-exempt-groups).";
+    return fmt::format("To override, act as a member of group {} (--guard-exempt-groups).",
+                       fmt::join(config.exempt_groups, " or "));
   }
   if (!config.exempt_users.empty()) {
-    return "To override, act as user " + joined(config.exempt_users, " or ") +
-           " (--guard-exempt-users).";
+    return fmt::format("To override, act as user {} (--guard-exempt-users).",
+                       fmt::join(config.exempt_users, " or "));
   }
   return "No identity is exempt (--guard-exempt-users, --guard-exempt-groups).";
 }

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "api_resources.h"
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::guard {
 namespace {
@@ -17,7 +18,7 @@ constexpr std::string_view kFix =
     "; grant shardscaler create on tokenreviews.authentication.k8s.io (deploy/rbac does) or name "
     "its user with --guard-self-user";
 
-std::expected<std::string, std::string> readFile(const std::string& path, std::string_view what) {
+Expected<std::string> readFile(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::unexpected("cannot read the " + std::string(what) + " file " + path);
   std::stringstream all;
@@ -88,7 +89,7 @@ std::expected<SelfIdentity, IdentityError> tokenReview(k8s::KubeClient& client,
 
 }  // namespace
 
-std::expected<SelfIdentity, std::string> identityFromCertificatePem(const std::string& pem) {
+Expected<SelfIdentity> identityFromCertificatePem(const std::string& pem) {
   std::unique_ptr<BIO, decltype(&BIO_free)> bio(
       BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), BIO_free);
   if (!bio) return std::unexpected("out of memory reading the client certificate");

@@ -4,6 +4,8 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "denial_text.h"
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/api/well_known.h"
@@ -48,7 +50,7 @@ class TargetJudgement {
   TargetJudgement(const AdmissionRequest& request, LiveObjects& live, const GuardConfig& config,
                   retention::TargetKind kind)
       : request_(request), live_(live), config_(config), kind_(kind) {
-    verdict_.target = std::string(retention::toString(kind)) + " " + untrustedText(request.name);
+    verdict_.target = fmt::format("{} {}", retention::toString(kind), untrustedText(request.name));
   }
 
   Verdict run();
@@ -64,15 +66,15 @@ class TargetJudgement {
     verdict_.allowed = false;
     verdict_.reason = rule;
     verdict_.detail = std::move(detail);
-    verdict_.message = std::string(api::kGuardDenialPrefix) + std::string(rule) + ": " + what +
-                       " " + detail::overrideHint(config_);
+    verdict_.message = fmt::format("{}{}: {} {}", api::kGuardDenialPrefix, rule, what,
+                                   detail::overrideHint(config_));
     return verdict_;
   }
   Verdict readFailed(const std::string& what, const std::string& error) {
     return deny(kRuleReadFailed,
-                "cannot read " + what + " (" + detail::failureKind(error) +
-                    "), so this change of the shard count of " + verdict_.target +
-                    " is refused until it can be checked.",
+                fmt::format("cannot read {} ({}), so this change of the shard count of {} is "
+                            "refused until it can be checked.",
+                            what, detail::failureKind(error), verdict_.target),
                 error);
   }
   // The claim on the target: from the old object itself, or for a Scale (which carries no
@@ -107,18 +109,16 @@ Verdict TargetJudgement::run() {
   std::string holder;
   if (auto v = readClaim(holder)) return *v;
   if (auto v = readShardSet(holder)) return *v;
-  const std::string kubectl_scale =
-      "kubectl scale shardset/" + verdict_.shard_set + " -n " + untrustedText(request_.ns) +
-      " --replicas=" + (after ? std::to_string(*after) : std::string("<n>"));
+  const std::string replicas = after ? std::to_string(*after) : std::string("<n>");
   return deny(kRuleShardCountOwnedByShardSet,
-              "this UPDATE changes the shard count of " + verdict_.target + " from " +
-                  countText(before) + " to " + countText(after) + ", which ShardSet " +
-                  verdict_.shard_set +
-                  " sets (annotation shardscaler.io/claimed-by); the operator would delete the "
-                  "shards above it, and their data with them. Scale the ShardSet instead (" +
-                  kubectl_scale +
-                  "), point an HPA at the ShardSet, and leave spec.shards out of what GitOps "
-                  "applies.");
+              fmt::format("this UPDATE changes the shard count of {} from {} to {}, which ShardSet "
+                          "{} sets (annotation {}); the operator would delete the shards above "
+                          "it, and their data with them. Scale the ShardSet instead (kubectl "
+                          "scale shardset/{} -n {} --replicas={}), point an HPA at the ShardSet, "
+                          "and leave spec.shards out of what GitOps applies.",
+                          verdict_.target, countText(before), countText(after), verdict_.shard_set,
+                          api::kClaimedByAnnotation, verdict_.shard_set, untrustedText(request_.ns),
+                          replicas));
 }
 
 std::optional<Verdict> TargetJudgement::readClaim(std::string& holder) {

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/ingestion/ingestion_query.h"
 
 namespace shardscaler::ingestion {
@@ -35,8 +36,7 @@ std::map<std::string, std::vector<double>> byPod(const Vector& vector) {
 }
 
 // The answer as a vector, or why it cannot be read as one.
-std::expected<const Vector*, std::string> vectorOf(const promql::Result<QueryResult>& answer,
-                                                   std::string_view what) {
+Expected<const Vector*> vectorOf(const promql::Result<QueryResult>& answer, std::string_view what) {
   if (!answer) return std::unexpected(std::string(what) + " failed: " + answer.error().describe());
   const Vector* vector = answer->vector();
   if (vector == nullptr) {

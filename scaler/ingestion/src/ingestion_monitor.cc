@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cctype>
 
+#include "shardscaler/base/log.h"
 #include "shardscaler/ingestion/ingestion_query.h"
 #include "shardscaler/ingestion/ingestion_result.h"
 #include "shardscaler/k8s_meta/time.h"
 #include "shardscaler/promql_client/prometheus_client.h"
-#include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::ingestion {
 namespace {
@@ -103,8 +103,8 @@ void IngestionMonitor::track(const std::string& key, const IngestionTarget& targ
     entry.due = clock_.monotonicNow();
     dropUnusedClientsLocked();
     ++version_;
-    telemetry::logEvent(
-        telemetry::LogLevel::Info, inserted ? "ingestion tracking" : "ingestion retargeted",
+    base::logEvent(
+        base::LogLevel::Info, inserted ? "ingestion tracking" : "ingestion retargeted",
         {{"key", key},
          {"target", std::string(retention::toString(target.kind)) + "/" + target.target_name},
          {"interval_ms", target.interval.count()},
@@ -124,7 +124,7 @@ void IngestionMonitor::untrack(const std::string& key) {
     entries_.erase(it);
     dropUnusedClientsLocked();
     ++version_;
-    telemetry::logEvent(telemetry::LogLevel::Info, "ingestion untracked", {{"key", key}});
+    base::logEvent(base::LogLevel::Info, "ingestion untracked", {{"key", key}});
   }
   changed_.notify_all();
 }
@@ -240,13 +240,13 @@ IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
   if (!rates) {
     snapshot.error = rates.error().message;
     snapshot.error_reason = rates.error().reason;
-    telemetry::logEvent(telemetry::LogLevel::Warn, "ingestion query failed",
-                        {{"key", t.ns + "/" + t.shard_set},
-                         {"reason", snapshot.error_reason},
-                         {"prometheus", t.prometheus_url},
-                         {"error", snapshot.error},
-                         {"detail", rates.error().detail},
-                         {"query", query}});
+    base::logEvent(base::LogLevel::Warn, "ingestion query failed",
+                   {{"key", t.ns + "/" + t.shard_set},
+                    {"reason", snapshot.error_reason},
+                    {"prometheus", t.prometheus_url},
+                    {"error", snapshot.error},
+                    {"detail", rates.error().detail},
+                    {"query", query}});
     if (metrics_ != nullptr) metrics_->incDegraded(degradedReason(snapshot.error_reason));
     return snapshot;
   }
@@ -257,8 +257,8 @@ IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
     }
   }
   snapshot.recommended_shards = recommendedShards(snapshot.total_samples_per_second, t);
-  telemetry::logEvent(
-      telemetry::LogLevel::Debug, "ingestion rates",
+  base::logEvent(
+      base::LogLevel::Debug, "ingestion rates",
       {{"key", t.ns + "/" + t.shard_set},
        {"shards", snapshot.per_shard.size()},
        {"samples_per_second", snapshot.total_samples_per_second},
@@ -276,8 +276,8 @@ bool IngestionMonitor::finishJobLocked(const Job& job, IngestionSnapshot snapsho
   // Retargeted meanwhile: the answer is for the old target; the new one is already due.
   if (entry.generation != job.generation) return false;
   if (snapshot.error.empty() && entry.snapshot && !entry.snapshot->error.empty()) {
-    telemetry::logEvent(telemetry::LogLevel::Info, "ingestion rates available again",
-                        {{"key", job.key}, {"shards", snapshot.per_shard.size()}});
+    base::logEvent(base::LogLevel::Info, "ingestion rates available again",
+                   {{"key", job.key}, {"shards", snapshot.per_shard.size()}});
   }
   entry.snapshot = std::move(snapshot);
   // One interval from start to start; but a query that took about an interval (a hanging

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::ingestion {
 namespace {
 
@@ -147,7 +149,7 @@ std::optional<std::string> readPath(std::string_view path, Parsed& out) {
 }
 
 // Reads a URL, or with `pattern` an allow-list entry (wildcards in the host and the port).
-std::expected<Parsed, std::string> readUrl(std::string_view text, bool pattern) {
+Expected<Parsed> readUrl(std::string_view text, bool pattern) {
   if (auto refused = refusedCharacters(text)) return std::unexpected(std::move(*refused));
   Parsed out;
   const std::size_t scheme_end = text.find("://");
@@ -182,13 +184,13 @@ const std::vector<std::string>& defaultPrometheusUrlAllow() {
   return allow;
 }
 
-std::expected<PrometheusUrl, std::string> parsePrometheusUrl(std::string_view url) {
+Expected<PrometheusUrl> parsePrometheusUrl(std::string_view url) {
   auto parsed = readUrl(url, false);
   if (!parsed) return std::unexpected(std::move(parsed.error()));
   return std::move(parsed->url);
 }
 
-std::expected<UrlPattern, std::string> UrlPattern::parse(std::string_view pattern) {
+Expected<UrlPattern> UrlPattern::parse(std::string_view pattern) {
   auto parsed = readUrl(pattern, true);
   if (!parsed) {
     return std::unexpected("the pattern " + quoted(pattern) + " " + parsed.error() +
@@ -220,8 +222,8 @@ bool UrlPattern::matches(const PrometheusUrl& url) const {
          (url.path.starts_with(path_) && url.path[path_.size()] == '/');
 }
 
-std::expected<PrometheusUrlPolicy, std::string> PrometheusUrlPolicy::make(
-    const std::vector<std::string>& allow, const std::string& allow_regex) {
+Expected<PrometheusUrlPolicy> PrometheusUrlPolicy::make(const std::vector<std::string>& allow,
+                                                        const std::string& allow_regex) {
   PrometheusUrlPolicy policy;
   for (const std::string& entry : allow) {
     auto pattern = UrlPattern::parse(entry);

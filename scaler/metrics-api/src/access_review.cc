@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::metrics_api {
 namespace {
 
@@ -27,7 +29,7 @@ Json subjectAccessReview(const AccessRequest& request) {
           {"spec", std::move(spec)}};
 }
 
-std::expected<AccessDecision, std::string> accessDecisionOf(const Json& review) {
+Expected<AccessDecision> accessDecisionOf(const Json& review) {
   auto status = review.find("status");
   if (status == review.end() || !status->is_object()) {
     return std::unexpected("the SubjectAccessReview came back without a status");

@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstdint>
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::metrics_api {
 namespace {
 
@@ -33,8 +35,7 @@ std::string lower(std::string_view s) {
 }
 
 // The data values that hold lists are JSON arrays of strings ("[\"X-Remote-User\"]").
-std::expected<std::vector<std::string>, std::string> stringList(const Json& data,
-                                                                const std::string& key) {
+Expected<std::vector<std::string>> stringList(const Json& data, const std::string& key) {
   auto it = data.find(key);
   if (it == data.end() || !it->is_string() || it->get<std::string>().empty()) {
     return std::vector<std::string>{};
@@ -60,8 +61,7 @@ std::string percentDecode(std::string_view s) {
 
 }  // namespace
 
-std::expected<RequestHeaderConfig, std::string> requestHeaderConfigFromConfigMap(
-    const Json& config_map) {
+Expected<RequestHeaderConfig> requestHeaderConfigFromConfigMap(const Json& config_map) {
   const Json data = config_map.value("data", Json::object());
   if (!data.is_object()) return std::unexpected("data: not an object");
   RequestHeaderConfig config;
@@ -121,9 +121,9 @@ bool isUtf8(std::string_view text) {
 
 }  // namespace
 
-std::expected<UserInfo, std::string> authenticate(const serving::PeerCertificate& peer,
-                                                  const serving::HeaderList& headers,
-                                                  const RequestHeaderConfig& config) {
+Expected<UserInfo> authenticate(const serving::PeerCertificate& peer,
+                                const serving::HeaderList& headers,
+                                const RequestHeaderConfig& config) {
   if (!config.client_ca) {
     return std::unexpected(
         "the cluster publishes no requestheader-client-ca-file in kube-system/"

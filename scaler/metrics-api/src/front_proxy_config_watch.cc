@@ -3,7 +3,7 @@
 #include <string>
 
 #include "api_resources.h"
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/log.h"
 
 namespace shardscaler::metrics_api {
 
@@ -34,10 +34,10 @@ FrontProxyConfigWatch::FrontProxyConfigWatch(k8s::KubeClient& client, const k8s:
       .on_update = [this](const k8s::ObjectPtr&, const k8s::ObjectPtr& o) { apply(*o); },
       .on_delete =
           [this](const k8s::ObjectPtr&) {
-            k8s::log(k8s::LogLevel::Warn,
-                     "external metrics API: front proxy ConfigMap deleted; keeping its last "
-                     "settings until the API server publishes it again",
-                     {{"configmap", configMapName()}});
+            base::logEvent(base::LogLevel::Warn,
+                           "external metrics API: front proxy ConfigMap deleted; keeping its last "
+                           "settings until the API server publishes it again",
+                           {{"configmap", configMapName()}});
             if (degraded_) degraded_("front_proxy_config_deleted");
           },
   });
@@ -56,8 +56,8 @@ void FrontProxyConfigWatch::apply(const Json& config_map) {
   if (!version.empty() && version == applied_version_) return;  // a resync: nothing new
   auto config = requestHeaderConfigFromConfigMap(config_map);
   if (!config) {
-    k8s::log(
-        k8s::LogLevel::Error,
+    base::logEvent(
+        base::LogLevel::Error,
         "external metrics API: front proxy ConfigMap unusable; keeping the settings read "
         "before",
         {{"configmap", configMapName()}, {"resource_version", version}, {"error", config.error()}});
@@ -66,22 +66,23 @@ void FrontProxyConfigWatch::apply(const Json& config_map) {
   }
   applied_version_ = version;
   if (!config->client_ca) {
-    k8s::log(k8s::LogLevel::Error,
-             "external metrics API: the front proxy ConfigMap has no requestheader-client-ca-file: "
-             "the API server runs without the aggregation layer (--requestheader-client-ca-file, "
-             "--proxy-client-cert-file), and every request will be refused with 401",
-             {{"configmap", configMapName()}, {"resource_version", version}});
+    base::logEvent(
+        base::LogLevel::Error,
+        "external metrics API: the front proxy ConfigMap has no requestheader-client-ca-file: "
+        "the API server runs without the aggregation layer (--requestheader-client-ca-file, "
+        "--proxy-client-cert-file), and every request will be refused with 401",
+        {{"configmap", configMapName()}, {"resource_version", version}});
     if (degraded_) degraded_("front_proxy_config_without_ca");
   } else {
     std::string names;
     for (const auto& n : config->allowed_names) names += (names.empty() ? "" : ",") + n;
-    k8s::log(k8s::LogLevel::Info, "external metrics API: front proxy settings loaded",
-             {{"configmap", configMapName()},
-              {"resource_version", version},
-              {"client_cas", config->client_ca->certificates().size()},
-              {"allowed_names", names},
-              {"user_headers", Json(config->username_headers).dump()},
-              {"group_headers", Json(config->group_headers).dump()}});
+    base::logEvent(base::LogLevel::Info, "external metrics API: front proxy settings loaded",
+                   {{"configmap", configMapName()},
+                    {"resource_version", version},
+                    {"client_cas", config->client_ca->certificates().size()},
+                    {"allowed_names", names},
+                    {"user_headers", Json(config->username_headers).dump()},
+                    {"group_headers", Json(config->group_headers).dump()}});
   }
   // The CA first: a connection accepted between the two reads at worst the old settings.
   client_trust_.set(config->client_ca);

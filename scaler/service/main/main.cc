@@ -4,13 +4,14 @@
 #include <exception>
 #include <variant>
 
+#include "shardscaler/base/log.h"
 #include "shardscaler/service/run_options.h"
 #include "shardscaler/service/service.h"
 #include "shardscaler/telemetry/build_info.h"
-#include "shardscaler/telemetry/logging.h"
 
 namespace {
 
+namespace base = shardscaler::base;
 namespace service = shardscaler::service;
 namespace telemetry = shardscaler::telemetry;
 
@@ -34,13 +35,12 @@ int dispatch(const service::Command& command) {
                           return 0;
                         },
                         [](const service::RunOptions& options) {
-                          telemetry::configureLogging(options.log_level, options.log_format);
+                          base::configureLogging(options.log_level, options.log_format);
                           return service::runService(options);
                         },
                         [](const service::PlanOptions& options) {
                           // The plan goes to stdout; only problems are logged, on stderr.
-                          telemetry::configureLogging(telemetry::LogLevel::Warn,
-                                                      telemetry::LogFormat::Text);
+                          base::configureLogging(base::LogLevel::Warn, base::LogFormat::Text);
                           return service::runPlan(options);
                         },
                     },

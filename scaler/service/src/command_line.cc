@@ -7,6 +7,7 @@
 
 #include "config_file.h"
 #include "option_spec.h"
+#include "shardscaler/base/expected.h"
 #include "shardscaler/service/run_options.h"
 
 namespace shardscaler::service {
@@ -118,8 +119,7 @@ class CommandLine {
   CommandLine(const CommandLine&) = delete;
   CommandLine& operator=(const CommandLine&) = delete;
 
-  std::expected<Command, std::string> parse(std::span<const std::string_view> args,
-                                            const OptionsEnvironment& env);
+  Expected<Command> parse(std::span<const std::string_view> args, const OptionsEnvironment& env);
   // root_.help() would show the help of the command that was parsed: "help" itself.
   std::string help(const CLI::App* command) const {
     if (command != nullptr) return command->help(root_.get_name());
@@ -134,11 +134,10 @@ class CommandLine {
 
  private:
   CLI::App* addCommand(const std::string& name, const std::string& description);
-  std::expected<std::vector<std::string>, std::string> normalized(
-      std::span<const std::string_view> args) const;
+  Expected<std::vector<std::string>> normalized(std::span<const std::string_view> args) const;
   std::optional<std::string> unexpectedArgument(const std::vector<std::string>& args) const;
   std::string errorLine(const CLI::ParseError& e, const std::vector<std::string>& args) const;
-  std::expected<Command, std::string> parsedCommand(const OptionsEnvironment& env) const;
+  Expected<Command> parsedCommand(const OptionsEnvironment& env) const;
 
   CLI::App root_;
   CLI::App* run_;
@@ -212,7 +211,7 @@ CLI::App* CommandLine::addCommand(const std::string& name, const std::string& de
 // CLI11 2.1.2 reads "--flag=" as "--flag" and takes the next argument as its value; pflag and the
 // tables read it as the empty value ("--guard-exempt-groups=" exempts no group), so it is passed
 // as a separate empty argument. A boolean flag has no empty value.
-std::expected<std::vector<std::string>, std::string> CommandLine::normalized(
+Expected<std::vector<std::string>> CommandLine::normalized(
     std::span<const std::string_view> args) const {
   std::vector<std::string> out;
   for (std::string_view arg : args) {
@@ -288,8 +287,8 @@ std::string CommandLine::errorLine(const CLI::ParseError& e,
   return e.what();
 }
 
-std::expected<Command, std::string> CommandLine::parse(std::span<const std::string_view> args,
-                                                       const OptionsEnvironment& env) {
+Expected<Command> CommandLine::parse(std::span<const std::string_view> args,
+                                     const OptionsEnvironment& env) {
   auto argv = normalized(args);
   if (!argv) return std::unexpected(argv.error());
   std::vector<std::string> reversed(argv->rbegin(), argv->rend());  // CLI11 pops from the back
@@ -310,8 +309,7 @@ std::expected<Command, std::string> CommandLine::parse(std::span<const std::stri
   return parsedCommand(env);
 }
 
-std::expected<Command, std::string> CommandLine::parsedCommand(
-    const OptionsEnvironment& env) const {
+Expected<Command> CommandLine::parsedCommand(const OptionsEnvironment& env) const {
   if (run_->parsed()) {
     RunOptions options;
     if (auto ok = applyValues(options, *run_, runSpecs(), from_file_); !ok) {
@@ -343,14 +341,14 @@ std::string helpOf(std::string_view command) {
 
 }  // namespace
 
-std::expected<Command, std::string> parseCommandLine(std::span<const std::string_view> args,
-                                                     const OptionsEnvironment& env) {
+Expected<Command> parseCommandLine(std::span<const std::string_view> args,
+                                   const OptionsEnvironment& env) {
   CommandLine cli;
   return cli.parse(args, env);
 }
 
-std::expected<Command, std::string> parseCommandLine(int argc, const char* const* argv,
-                                                     const OptionsEnvironment& env) {
+Expected<Command> parseCommandLine(int argc, const char* const* argv,
+                                   const OptionsEnvironment& env) {
   std::vector<std::string_view> args;
   for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
   return parseCommandLine(std::span<const std::string_view>(args), env);

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <yaml-cpp/yaml.h>
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::service::detail {
 namespace {
@@ -28,7 +29,7 @@ std::string nodeDescription(const YAML::Node& node) {
 }
 
 // The scalar text of `value` if it has the type `kind` wants, else a "wrong type" message.
-std::expected<std::string, std::string> scalarFor(Kind kind, const YAML::Node& value) {
+Expected<std::string> scalarFor(Kind kind, const YAML::Node& value) {
   const char* want = kind == Kind::Bool       ? "true or false"
                      : kind == Kind::Int      ? "a number"
                      : kind == Kind::Duration ? "a duration such as 10s"
@@ -51,9 +52,8 @@ Applied check(const RunSpec& spec, std::string_view value) {
   return spec.target.set(scratch, value);
 }
 
-std::expected<std::vector<std::string>, std::string> valuesOf(const RunSpec& spec,
-                                                              const YAML::Node& key,
-                                                              const YAML::Node& value) {
+Expected<std::vector<std::string>> valuesOf(const RunSpec& spec, const YAML::Node& key,
+                                            const YAML::Node& value) {
   // A missing value has the position of whatever follows it; the key's line is the one to fix.
   const std::string where = lineOf(value.IsNull() ? key : value) + ": " + key.Scalar() + ": ";
   std::vector<std::string> out;
@@ -75,8 +75,8 @@ std::expected<std::vector<std::string>, std::string> valuesOf(const RunSpec& spe
   return out;
 }
 
-std::expected<std::vector<ConfigValue>, std::string> readMapping(
-    const YAML::Node& root, const std::vector<RunSpec>& specs) {
+Expected<std::vector<ConfigValue>> readMapping(const YAML::Node& root,
+                                               const std::vector<RunSpec>& specs) {
   std::vector<ConfigValue> out;
   if (root.IsNull()) return out;  // an empty file sets nothing
   if (!root.IsMap()) {
@@ -107,8 +107,8 @@ std::expected<std::vector<ConfigValue>, std::string> readMapping(
 
 }  // namespace
 
-std::expected<std::vector<ConfigValue>, std::string> readConfigFile(
-    const std::string& path, const std::vector<RunSpec>& specs) {
+Expected<std::vector<ConfigValue>> readConfigFile(const std::string& path,
+                                                  const std::vector<RunSpec>& specs) {
   const std::string prefix = "config file " + path + ": ";
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return fail(prefix + "is a directory");
@@ -120,8 +120,8 @@ std::expected<std::vector<ConfigValue>, std::string> readConfigFile(
   return readConfigText(buffer.str(), path, specs);
 }
 
-std::expected<std::vector<ConfigValue>, std::string> readConfigText(
-    std::string_view text, const std::string& path, const std::vector<RunSpec>& specs) {
+Expected<std::vector<ConfigValue>> readConfigText(std::string_view text, const std::string& path,
+                                                  const std::vector<RunSpec>& specs) {
   const std::string prefix = "config file " + path + ": ";
   YAML::Node root;
   try {

@@ -2,12 +2,12 @@
 // into the values each key gives. It never applies them: the command line decides which ones win.
 #pragma once
 
-#include <expected>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "option_spec.h"
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::service::detail {
 
@@ -18,10 +18,10 @@ struct ConfigValue {
 
 // Every key's values, each checked as its row checks it. The error names the file and the line:
 // `config file /x: line 3: workers: "x" is not a number`.
-std::expected<std::vector<ConfigValue>, std::string> readConfigFile(
-    const std::string& path, const std::vector<RunSpec>& specs);
+Expected<std::vector<ConfigValue>> readConfigFile(const std::string& path,
+                                                  const std::vector<RunSpec>& specs);
 // The same for the file's text; `path` names it in the errors.
-std::expected<std::vector<ConfigValue>, std::string> readConfigText(
-    std::string_view text, const std::string& path, const std::vector<RunSpec>& specs);
+Expected<std::vector<ConfigValue>> readConfigText(std::string_view text, const std::string& path,
+                                                  const std::vector<RunSpec>& specs);
 
 }  // namespace shardscaler::service::detail

@@ -5,13 +5,14 @@
 #include <limits>
 
 #include "option_spec.h"
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::service {
 
 using detail::fail;
 using detail::inQuotes;
 
-std::expected<std::chrono::nanoseconds, std::string> parseGoDuration(std::string_view text) {
+Expected<std::chrono::nanoseconds> parseGoDuration(std::string_view text) {
   const std::string syntax = " (use Go syntax such as 10s, 1m30s or 250ms)";
   const auto bad = [&](const std::string& why) {
     return fail(inQuotes(text) + " is not a duration" + (why.empty() ? "" : ": " + why) + syntax);

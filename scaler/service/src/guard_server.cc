@@ -4,9 +4,10 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "shardscaler/base/expected.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/guard/self_identity.h"
 #include "shardscaler/guard/untrusted_text.h"
-#include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::service {
 namespace {
@@ -70,29 +71,27 @@ GuardServer::GuardServer(const RunOptions& options, k8s::RestClient& client,
 
 GuardServer::~GuardServer() { stop(); }
 
-std::expected<std::string, std::string> GuardServer::selfUser(
-    const std::function<bool()>& stopping) {
+Expected<std::string> GuardServer::selfUser(const std::function<bool()>& stopping) {
   if (!options_.guard_self_user.empty()) {
-    telemetry::logEvent(telemetry::LogLevel::Info, "shard guard: shardscaler's own user",
-                        {{"user", options_.guard_self_user}, {"source", "--guard-self-user"}});
+    base::logEvent(base::LogLevel::Info, "shard guard: shardscaler's own user",
+                   {{"user", options_.guard_self_user}, {"source", "--guard-self-user"}});
     return options_.guard_self_user;
   }
   std::chrono::nanoseconds backoff = std::chrono::seconds(1);
   while (true) {
     auto identity = guard::discoverSelfIdentity(client_, client_.config());
     if (identity) {
-      telemetry::logEvent(telemetry::LogLevel::Info, "shard guard: shardscaler's own user",
-                          {{"user", identity->username}, {"source", identity->source}});
+      base::logEvent(base::LogLevel::Info, "shard guard: shardscaler's own user",
+                     {{"user", identity->username}, {"source", identity->source}});
       return identity->username;
     }
     if (!identity.error().retryable) {
       return std::unexpected("shard guard: cannot tell which user shardscaler acts as: " +
                              identity.error().message);
     }
-    telemetry::logEvent(
-        telemetry::LogLevel::Warn,
-        "shard guard: cannot learn shardscaler's own identity yet; retrying",
-        {{"error", identity.error().message}, {"retry_in_seconds", seconds(backoff)}});
+    base::logEvent(base::LogLevel::Warn,
+                   "shard guard: cannot learn shardscaler's own identity yet; retrying",
+                   {{"error", identity.error().message}, {"retry_in_seconds", seconds(backoff)}});
     metrics_.incDegraded("guard_identity_unavailable");
     if (!pause(*clock_, backoff, stopping)) {
       return std::unexpected("shard guard: stopped before shardscaler's own identity was known");
@@ -109,9 +108,9 @@ void GuardServer::observe(const guard::ReviewRecord& r) {
     metrics_.observeGuardReview("unknown", "bad_request", std::nullopt, latency);
     const auto logged = warnings_.admit("bad_review");
     if (logged.log) {
-      telemetry::logEvent(telemetry::LogLevel::Warn, "shard guard: bad admission review",
-                          {{"error", guard::untrustedText(r.error, 256)},
-                           {"suppressed", static_cast<std::int64_t>(logged.suppressed)}});
+      base::logEvent(base::LogLevel::Warn, "shard guard: bad admission review",
+                     {{"error", guard::untrustedText(r.error, 256)},
+                      {"suppressed", static_cast<std::int64_t>(logged.suppressed)}});
     }
     return;
   }
@@ -130,27 +129,26 @@ void GuardServer::observe(const guard::ReviewRecord& r) {
   if (!v.allowed) logged = warnings_.admit("denied/" + v.reason);
   if (!logged.log) return;
   const std::string shard = v.shard_index ? std::to_string(*v.shard_index) : "";
-  const telemetry::LogLevel level =
-      v.allowed ? telemetry::LogLevel::Debug : telemetry::LogLevel::Warn;
-  telemetry::logEvent(level,
-                      v.allowed ? "shard guard allowed a request" : "shard guard denied a request",
-                      {{"rule", v.reason},
-                       {"operation", operation},
-                       {"namespace", q.ns},
-                       {"statefulset", q.name},
-                       {"shard", shard},
-                       {"shardset", v.shard_set},
-                       {"target", v.target},
-                       {"deadline", v.deadline},
-                       {"user", guard::untrustedText(q.user.username, 128)},
-                       {"dry_run", q.dry_run},
-                       {"latency_seconds", latency},
-                       {"message", v.message},
-                       {"detail", guard::untrustedText(v.detail, 512)},
-                       {"suppressed", static_cast<std::int64_t>(logged.suppressed)}});
+  const base::LogLevel level = v.allowed ? base::LogLevel::Debug : base::LogLevel::Warn;
+  base::logEvent(level,
+                 v.allowed ? "shard guard allowed a request" : "shard guard denied a request",
+                 {{"rule", v.reason},
+                  {"operation", operation},
+                  {"namespace", q.ns},
+                  {"statefulset", q.name},
+                  {"shard", shard},
+                  {"shardset", v.shard_set},
+                  {"target", v.target},
+                  {"deadline", v.deadline},
+                  {"user", guard::untrustedText(q.user.username, 128)},
+                  {"dry_run", q.dry_run},
+                  {"latency_seconds", latency},
+                  {"message", v.message},
+                  {"detail", guard::untrustedText(v.detail, 512)},
+                  {"suppressed", static_cast<std::int64_t>(logged.suppressed)}});
 }
 
-std::expected<void, std::string> GuardServer::start(const std::function<bool()>& stopping) {
+Expected<void> GuardServer::start(const std::function<bool()>& stopping) {
   serving::ServingOptions serving_options = servingOptions(options_);
   if (metrics_api_) serving_options.api_services.push_back(metrics_api_->apiService());
   if (auto ok = serving::validate(serving_options); !ok) {
@@ -214,22 +212,22 @@ std::expected<void, std::string> GuardServer::start(const std::function<bool()>&
   auto port = server_->start();
   if (!port) return std::unexpected("shard guard: cannot serve: " + port.error());
   serving_.store(true, std::memory_order_release);
-  telemetry::logEvent(telemetry::LogLevel::Info, "shard guard serving",
-                      {{"path", guard::kGuardPath},
-                       {"address", options_.webhook_bind_address->toString()},
-                       {"port", *port}});
+  base::logEvent(base::LogLevel::Info, "shard guard serving",
+                 {{"path", guard::kGuardPath},
+                  {"address", options_.webhook_bind_address->toString()},
+                  {"port", *port}});
   // Every replica keeps the caBundle current: the patches are idempotent and carry a
   // resourceVersion precondition, and a standby keeps it right while the leader is gone.
   if (certificates_.injector) certificates_.injector->start();
   if (metrics_api_) {
     metrics_api_->start();
-    telemetry::logEvent(telemetry::LogLevel::Info, "external metrics API serving",
-                        {{"api", "external.metrics.k8s.io/v1beta1"}, {"port", *port}});
+    base::logEvent(base::LogLevel::Info, "external metrics API serving",
+                   {{"api", "external.metrics.k8s.io/v1beta1"}, {"port", *port}});
   }
   return {};
 }
 
-std::expected<void, std::string> GuardServer::readiness() const {
+Expected<void> GuardServer::readiness() const {
   if (!serving_.load(std::memory_order_acquire)) {
     return std::unexpected("the shard guard is not serving yet");
   }
@@ -244,7 +242,7 @@ std::expected<void, std::string> GuardServer::readiness() const {
   return {};
 }
 
-std::expected<void, std::string> GuardServer::liveness() const {
+Expected<void> GuardServer::liveness() const {
   if (!serving_.load(std::memory_order_acquire)) return {};
   return server_->health();
 }

@@ -5,11 +5,11 @@
 #pragma once
 
 #include <atomic>
-#include <expected>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/guard/shard_guard.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/rest_client.h"
@@ -36,15 +36,15 @@ class GuardServer {
   // Learns shardscaler's own identity (asking again while the API server does not answer, until
   // `stopping` returns true), starts the certificate source, the HTTPS server and the caBundle
   // injector. The error is one line naming the problem.
-  std::expected<void, std::string> start(const std::function<bool()>& stopping);
+  Expected<void> start(const std::function<bool()>& stopping);
   // Ready once the server has a certificate to present.
-  std::expected<void, std::string> readiness() const;
+  Expected<void> readiness() const;
   // Alive while the HTTPS server's I/O thread serves (before start(): alive, as nothing failed).
-  std::expected<void, std::string> liveness() const;
+  Expected<void> liveness() const;
   void stop();
 
  private:
-  std::expected<std::string, std::string> selfUser(const std::function<bool()>& stopping);
+  Expected<std::string> selfUser(const std::function<bool()>& stopping);
   void observe(const guard::ReviewRecord& record);
 
   const RunOptions& options_;

@@ -14,9 +14,10 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "shardscaler/base/expected.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/serving/bounded_request.h"
 #include "shardscaler/serving/connection_registry.h"
-#include "shardscaler/telemetry/logging.h"
 #include "shardscaler/telemetry/warning_limiter.h"
 
 namespace shardscaler::service {
@@ -67,8 +68,7 @@ class HttpServer::Impl {
   Impl(Handlers handlers, Limits limits);
   ~Impl();
 
-  std::expected<std::uint16_t, std::string> listen(const serving::BindAddress& address,
-                                                   Endpoints endpoints);
+  Expected<std::uint16_t> listen(const serving::BindAddress& address, Endpoints endpoints);
   void start();
   void stop();
 
@@ -100,7 +100,7 @@ class HttpServer::Impl::Listener {
 
   ~Listener() { stop(); }
 
-  std::expected<std::uint16_t, std::string> bind();
+  Expected<std::uint16_t> bind();
   void start();
   // Asks the thread to wind down; finish() waits for it within what is left of `deadline`.
   void beginStop();
@@ -209,8 +209,8 @@ class HttpServer::Impl::Session : public serving::Connection,
     if (listener_.stopping() || closed_) return close();
     auto refusal = request_.refusalFor(ec);
     if (!refusal) return close();
-    telemetry::logEvent(telemetry::LogLevel::Debug, "bad HTTP request",
-                        {{"error", ec.message()}, {"status", refusal->status}});
+    base::logEvent(base::LogLevel::Debug, "bad HTTP request",
+                   {{"error", ec.message()}, {"status", refusal->status}});
     respondAndClose(*refusal);
   }
 
@@ -265,8 +265,7 @@ class HttpServer::Impl::Session : public serving::Connection,
   }
 
   static std::pair<http::status, std::string> probeBody(
-      const std::function<std::expected<void, std::string>()>& check, http::status failed,
-      std::string_view what) {
+      const std::function<Expected<void>()>& check, http::status failed, std::string_view what) {
     if (!check) return {http::status::ok, "ok"};
     try {
       auto ok = check();
@@ -324,7 +323,7 @@ class HttpServer::Impl::Session : public serving::Connection,
   bool closed_ = false;
 };
 
-std::expected<std::uint16_t, std::string> HttpServer::Impl::Listener::bind() {
+Expected<std::uint16_t> HttpServer::Impl::Listener::bind() {
   std::string last_error = "no address to bind";
   const auto candidates = candidateEndpoints(ioc_, address_, &last_error);
   for (const auto& endpoint : candidates) {
@@ -404,8 +403,8 @@ void HttpServer::Impl::Listener::start() {
     try {
       ioc_.run();
     } catch (const std::exception& e) {
-      telemetry::logEvent(telemetry::LogLevel::Error, "HTTP server I/O thread failed",
-                          {{"address", address_.toString()}, {"error", e.what()}});
+      base::logEvent(base::LogLevel::Error, "HTTP server I/O thread failed",
+                     {{"address", address_.toString()}, {"error", e.what()}});
     }
     finished_.set_value();
   });
@@ -437,8 +436,8 @@ void HttpServer::Impl::Listener::finish(std::chrono::steady_clock::time_point de
   thread_.join();
 }
 
-std::expected<std::uint16_t, std::string> HttpServer::Impl::listen(
-    const serving::BindAddress& address, Endpoints endpoints) {
+Expected<std::uint16_t> HttpServer::Impl::listen(const serving::BindAddress& address,
+                                                 Endpoints endpoints) {
   if (started_) return std::unexpected("listen " + address.toString() + ": server already started");
   if (address.port != 0) {
     for (auto& l : listeners_) {
@@ -464,10 +463,10 @@ HttpServer::Impl::~Impl() { stop(); }
 void HttpServer::Impl::degraded(std::string_view reason, std::string_view detail) {
   const auto decision = warnings_.admit(reason);
   if (decision.log) {
-    telemetry::logEvent(telemetry::LogLevel::Warn, "HTTP endpoint degraded",
-                        {{"reason", reason},
-                         {"error", detail},
-                         {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
+    base::logEvent(base::LogLevel::Warn, "HTTP endpoint degraded",
+                   {{"reason", reason},
+                    {"error", detail},
+                    {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
   }
   if (handlers_.degraded) handlers_.degraded(reason);
 }
@@ -493,8 +492,8 @@ HttpServer::HttpServer(Handlers handlers, Limits limits)
 
 HttpServer::~HttpServer() = default;
 
-std::expected<std::uint16_t, std::string> HttpServer::listen(const serving::BindAddress& address,
-                                                             Endpoints endpoints) {
+Expected<std::uint16_t> HttpServer::listen(const serving::BindAddress& address,
+                                           Endpoints endpoints) {
   return impl_->listen(address, endpoints);
 }
 

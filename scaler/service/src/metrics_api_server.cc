@@ -1,6 +1,6 @@
 #include "metrics_api_server.h"
 
-#include "shardscaler/telemetry/logging.h"
+#include "shardscaler/base/log.h"
 
 namespace shardscaler::service {
 namespace {
@@ -71,10 +71,10 @@ void MetricsApiServer::observe(const metrics_api::RequestOutcome& o, double seco
   metrics_.observeExternalMetricsRequest(o.route, o.status, o.reason, seconds);
   const bool failed = o.status >= 400;
   // A refused or failed metric is what an HPA acts upon (it keeps the count): say why.
-  const telemetry::LogLevel level = o.status >= 500 ? telemetry::LogLevel::Warn
-                                    : failed        ? telemetry::LogLevel::Info
-                                                    : telemetry::LogLevel::Debug;
-  telemetry::logEvent(
+  const base::LogLevel level = o.status >= 500 ? base::LogLevel::Warn
+                               : failed        ? base::LogLevel::Info
+                                               : base::LogLevel::Debug;
+  base::logEvent(
       level, failed ? "external metrics API refused a request" : "external metrics API answered",
       {{"route", o.route},
        {"status", o.status},
@@ -100,13 +100,12 @@ void MetricsApiServer::noteApiService(const nlohmann::json& api_service) {
   metrics_.setExternalMetricsApiOwner(metrics_api::toString(state.ownership), state.available);
   const std::string message = metrics_api::describe(state, ours_);
   if (state.ownership == metrics_api::Ownership::Ours && state.available) {
-    telemetry::logEvent(
-        telemetry::LogLevel::Info, "external metrics API: " + message,
-        {{"ownership", metrics_api::toString(state.ownership)}, {"available", true}});
+    base::logEvent(base::LogLevel::Info, "external metrics API: " + message,
+                   {{"ownership", metrics_api::toString(state.ownership)}, {"available", true}});
     return;
   }
-  telemetry::logEvent(
-      telemetry::LogLevel::Warn, "external metrics API: " + message,
+  base::logEvent(
+      base::LogLevel::Warn, "external metrics API: " + message,
       {{"ownership", metrics_api::toString(state.ownership)}, {"available", state.available}});
   metrics_.incDegraded(state.ownership == metrics_api::Ownership::Ours
                            ? "external_metrics_api_unavailable"

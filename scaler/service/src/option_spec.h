@@ -10,11 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/service/run_options.h"
 
 namespace shardscaler::service::detail {
 
-using Applied = std::expected<void, std::string>;
+using Applied = Expected<void>;
 using Check = Applied (*)(std::string_view);
 
 // What a value is: a boolean flag or an option taking a value, and which YAML type the config
@@ -51,14 +52,14 @@ std::unexpected<std::string> fail(std::string message);
 // ` (did you mean "x"?)` when one candidate is within two edits of `given`, else "".
 std::string suggestion(std::string_view given, const std::vector<std::string>& candidates);
 
-std::expected<bool, std::string> parseBool(std::string_view v);
-std::expected<int, std::string> parseInt(std::string_view v, int min, int max);
+Expected<bool> parseBool(std::string_view v);
+Expected<int> parseInt(std::string_view v, int min, int max);
 Applied checkNamespaceName(std::string_view v);
 Applied checkObjectName(std::string_view v);
 Applied checkHostName(std::string_view v);  // a DNS name or an IP address
-std::expected<std::chrono::nanoseconds, std::string> parsePositiveDuration(std::string_view v);
+Expected<std::chrono::nanoseconds> parsePositiveDuration(std::string_view v);
 // "0" disables the listener (nullopt), as in controller-runtime.
-std::expected<std::optional<BindAddress>, std::string> parseListenerFlag(std::string_view v);
+Expected<std::optional<BindAddress>> parseListenerFlag(std::string_view v);
 // Adds the comma-separated values of `v` (each checked) that `list` lacks. An empty `v` is an
 // error when `empty_error` is set; otherwise it adds nothing, which empties the list.
 Applied addToList(std::vector<std::string>& list, std::string_view v, Check check,

@@ -8,6 +8,7 @@
 #include <charconv>
 
 #include "option_spec.h"
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/validation.h"
 
 namespace shardscaler::service::detail {
@@ -60,7 +61,7 @@ std::string suggestion(std::string_view given, const std::vector<std::string>& c
   return best.empty() ? "" : " (did you mean " + inQuotes(best) + "?)";
 }
 
-std::expected<bool, std::string> parseBool(std::string_view v) {
+Expected<bool> parseBool(std::string_view v) {
   // strconv.ParseBool, which pflag uses.
   static constexpr std::array<std::string_view, 6> kTrue = {"1", "t", "T", "true", "TRUE", "True"};
   static constexpr std::array<std::string_view, 6> kFalse = {"0",     "f",     "F",
@@ -70,7 +71,7 @@ std::expected<bool, std::string> parseBool(std::string_view v) {
   return fail(inQuotes(v) + " is not a boolean (true or false)");
 }
 
-std::expected<int, std::string> parseInt(std::string_view v, int min, int max) {
+Expected<int> parseInt(std::string_view v, int min, int max) {
   int out = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (v.empty() || end != v.data() + v.size() ||
@@ -101,14 +102,14 @@ Applied checkHostName(std::string_view v) {
   return fail(inQuotes(v) + " is neither a DNS name nor an IP address");
 }
 
-std::expected<std::chrono::nanoseconds, std::string> parsePositiveDuration(std::string_view v) {
+Expected<std::chrono::nanoseconds> parsePositiveDuration(std::string_view v) {
   auto d = parseGoDuration(v);
   if (!d) return std::unexpected(d.error());
   if (d->count() <= 0) return fail("must be greater than 0, got " + inQuotes(v));
   return *d;
 }
 
-std::expected<std::optional<BindAddress>, std::string> parseListenerFlag(std::string_view v) {
+Expected<std::optional<BindAddress>> parseListenerFlag(std::string_view v) {
   if (v == "0") return std::optional<BindAddress>{};  // controller-runtime: "0" disables it
   auto a = parseBindAddress(v);
   if (!a) return std::unexpected(a.error());

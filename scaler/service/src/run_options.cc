@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "option_spec.h"
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::service {
 namespace detail {
@@ -78,10 +79,10 @@ const std::vector<RunSpec>& runSpecs() {
       {"workers", "workers", "N", "8", "ShardSets reconciled in parallel",
        number(&O::workers, 1, 1024)},
       {"log-level", "logLevel", "LEVEL", "info", "debug, info, warn or error",
-       parsed(Kind::String, &O::log_level, telemetry::parseLogLevel)},
+       parsed(Kind::String, &O::log_level, base::parseLogLevel)},
       {"log-format", "logFormat", "FORMAT", "text",
        "text (key=value) or json (one object per line)",
-       parsed(Kind::String, &O::log_format, telemetry::parseLogFormat)},
+       parsed(Kind::String, &O::log_format, base::parseLogFormat)},
       {"identity", "identity", "ID", "<hostname>_<random uuid>",
        "holder identity written into the Lease", text(&O::identity)},
       {"shutdown-timeout", "shutdownTimeout", "DURATION", "10s",
@@ -151,7 +152,7 @@ Applied finishRunOptions(RunOptions& options, const OptionsEnvironment& env) {
 using detail::fail;
 using detail::inQuotes;
 
-std::expected<BindAddress, std::string> parseBindAddress(std::string_view text) {
+Expected<BindAddress> parseBindAddress(std::string_view text) {
   const auto bad = [&](const std::string& why) {
     return fail(inQuotes(text) + " is not host:port (" + why + "; e.g. :8080 or 127.0.0.1:0)");
   };

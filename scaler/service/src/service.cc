@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "shardscaler/base/log.h"
 #include "shardscaler/controller/plan_applier.h"
 #include "shardscaler/controller/shard_set_controller.h"
 #include "shardscaler/ingestion/ingestion_monitor.h"
@@ -21,10 +22,10 @@
 #include "shardscaler/service/http_server.h"
 #include "shardscaler/service/signals.h"
 #include "shardscaler/telemetry/build_info.h"
-#include "shardscaler/telemetry/logging.h"
 #include "shardscaler/telemetry/metrics.h"
 
 #include "guard_server.h"
+#include "shardscaler/base/expected.h"
 #include "shardscaler/guard/guard_status.h"
 
 namespace shardscaler::service {
@@ -77,7 +78,7 @@ std::string describeCacheFailures(const CacheFailures& failures) {
   return out;
 }
 
-std::expected<k8s::KubeConfig, std::string> loadConfig(const std::string& kubeconfig) {
+Expected<k8s::KubeConfig> loadConfig(const std::string& kubeconfig) {
   auto config = k8s::loadKubeConfig(k8s::ConfigSources::fromEnvironment(kubeconfig));
   if (!config) return std::unexpected(config.error().message);
   return *config;
@@ -149,7 +150,7 @@ class Service {
     // must know its own identity before it writes anything the guard judges.
     if (guard_) {
       if (auto ok = guard_->start([this] { return stop_.stopRequested(); }); !ok) {
-        telemetry::logEvent(telemetry::LogLevel::Error, ok.error());
+        base::logEvent(base::LogLevel::Error, ok.error());
         guard_->stop();
         http_.stop();
         return 1;
@@ -177,15 +178,15 @@ class Service {
       if (!l.address) continue;
       auto port = http_.listen(*l.address, l.endpoints);
       if (!port) {
-        telemetry::logEvent(telemetry::LogLevel::Error, "cannot serve",
-                            {{"endpoints", l.endpoints.metrics ? "/metrics" : "/healthz,/readyz"},
-                             {"error", port.error()}});
+        base::logEvent(base::LogLevel::Error, "cannot serve",
+                       {{"endpoints", l.endpoints.metrics ? "/metrics" : "/healthz,/readyz"},
+                        {"error", port.error()}});
         return false;
       }
-      telemetry::logEvent(telemetry::LogLevel::Info, "serving",
-                          {{"endpoints", l.endpoints.metrics ? "/metrics" : "/healthz,/readyz"},
-                           {"address", l.address->toString()},
-                           {"port", *port}});
+      base::logEvent(base::LogLevel::Info, "serving",
+                     {{"endpoints", l.endpoints.metrics ? "/metrics" : "/healthz,/readyz"},
+                      {"address", l.address->toString()},
+                      {"port", *port}});
     }
     return true;
   }
@@ -206,12 +207,12 @@ class Service {
   }
 
   // What a restart would cure: a server thread that has died.
-  std::expected<void, std::string> liveness() const {
+  Expected<void> liveness() const {
     if (guard_) return guard_->liveness();
     return {};
   }
 
-  std::expected<void, std::string> readiness() const {
+  Expected<void> readiness() const {
     if (guard_) {
       if (auto ok = guard_->readiness(); !ok) return ok;
     }
@@ -245,24 +246,23 @@ class Service {
                   if (!stop_.stopRequested()) {
                     // client-go's rule: a replica that lost its Lease exits rather than
                     // risk acting next to the new leader.
-                    telemetry::logEvent(telemetry::LogLevel::Error,
-                                        "leader election lost: stopping", {{"lease", leaseName()}});
+                    base::logEvent(base::LogLevel::Error, "leader election lost: stopping",
+                                   {{"lease", leaseName()}});
                     lost_lease_ = true;
                     stop_.requestStop();
                   }
                 },
             .on_new_leader =
                 [](const std::string& identity) {
-                  telemetry::logEvent(telemetry::LogLevel::Info, "new leader",
-                                      {{"leader", identity}});
+                  base::logEvent(base::LogLevel::Info, "new leader", {{"leader", identity}});
                 },
         },
     };
     elector_ = std::make_unique<k8s::LeaderElector>(client_, std::move(config), *clock_);
     elector_->start();
     election_started_ = true;
-    telemetry::logEvent(telemetry::LogLevel::Info, "waiting for the lease",
-                        {{"lease", leaseName()}, {"identity", options_.identity}});
+    base::logEvent(base::LogLevel::Info, "waiting for the lease",
+                   {{"lease", leaseName()}, {"identity", options_.identity}});
   }
 
   std::string leaseName() const {
@@ -271,21 +271,19 @@ class Service {
 
   void startLeading() {
     metrics_.setLeader(true);
-    telemetry::logEvent(telemetry::LogLevel::Info, "starting workers",
-                        {{"workers", options_.workers}});
+    base::logEvent(base::LogLevel::Info, "starting workers", {{"workers", options_.workers}});
     controller_.startWorkers();
   }
 
   // SIGTERM: stop taking work, finish the reconcile in flight, release the Lease, exit.
   int shutDown() {
-    telemetry::logEvent(telemetry::LogLevel::Info, "shutting down",
-                        {{"signal", stop_.signalNumber()}});
+    base::logEvent(base::LogLevel::Info, "shutting down", {{"signal", stop_.signalNumber()}});
     ingestion_.requestStop();  // a query in flight ends within its timeout, beside the drain
     const auto drain = std::max<std::chrono::nanoseconds>(
         options_.shutdown_timeout - kShutdownMargin, std::chrono::seconds(1));
     if (!controller_.stop(drain)) {
-      telemetry::logEvent(
-          telemetry::LogLevel::Warn, "a reconcile was still running; leaving it",
+      base::logEvent(
+          base::LogLevel::Warn, "a reconcile was still running; leaving it",
           {{"drain_seconds", std::chrono::duration_cast<std::chrono::seconds>(drain).count()}});
       metrics_.incDegraded("shutdown_drain_timeout");
     }
@@ -294,7 +292,7 @@ class Service {
     // Last: the API server may route reviews here until the endpoints drop this pod.
     if (guard_) guard_->stop();
     http_.stop();
-    telemetry::logEvent(telemetry::LogLevel::Info, "stopped");
+    base::logEvent(base::LogLevel::Info, "stopped");
     return lost_lease_ ? 1 : 0;
   }
 
@@ -322,27 +320,27 @@ class Service {
 int runService(const RunOptions& options) {
   auto config = loadConfig(options.kubeconfig);
   if (!config) {
-    telemetry::logEvent(telemetry::LogLevel::Error, config.error());
+    base::logEvent(base::LogLevel::Error, config.error());
     return 1;
   }
   auto url_policy = ingestion::PrometheusUrlPolicy::make(options.prometheus_url_allow,
                                                          options.prometheus_url_allow_regex);
   if (!url_policy) {
-    telemetry::logEvent(telemetry::LogLevel::Error, "invalid --prometheus-url-allow",
-                        {{"error", url_policy.error()}});
+    base::logEvent(base::LogLevel::Error, "invalid --prometheus-url-allow",
+                   {{"error", url_policy.error()}});
     return 1;
   }
   std::string allowed;
   for (const std::string& pattern : options.prometheus_url_allow) {
     allowed += (allowed.empty() ? "" : ",") + pattern;
   }
-  telemetry::logEvent(telemetry::LogLevel::Info, "shardscaler starting",
-                      {{"version", telemetry::buildInfo().version},
-                       {"commit", telemetry::buildInfo().commit},
-                       {"server", config->server},
-                       {"kubeconfig", config->origin},
-                       {"prometheus_url_allow", allowed},
-                       {"prometheus_url_allow_regex", options.prometheus_url_allow_regex}});
+  base::logEvent(base::LogLevel::Info, "shardscaler starting",
+                 {{"version", telemetry::buildInfo().version},
+                  {"commit", telemetry::buildInfo().commit},
+                  {"server", config->server},
+                  {"kubeconfig", config->origin},
+                  {"prometheus_url_allow", allowed},
+                  {"prometheus_url_allow_regex", options.prometheus_url_allow_regex}});
   Service service(options, std::move(*config), std::move(*url_policy));
   return service.run();
 }

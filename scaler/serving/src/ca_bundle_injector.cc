@@ -1,8 +1,9 @@
 #include "shardscaler/serving/ca_bundle_injector.h"
 
 #include "periodic_task.h"
+#include "shardscaler/base/expected.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/base64.h"
-#include "shardscaler/k8s_client/log.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -28,7 +29,7 @@ std::string escapeToken(const std::string& token) {
   return escaped;
 }
 
-std::expected<std::vector<std::string>, std::string> splitPointer(const std::string& pointer) {
+Expected<std::vector<std::string>> splitPointer(const std::string& pointer) {
   if (pointer.empty() || pointer.front() != '/') {
     return std::unexpected("\"" + pointer + "\" is not a JSON pointer (it must start with '/')");
   }
@@ -50,9 +51,8 @@ std::expected<std::vector<std::string>, std::string> splitPointer(const std::str
 }
 
 // Every concrete field `tokens` (from `index` on) names under `node`.
-std::expected<void, std::string> expand(const k8s::Json& node,
-                                        const std::vector<std::string>& tokens, std::size_t index,
-                                        const std::string& prefix, std::vector<Field>& fields) {
+Expected<void> expand(const k8s::Json& node, const std::vector<std::string>& tokens,
+                      std::size_t index, const std::string& prefix, std::vector<Field>& fields) {
   const std::string& token = tokens[index];
   if (token == "*") {
     if (!node.is_array()) return std::unexpected(prefix + " is not an array");
@@ -120,8 +120,9 @@ std::optional<std::string> foreignTarget(const k8s::Json& object, const CaBundle
   return std::nullopt;
 }
 
-std::expected<std::optional<k8s::Json>, std::string> caBundlePatch(
-    const k8s::Json& object, const CaBundleTarget& target, const std::string& bundle_base64) {
+Expected<std::optional<k8s::Json>> caBundlePatch(const k8s::Json& object,
+                                                 const CaBundleTarget& target,
+                                                 const std::string& bundle_base64) {
   std::vector<Field> fields;
   for (const auto& pointer : target.paths) {
     auto tokens = splitPointer(pointer);
@@ -178,12 +179,12 @@ void CaBundleInjector::stop() {
 }
 
 void CaBundleInjector::degraded(std::string_view reason, const std::string& detail) const {
-  k8s::log(k8s::LogLevel::Warn, "caBundle injection degraded",
-           {{"reason", reason}, {"error", detail}});
+  base::logEvent(base::LogLevel::Warn, "caBundle injection degraded",
+                 {{"reason", reason}, {"error", detail}});
   if (options_.degraded) options_.degraded(reason);
 }
 
-std::expected<int, std::string> CaBundleInjector::injectOnce() {
+Expected<int> CaBundleInjector::injectOnce() {
   const auto certificate = source_->current();
   if (!certificate || certificate->caBundle().empty()) {
     const std::string why =
@@ -206,8 +207,8 @@ std::expected<int, std::string> CaBundleInjector::injectOnce() {
   return written;
 }
 
-std::expected<bool, std::string> CaBundleInjector::injectInto(const CaBundleTarget& target,
-                                                              const std::string& bundle_base64) {
+Expected<bool> CaBundleInjector::injectInto(const CaBundleTarget& target,
+                                            const std::string& bundle_base64) {
   for (int attempt = 0; attempt < kAttempts; ++attempt) {
     auto object = client_.get(target.resource, "", target.name);
     if (!object) {
@@ -235,8 +236,8 @@ std::expected<bool, std::string> CaBundleInjector::injectInto(const CaBundleTarg
     if (!*patch) return false;
     auto patched = client_.patch(target.resource, "", target.name, k8s::PatchType::Json, **patch);
     if (patched) {
-      k8s::log(k8s::LogLevel::Info, "caBundle injected",
-               {{"target", target.describe()}, {"fields", (*patch)->size() - 1}});
+      base::logEvent(base::LogLevel::Info, "caBundle injected",
+                     {{"target", target.describe()}, {"fields", (*patch)->size() - 1}});
       return true;
     }
     if (patched.error().is(k8s::ErrorKind::Conflict)) continue;  // changed since read: re-read

@@ -8,6 +8,7 @@
 #include <cctype>
 
 #include "openssl_handles.h"
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 using detail::opensslError;
 using detail::X509Ptr;
 
-std::expected<void, std::string> setSerial(X509* x509) {
+Expected<void> setSerial(X509* x509) {
   std::array<unsigned char, 16> bytes{};
   if (RAND_bytes(bytes.data(), bytes.size()) != 1) {
     return std::unexpected(opensslError("random serial number"));
@@ -30,8 +31,7 @@ std::expected<void, std::string> setSerial(X509* x509) {
   return {};
 }
 
-std::expected<void, std::string> setValidity(X509* x509, SystemTime not_before,
-                                             SystemTime not_after) {
+Expected<void> setValidity(X509* x509, SystemTime not_before, SystemTime not_after) {
   if (not_after <= not_before) return std::unexpected("notAfter must be later than notBefore");
   if (ASN1_TIME_set(X509_getm_notBefore(x509), std::chrono::system_clock::to_time_t(not_before)) ==
           nullptr ||
@@ -42,8 +42,7 @@ std::expected<void, std::string> setValidity(X509* x509, SystemTime not_before,
   return {};
 }
 
-std::expected<void, std::string> addNameEntry(X509_NAME* name, const char* field,
-                                              const std::string& value) {
+Expected<void> addNameEntry(X509_NAME* name, const char* field, const std::string& value) {
   if (X509_NAME_add_entry_by_txt(name, field, MBSTRING_UTF8,
                                  reinterpret_cast<const unsigned char*>(value.c_str()), -1, -1,
                                  0) != 1) {
@@ -53,8 +52,7 @@ std::expected<void, std::string> addNameEntry(X509_NAME* name, const char* field
 }
 
 // Extensions whose value is a fixed OpenSSL config string (no caller input goes in here).
-std::expected<void, std::string> addExtension(X509* x509, X509* issuer, int nid,
-                                              const char* value) {
+Expected<void> addExtension(X509* x509, X509* issuer, int nid, const char* value) {
   X509V3_CTX ctx;
   X509V3_set_ctx_nodb(&ctx);
   X509V3_set_ctx(&ctx, issuer, x509, nullptr, nullptr, 0);
@@ -66,8 +64,7 @@ std::expected<void, std::string> addExtension(X509* x509, X509* issuer, int nid,
 }
 
 // Built from GENERAL_NAMEs rather than a config string, so a host can never inject syntax.
-std::expected<void, std::string> addSubjectAltNames(X509* x509,
-                                                    const std::vector<std::string>& hosts) {
+Expected<void> addSubjectAltNames(X509* x509, const std::vector<std::string>& hosts) {
   detail::GeneralNamesPtr names(GENERAL_NAMES_new());
   if (!names) return std::unexpected(opensslError("subjectAltName"));
   for (const auto& host : hosts) {
@@ -108,7 +105,7 @@ struct Draft {
 };
 
 // A certificate for `key` with subject, serial and validity set; the issuer is set by the caller.
-std::expected<X509Ptr, std::string> startCertificate(const Draft& draft, EVP_PKEY* key) {
+Expected<X509Ptr> startCertificate(const Draft& draft, EVP_PKEY* key) {
   if (draft.common_name.empty()) return std::unexpected("a certificate needs a common name");
   X509Ptr x509(X509_new());
   if (!x509 || X509_set_version(x509.get(), 2) != 1) {
@@ -129,22 +126,22 @@ std::expected<X509Ptr, std::string> startCertificate(const Draft& draft, EVP_PKE
   return x509;
 }
 
-std::expected<void, std::string> addExtensions(
-    X509* x509, X509* issuer, std::initializer_list<std::pair<int, const char*>> extensions) {
+Expected<void> addExtensions(X509* x509, X509* issuer,
+                             std::initializer_list<std::pair<int, const char*>> extensions) {
   for (const auto& [nid, value] : extensions) {
     if (auto ok = addExtension(x509, issuer, nid, value); !ok) return ok;
   }
   return {};
 }
 
-std::expected<void, std::string> sign(X509* x509, EVP_PKEY* key) {
+Expected<void> sign(X509* x509, EVP_PKEY* key) {
   if (X509_sign(x509, key, EVP_sha256()) <= 0) return std::unexpected(opensslError("sign"));
   return {};
 }
 
 }  // namespace
 
-std::expected<void, std::string> validateHost(std::string_view host) {
+Expected<void> validateHost(std::string_view host) {
   if (isIpAddress(host)) return {};
   const auto fail = [&](std::string_view why) {
     return std::unexpected("host \"" + std::string(host) + "\" " + std::string(why));
@@ -164,8 +161,9 @@ std::expected<void, std::string> validateHost(std::string_view host) {
   return {};
 }
 
-std::expected<CertificateAuthority, std::string> CertificateAuthority::generate(
-    const std::string& common_name, SystemTime not_before, SystemTime not_after) {
+Expected<CertificateAuthority> CertificateAuthority::generate(const std::string& common_name,
+                                                              SystemTime not_before,
+                                                              SystemTime not_after) {
   auto key = PrivateKey::generateP256();
   if (!key) return std::unexpected(key.error());
   const std::vector<std::string> no_organizations;
@@ -185,8 +183,8 @@ std::expected<CertificateAuthority, std::string> CertificateAuthority::generate(
   return CertificateAuthority(Certificate::adopt(x509->release()), std::move(*key));
 }
 
-std::expected<CertificateAuthority, std::string> CertificateAuthority::fromPem(
-    std::string_view certificate_pem, std::string_view key_pem) {
+Expected<CertificateAuthority> CertificateAuthority::fromPem(std::string_view certificate_pem,
+                                                             std::string_view key_pem) {
   auto certificate = Certificate::fromPem(certificate_pem);
   if (!certificate) return std::unexpected("CA certificate: " + certificate.error());
   auto key = PrivateKey::fromPem(key_pem);
@@ -194,8 +192,8 @@ std::expected<CertificateAuthority, std::string> CertificateAuthority::fromPem(
   return fromParts(std::move(*certificate), std::move(*key));
 }
 
-std::expected<CertificateAuthority, std::string> CertificateAuthority::fromParts(
-    Certificate certificate, PrivateKey key) {
+Expected<CertificateAuthority> CertificateAuthority::fromParts(Certificate certificate,
+                                                               PrivateKey key) {
   if (!certificate.isCa()) {
     return std::unexpected("certificate \"" + certificate.subjectCommonName() + "\" is not a CA");
   }
@@ -206,8 +204,7 @@ std::expected<CertificateAuthority, std::string> CertificateAuthority::fromParts
   return CertificateAuthority(std::move(certificate), std::move(key));
 }
 
-std::expected<KeyedCertificate, std::string> CertificateAuthority::issue(
-    const LeafCertificateSpec& spec) const {
+Expected<KeyedCertificate> CertificateAuthority::issue(const LeafCertificateSpec& spec) const {
   if (spec.usage == CertificateUsage::Server && spec.hosts.empty()) {
     return std::unexpected("a serving certificate needs at least one host");
   }

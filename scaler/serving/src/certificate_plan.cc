@@ -4,6 +4,7 @@
 #include <cmath>
 #include <set>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
@@ -65,7 +66,7 @@ std::string servingProblem(const StoredCertificates& stored, const std::vector<s
 
 }  // namespace
 
-std::expected<void, std::string> validate(const RotationPolicy& policy) {
+Expected<void> validate(const RotationPolicy& policy) {
   using std::chrono::seconds;
   if (!(policy.rotate_at > 0.0 && policy.rotate_at < 1.0)) {
     return std::unexpected("rotation fraction must be between 0 and 1 (exclusive)");
@@ -241,9 +242,11 @@ CertificatePlan planCertificates(const StoredCertificates& stored,
   return plan;
 }
 
-std::expected<CertificateSecretData, std::string> applyCertificatePlan(
-    const CertificatePlan& plan, const StoredCertificates& stored, const RotationPolicy& policy,
-    const CertificateNames& names, SystemTime now) {
+Expected<CertificateSecretData> applyCertificatePlan(const CertificatePlan& plan,
+                                                     const StoredCertificates& stored,
+                                                     const RotationPolicy& policy,
+                                                     const CertificateNames& names,
+                                                     SystemTime now) {
   const SystemTime not_before = now - policy.backdate;
   std::optional<CertificateAuthority> signer = stored.signing_ca;
   if (plan.new_ca) {

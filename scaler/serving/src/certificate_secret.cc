@@ -1,6 +1,7 @@
 #include "certificate_secret.h"
 
 #include "shardscaler/api/well_known.h"
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/base64.h"
 #include "shardscaler/k8s_client/meta_time.h"
 #include "shardscaler/k8s_meta/object_meta.h"
@@ -9,7 +10,7 @@ namespace shardscaler::serving::detail {
 namespace {
 
 // The decoded value of data[key], or why there is none.
-std::expected<std::string, std::string> dataValue(const k8s::Json& secret, const char* key) {
+Expected<std::string> dataValue(const k8s::Json& secret, const char* key) {
   const auto data = secret.find("data");
   if (data == secret.end() || !data->is_object()) return std::unexpected("the Secret has no data");
   const auto value = data->find(key);
@@ -112,7 +113,7 @@ StoredCertificates decodeCertificateSecret(const k8s::Json& secret) {
   return stored;
 }
 
-std::expected<std::shared_ptr<const ServingCertificate>, std::string> servingCertificateFromSecret(
+Expected<std::shared_ptr<const ServingCertificate>> servingCertificateFromSecret(
     const k8s::Json& secret) {
   auto cert_pem = dataValue(secret, kTlsCertKey);
   if (!cert_pem) return std::unexpected(cert_pem.error());

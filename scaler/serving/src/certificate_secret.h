@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/serving/certificate_plan.h"
 #include "shardscaler/serving/certificate_source.h"
@@ -20,7 +21,7 @@ inline constexpr const char* kCaKeyKey = "ca.key";
 StoredCertificates decodeCertificateSecret(const k8s::Json& secret);
 
 // The Secret's certificate, key and bundle as a server presents them, or why they cannot be.
-std::expected<std::shared_ptr<const ServingCertificate>, std::string> servingCertificateFromSecret(
+Expected<std::shared_ptr<const ServingCertificate>> servingCertificateFromSecret(
     const k8s::Json& secret);
 
 // Writes `data` into `secret` (data keys and annotations), leaving everything else as it is.

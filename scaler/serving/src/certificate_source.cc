@@ -2,9 +2,11 @@
 
 #include <utility>
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::serving {
 
-std::expected<std::shared_ptr<const ServingCertificate>, std::string> ServingCertificate::fromPem(
+Expected<std::shared_ptr<const ServingCertificate>> ServingCertificate::fromPem(
     std::string chain_pem, std::string key_pem, std::string ca_bundle_pem) {
   auto chain = Certificate::allFromPem(chain_pem);
   if (!chain) return std::unexpected("certificate: " + chain.error());

@@ -4,7 +4,8 @@
 #include <sstream>
 
 #include "periodic_task.h"
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/expected.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
@@ -12,7 +13,7 @@ namespace {
 
 constexpr std::size_t kMaxFileBytes = std::size_t{1024} * 1024;
 
-std::expected<std::string, std::string> readSmallFile(const std::filesystem::path& path) {
+Expected<std::string> readSmallFile(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::unexpected(path.string() + ": cannot be read");
   std::ostringstream contents;
@@ -40,14 +41,15 @@ void FileCertificateSource::start() { task_->start(); }
 
 void FileCertificateSource::stop() { task_->stop(); }
 
-std::expected<void, std::string> FileCertificateSource::reload() {
+Expected<void> FileCertificateSource::reload() {
   std::lock_guard lock(reload_mutex_);
-  const auto fail = [&](const std::string& why) -> std::expected<void, std::string> {
+  const auto fail = [&](const std::string& why) -> Expected<void> {
     if (why != last_error_) {
-      k8s::log(k8s::LogLevel::Warn, "certificate files unusable; keeping the last certificate",
-               {{"reason", "certificate_files_unusable"},
-                {"directory", options_.directory.string()},
-                {"error", why}});
+      base::logEvent(base::LogLevel::Warn,
+                     "certificate files unusable; keeping the last certificate",
+                     {{"reason", "certificate_files_unusable"},
+                      {"directory", options_.directory.string()},
+                      {"error", why}});
       if (options_.degraded) options_.degraded("certificate_files_unusable");
       last_error_ = why;
     }
@@ -79,10 +81,10 @@ std::expected<void, std::string> FileCertificateSource::reload() {
   }
   last_error_.clear();
   if (store(*certificate)) {
-    k8s::log(k8s::LogLevel::Info, "serving certificate loaded",
-             {{"directory", dir.string()},
-              {"subject", (*certificate)->leaf().subjectCommonName()},
-              {"not_after", k8s::formatTime((*certificate)->leaf().notAfter())}});
+    base::logEvent(base::LogLevel::Info, "serving certificate loaded",
+                   {{"directory", dir.string()},
+                    {"subject", (*certificate)->leaf().subjectCommonName()},
+                    {"not_after", k8s::formatTime((*certificate)->leaf().notAfter())}});
   }
   return {};
 }

@@ -8,7 +8,8 @@
 
 #include "https_server_impl.h"
 #include "https_session.h"
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/expected.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
@@ -57,16 +58,16 @@ HttpsServer::Impl::~Impl() { stop(); }
 void HttpsServer::Impl::degraded(std::string_view reason, std::string_view detail) const {
   const auto decision = warnings_.admit(reason);
   if (decision.log) {
-    k8s::log(k8s::LogLevel::Warn, "HTTPS server degraded",
-             {{"reason", reason},
-              {"address", options_.address.toString()},
-              {"error", detail},
-              {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
+    base::logEvent(base::LogLevel::Warn, "HTTPS server degraded",
+                   {{"reason", reason},
+                    {"address", options_.address.toString()},
+                    {"error", detail},
+                    {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
   }
   if (options_.degraded) options_.degraded(reason);
 }
 
-std::expected<void, std::string> HttpsServer::Impl::health() const {
+Expected<void> HttpsServer::Impl::health() const {
   if (!serving_.load()) return std::unexpected("the HTTPS server is not serving");
   if (io_thread_ended_.load()) {
     std::lock_guard lock(death_mutex_);
@@ -92,7 +93,7 @@ void HttpsServer::Impl::beat() {
   });
 }
 
-std::expected<std::uint16_t, std::string> HttpsServer::Impl::start() {
+Expected<std::uint16_t> HttpsServer::Impl::start() {
   if (started_ || stopped_) return std::unexpected("the HTTPS server was already started");
   if (!options_.certificates) return std::unexpected("the HTTPS server needs a certificate source");
   if (options_.client_certificates != ClientCertificateMode::None && !options_.client_trust) {
@@ -118,8 +119,8 @@ std::expected<std::uint16_t, std::string> HttpsServer::Impl::start() {
       death = "unknown exception";
     }
     if (!death.empty()) {
-      k8s::log(k8s::LogLevel::Error, "HTTPS server's I/O thread failed",
-               {{"address", options_.address.toString()}, {"error", death}});
+      base::logEvent(base::LogLevel::Error, "HTTPS server's I/O thread failed",
+                     {{"address", options_.address.toString()}, {"error", death}});
       std::lock_guard lock(death_mutex_);
       death_ = std::move(death);
     }
@@ -127,8 +128,8 @@ std::expected<std::uint16_t, std::string> HttpsServer::Impl::start() {
     finished_.set_value();
   });
   serving_.store(true);
-  k8s::log(k8s::LogLevel::Info, "HTTPS server listening",
-           {{"address", options_.address.toString()}, {"port", port_}});
+  base::logEvent(base::LogLevel::Info, "HTTPS server listening",
+                 {{"address", options_.address.toString()}, {"port", port_}});
   return port_;
 }
 
@@ -171,10 +172,10 @@ void HttpsServer::Impl::onAccept(tcp::socket socket) {
   }
   if (rebuilt) {
     const auto certificate = options_.certificates->current();
-    k8s::log(k8s::LogLevel::Info, "HTTPS server certificate loaded",
-             {{"address", options_.address.toString()},
-              {"subject", certificate->leaf().subjectCommonName()},
-              {"not_after", k8s::formatTime(certificate->leaf().notAfter())}});
+    base::logEvent(base::LogLevel::Info, "HTTPS server certificate loaded",
+                   {{"address", options_.address.toString()},
+                    {"subject", certificate->leaf().subjectCommonName()},
+                    {"not_after", k8s::formatTime(certificate->leaf().notAfter())}});
   }
   socket.set_option(tcp::no_delay(true), ignored);
   auto session = std::make_shared<detail::HttpsSession>(*this, std::move(socket), *context);
@@ -237,9 +238,9 @@ void HttpsServer::handlePrefix(std::string method, std::string prefix, Handler h
   impl_->mutableRouter().add(std::move(method), std::move(prefix), true, std::move(handler), limit);
 }
 
-std::expected<void, std::string> HttpsServer::health() const { return impl_->health(); }
+Expected<void> HttpsServer::health() const { return impl_->health(); }
 
-std::expected<std::uint16_t, std::string> HttpsServer::start() { return impl_->start(); }
+Expected<std::uint16_t> HttpsServer::start() { return impl_->start(); }
 
 std::uint16_t HttpsServer::port() const { return impl_->port(); }
 

@@ -18,6 +18,7 @@
 
 #include "body_budget.h"
 #include "router.h"
+#include "shardscaler/base/expected.h"
 #include "shardscaler/serving/bounded_request.h"
 #include "shardscaler/serving/connection_registry.h"
 #include "shardscaler/serving/https_server.h"
@@ -35,13 +36,13 @@ class HttpsServer::Impl {
   explicit Impl(Options options);
   ~Impl();
 
-  std::expected<std::uint16_t, std::string> start();
+  Expected<std::uint16_t> start();
   void stop();
 
   // Logs a warning (a few per reason and period, with the count held back) and tells
   // options().degraded of every one.
   void degraded(std::string_view reason, std::string_view detail) const;
-  std::expected<void, std::string> health() const;
+  Expected<void> health() const;
 
   const Options& options() const { return options_; }
   boost::asio::io_context& ioc() { return ioc_; }

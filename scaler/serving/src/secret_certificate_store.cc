@@ -4,7 +4,8 @@
 
 #include "certificate_secret.h"
 #include "periodic_task.h"
-#include "shardscaler/k8s_client/log.h"
+#include "shardscaler/base/expected.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/meta_time.h"
 
 namespace shardscaler::serving {
@@ -28,7 +29,7 @@ std::string joinReasons(const std::vector<std::string>& reasons) {
 
 }  // namespace
 
-std::expected<void, std::string> validate(const SecretCertificateStoreOptions& options) {
+Expected<void> validate(const SecretCertificateStoreOptions& options) {
   if (options.secret_namespace.empty() || options.secret_name.empty()) {
     return std::unexpected("the certificate Secret needs a namespace and a name");
   }
@@ -62,7 +63,7 @@ SecretCertificateStore::SecretCertificateStore(k8s::KubeClient& client,
                                          .reset_after = std::chrono::nanoseconds::max()},
                      *clock_) {
   task_ = std::make_unique<detail::PeriodicTask>(clock_, [this]() -> std::chrono::nanoseconds {
-    std::expected<SystemTime, std::string> review_at;
+    Expected<SystemTime> review_at;
     {
       std::lock_guard lock(sync_mutex_);
       review_at = syncLocked();
@@ -81,7 +82,7 @@ void SecretCertificateStore::start() { task_->start(); }
 
 void SecretCertificateStore::stop() { task_->stop(); }
 
-std::expected<void, std::string> SecretCertificateStore::sync() {
+Expected<void> SecretCertificateStore::sync() {
   std::lock_guard lock(sync_mutex_);
   auto review_at = syncLocked();
   if (!review_at) return std::unexpected(review_at.error());
@@ -93,12 +94,12 @@ std::string SecretCertificateStore::describe() const {
 }
 
 void SecretCertificateStore::degraded(std::string_view reason, const std::string& detail) const {
-  k8s::log(k8s::LogLevel::Warn, "certificate Secret degraded",
-           {{"reason", reason}, {"secret", describe()}, {"error", detail}});
+  base::logEvent(base::LogLevel::Warn, "certificate Secret degraded",
+                 {{"reason", reason}, {"secret", describe()}, {"error", detail}});
   if (options_.degraded) options_.degraded(reason);
 }
 
-std::expected<k8s::Json, std::string> SecretCertificateStore::create(SystemTime now) {
+Expected<k8s::Json> SecretCertificateStore::create(SystemTime now) {
   StoredCertificates nothing;
   nothing.serving_problem = "the Secret does not exist";
   nothing.ca_problem = "the Secret does not exist";
@@ -111,7 +112,7 @@ std::expected<k8s::Json, std::string> SecretCertificateStore::create(SystemTime 
   return secret;
 }
 
-std::expected<SystemTime, std::string> SecretCertificateStore::syncLocked() {
+Expected<SystemTime> SecretCertificateStore::syncLocked() {
   const k8s::Resource secrets = k8s::resources::secrets();
   for (int attempt = 0; attempt < kReadAttempts; ++attempt) {
     const SystemTime now = clock_->now();
@@ -132,7 +133,7 @@ std::expected<SystemTime, std::string> SecretCertificateStore::syncLocked() {
         degraded("certificate_secret_write_failed", "create: " + created.error().describe());
         return std::unexpected("create Secret " + describe() + ": " + created.error().describe());
       }
-      k8s::log(k8s::LogLevel::Info, "certificate Secret created", {{"secret", describe()}});
+      base::logEvent(base::LogLevel::Info, "certificate Secret created", {{"secret", describe()}});
       secret = std::move(*created);
     } else {
       degraded("certificate_secret_read_failed", got.error().describe());
@@ -158,12 +159,12 @@ std::expected<SystemTime, std::string> SecretCertificateStore::syncLocked() {
       detail::encodeCertificateSecret(updated, *data);
       auto written = client_.update(secrets, options_.secret_namespace, updated);
       if (written) {
-        k8s::log(k8s::LogLevel::Info, "certificate Secret renewed",
-                 {{"secret", describe()},
-                  {"new_ca", plan.new_ca},
-                  {"new_serving_certificate", plan.issue_serving},
-                  {"old_cas", plan.old_cas.size()},
-                  {"why", joinReasons(plan.reasons)}});
+        base::logEvent(base::LogLevel::Info, "certificate Secret renewed",
+                       {{"secret", describe()},
+                        {"new_ca", plan.new_ca},
+                        {"new_serving_certificate", plan.issue_serving},
+                        {"old_cas", plan.old_cas.size()},
+                        {"why", joinReasons(plan.reasons)}});
         secret = std::move(*written);
         continue;
       }
@@ -194,11 +195,11 @@ void SecretCertificateStore::load(const k8s::Json& secret) {
   }
   const Certificate& leaf = (*certificate)->leaf();
   if (store(*certificate)) {
-    k8s::log(k8s::LogLevel::Info, "serving certificate loaded",
-             {{"secret", describe()},
-              {"fingerprint", leaf.fingerprint().substr(0, 16)},
-              {"not_after", k8s::formatTime(leaf.notAfter())},
-              {"ca_bundle_size", (*certificate)->caBundle().size()}});
+    base::logEvent(base::LogLevel::Info, "serving certificate loaded",
+                   {{"secret", describe()},
+                    {"fingerprint", leaf.fingerprint().substr(0, 16)},
+                    {"not_after", k8s::formatTime(leaf.notAfter())},
+                    {"ca_bundle_size", (*certificate)->caBundle().size()}});
   }
 }
 

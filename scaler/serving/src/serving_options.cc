@@ -1,5 +1,7 @@
 #include "shardscaler/serving/serving_options.h"
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::serving {
 namespace {
 
@@ -17,7 +19,7 @@ SecretCertificateStoreOptions storeOptions(const ServingOptions& options,
 
 }  // namespace
 
-std::expected<void, std::string> validate(const ServingOptions& options) {
+Expected<void> validate(const ServingOptions& options) {
   if (options.certificate_mode == CertificateMode::Directory) {
     if (options.certificate_directory.empty()) {
       return std::unexpected("certificate_directory is required in Directory mode");
@@ -41,7 +43,7 @@ std::vector<std::string> serviceHosts(std::string_view service, std::string_view
   return hosts;
 }
 
-std::expected<CertificateParts, std::string> makeCertificateParts(
+Expected<CertificateParts> makeCertificateParts(
     const ServingOptions& options, k8s::KubeClient& client, std::shared_ptr<const k8s::Clock> clock,
     const std::function<void(std::string_view reason)>& degraded) {
   if (auto ok = validate(options); !ok) return std::unexpected(ok.error());

@@ -4,6 +4,8 @@
 
 #include <boost/asio/ip/v6_only.hpp>
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::serving {
 
 namespace asio = boost::asio;
@@ -12,8 +14,7 @@ using tcp = asio::ip::tcp;
 namespace {
 
 // Where to try binding, best first.
-std::expected<std::vector<tcp::endpoint>, std::string> candidates(asio::io_context& ioc,
-                                                                  const BindAddress& address) {
+Expected<std::vector<tcp::endpoint>> candidates(asio::io_context& ioc, const BindAddress& address) {
   if (address.host.empty()) {
     return std::vector<tcp::endpoint>{tcp::endpoint(asio::ip::address_v6::any(), address.port),
                                       tcp::endpoint(asio::ip::address_v4::any(), address.port)};
@@ -32,8 +33,7 @@ std::expected<std::vector<tcp::endpoint>, std::string> candidates(asio::io_conte
 
 }  // namespace
 
-std::expected<tcp::acceptor, std::string> openAcceptor(asio::io_context& ioc,
-                                                       const BindAddress& address) {
+Expected<tcp::acceptor> openAcceptor(asio::io_context& ioc, const BindAddress& address) {
   auto endpoints = candidates(ioc, address);
   if (!endpoints) return std::unexpected("listen " + address.toString() + ": " + endpoints.error());
   std::string last_error = "no address to bind";

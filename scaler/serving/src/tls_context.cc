@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "openssl_handles.h"
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::serving::detail {
 namespace {
@@ -36,8 +37,7 @@ int selectAlpn(SSL*, const unsigned char** out, unsigned char* out_length, const
   return SSL_TLSEXT_ERR_OK;
 }
 
-std::expected<void, std::string> useCertificate(SSL_CTX* native,
-                                                const ServingCertificate& certificate) {
+Expected<void> useCertificate(SSL_CTX* native, const ServingCertificate& certificate) {
   if (SSL_CTX_use_certificate(native, certificate.leaf().native()) != 1) {
     return std::unexpected(opensslError("use certificate"));
   }
@@ -55,8 +55,7 @@ std::expected<void, std::string> useCertificate(SSL_CTX* native,
 
 int acceptAnyChain(int /*preverify_ok*/, X509_STORE_CTX* /*context*/) { return 1; }
 
-std::expected<void, std::string> trustClients(SSL_CTX* native, ClientCertificateMode mode,
-                                              const TrustBundle* trust) {
+Expected<void> trustClients(SSL_CTX* native, ClientCertificateMode mode, const TrustBundle* trust) {
   if (mode == ClientCertificateMode::None) {
     SSL_CTX_set_verify(native, SSL_VERIFY_NONE, nullptr);
     return {};
@@ -85,8 +84,9 @@ std::expected<void, std::string> trustClients(SSL_CTX* native, ClientCertificate
 
 }  // namespace
 
-std::expected<std::shared_ptr<ssl::context>, std::string> makeServerTlsContext(
-    const ServingCertificate& certificate, ClientCertificateMode mode, const TrustBundle* trust) {
+Expected<std::shared_ptr<ssl::context>> makeServerTlsContext(const ServingCertificate& certificate,
+                                                             ClientCertificateMode mode,
+                                                             const TrustBundle* trust) {
   ERR_clear_error();
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* native = context->native_handle();
@@ -109,7 +109,7 @@ std::expected<std::shared_ptr<ssl::context>, std::string> makeServerTlsContext(
   return context;
 }
 
-std::expected<std::shared_ptr<ssl::context>, std::string> TlsContextCache::current(bool* rebuilt) {
+Expected<std::shared_ptr<ssl::context>> TlsContextCache::current(bool* rebuilt) {
   *rebuilt = false;
   auto certificate = certificates_ ? certificates_->current() : nullptr;
   if (!certificate) return std::unexpected("no serving certificate loaded yet");

@@ -2,12 +2,12 @@
 // cached so that a context is built once per certificate/trust pair. I/O thread only.
 #pragma once
 
-#include <expected>
 #include <memory>
 #include <string>
 
 #include <boost/asio/ssl/context.hpp>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/serving/certificate_source.h"
 #include "shardscaler/serving/https_server.h"
 #include "shardscaler/serving/trust_bundle.h"
@@ -15,7 +15,7 @@
 namespace shardscaler::serving::detail {
 
 // TLS 1.2 and 1.3 only, AEAD ciphers only, no renegotiation, ALPN "http/1.1".
-std::expected<std::shared_ptr<boost::asio::ssl::context>, std::string> makeServerTlsContext(
+Expected<std::shared_ptr<boost::asio::ssl::context>> makeServerTlsContext(
     const ServingCertificate& certificate, ClientCertificateMode mode, const TrustBundle* trust);
 
 class TlsContextCache {
@@ -27,7 +27,7 @@ class TlsContextCache {
   // The context for the current certificate and trust bundle; an error when there is no
   // certificate yet or it cannot be used. `rebuilt` is set when this call looked at a new
   // certificate or trust bundle (to report a change, or a failure, once).
-  std::expected<std::shared_ptr<boost::asio::ssl::context>, std::string> current(bool* rebuilt);
+  Expected<std::shared_ptr<boost::asio::ssl::context>> current(bool* rebuilt);
 
  private:
   std::shared_ptr<const CertificateSource> certificates_;

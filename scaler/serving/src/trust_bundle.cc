@@ -1,9 +1,10 @@
 #include "shardscaler/serving/trust_bundle.h"
 
+#include "shardscaler/base/expected.h"
+
 namespace shardscaler::serving {
 
-std::expected<std::shared_ptr<const TrustBundle>, std::string> TrustBundle::fromPem(
-    std::string pem) {
+Expected<std::shared_ptr<const TrustBundle>> TrustBundle::fromPem(std::string pem) {
   auto certificates = Certificate::allFromPem(pem);
   if (!certificates) return std::unexpected("trust bundle: " + certificates.error());
   return std::shared_ptr<const TrustBundle>(

@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "openssl_handles.h"
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -66,7 +67,7 @@ std::vector<std::string> subjectAltNames(X509* x509, int type) {
 
 }  // namespace
 
-std::expected<Certificate, std::string> Certificate::fromPem(std::string_view pem) {
+Expected<Certificate> Certificate::fromPem(std::string_view pem) {
   ERR_clear_error();
   BioPtr bio = memoryBio(pem);
   X509* x509 = bio ? PEM_read_bio_X509(bio.get(), nullptr, noPassphrase, nullptr) : nullptr;
@@ -81,7 +82,7 @@ std::expected<Certificate, std::string> Certificate::fromPem(std::string_view pe
   return adopt(x509);
 }
 
-std::expected<std::vector<Certificate>, std::string> Certificate::allFromPem(std::string_view pem) {
+Expected<std::vector<Certificate>> Certificate::allFromPem(std::string_view pem) {
   ERR_clear_error();
   BioPtr bio = memoryBio(pem);
   std::vector<Certificate> certificates;
@@ -191,14 +192,14 @@ bool operator==(const Certificate& a, const Certificate& b) {
   return a.x509_ == b.x509_ || X509_cmp(a.native(), b.native()) == 0;
 }
 
-std::expected<PrivateKey, std::string> PrivateKey::generateP256() {
+Expected<PrivateKey> PrivateKey::generateP256() {
   ERR_clear_error();
   EVP_PKEY* key = EVP_EC_gen("P-256");
   if (key == nullptr) return std::unexpected(opensslError("generate ECDSA P-256 key"));
   return PrivateKey(std::shared_ptr<EVP_PKEY>(key, EVP_PKEY_free));
 }
 
-std::expected<PrivateKey, std::string> PrivateKey::fromPem(std::string_view pem) {
+Expected<PrivateKey> PrivateKey::fromPem(std::string_view pem) {
   // OpenSSL 3's decoders report "unsupported" for text with no key at all; say what it is.
   // (A key may follow other blocks, such as "EC PARAMETERS".)
   if (pem.find("-----BEGIN ") == std::string_view::npos ||

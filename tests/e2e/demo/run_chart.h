@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/testenv/child_process.h"
 
 namespace shardscaler::e2e {
@@ -43,8 +44,8 @@ class RunChart {
 
   // Writes <dir>/<name>.dat and <dir>/<name>.gp and runs gnuplot on them; returns the PNG's
   // absolute path, or why there is none.
-  std::expected<std::filesystem::path, std::string> plot(const std::filesystem::path& dir,
-                                                         const std::string& name) const {
+  Expected<std::filesystem::path> plot(const std::filesystem::path& dir,
+                                       const std::string& name) const {
     std::lock_guard lock(mutex_);
     if (samples_.size() < 2) return std::unexpected("fewer than two observations recorded");
     std::error_code ec;

@@ -33,7 +33,7 @@ retention::Plan deletePlan(const Json& sts, const std::string& resource_version)
 class PlanApplierTest : public ::testing::Test {
  protected:
   ApplyOutcome apply(const retention::Plan& plan) {
-    PlanApplier applier(fake_, events_, telemetry::LogContext({{"key", kKey}}), beside_);
+    PlanApplier applier(fake_, events_, base::LogContext({{"key", kKey}}), beside_);
     return applier.apply(plan, retention::targetResource(retention::TargetKind::Prometheus), kNs,
                          InvolvedObject{.name = "main"});
   }

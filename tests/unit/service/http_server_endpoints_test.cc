@@ -18,6 +18,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/service/http_server.h"
 #include "shardscaler/test_kit/eventually.h"
 
@@ -126,7 +127,7 @@ class HttpServerEndpointsTest : public ::testing::Test {
  protected:
   HttpServer::Handlers handlers() {
     return {.metrics = [] { return std::string("# HELP x y\n# TYPE x gauge\nx 1\n"); },
-            .readiness = [this]() -> std::expected<void, std::string> {
+            .readiness = [this]() -> Expected<void> {
               if (ready_) return {};
               return std::unexpected(std::string("informers not synced"));
             },
@@ -391,7 +392,7 @@ TEST_F(HttpServerEndpointsTest, MetricsTrafficCannotStarveTheProbes) {
 TEST_F(HttpServerEndpointsTest, HealthzFailsWhenTheLivenessCheckDoes) {
   std::atomic<bool> alive{true};
   auto h = handlers();
-  h.liveness = [&]() -> std::expected<void, std::string> {
+  h.liveness = [&]() -> Expected<void> {
     if (alive) return {};
     return std::unexpected(std::string("the HTTPS server's I/O thread has stopped: boom"));
   };

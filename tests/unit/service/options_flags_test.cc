@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/service/run_options.h"
 
 namespace shardscaler::service {
@@ -21,8 +22,8 @@ OptionsEnvironment testEnv() {
   return env;
 }
 
-std::expected<Command, std::string> parse(std::initializer_list<std::string_view> args,
-                                          const OptionsEnvironment& env = testEnv()) {
+Expected<Command> parse(std::initializer_list<std::string_view> args,
+                        const OptionsEnvironment& env = testEnv()) {
   std::vector<std::string_view> v(args);
   return parseCommandLine(std::span<const std::string_view>(v), env);
 }

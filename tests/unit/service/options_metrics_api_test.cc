@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/service/run_options.h"
 
 namespace shardscaler::service {
@@ -16,7 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 using Strings = std::vector<std::string>;
 
-std::expected<Command, std::string> parse(std::initializer_list<std::string_view> args) {
+Expected<Command> parse(std::initializer_list<std::string_view> args) {
   std::vector<std::string_view> v(args);
   OptionsEnvironment env;
   env.default_identity = "h_1";

@@ -3,7 +3,6 @@
 // never match what the API server's reading of the same selector would not.
 #pragma once
 
-#include <expected>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::k8s {
 
@@ -33,11 +33,11 @@ class LabelSelector {
   // "" selects everything. Keys and values are checked as the API server checks them. The error
   // names the position and what was expected, e.g.
   // `label selector "a in (b": missing ')' after the values of "a"`.
-  static std::expected<LabelSelector, std::string> parse(std::string_view text);
+  static Expected<LabelSelector> parse(std::string_view text);
   // A metav1.LabelSelector (matchLabels, matchExpressions) as the API server stored it; null or
   // {} selects everything. Only its shape is checked (the API server validated keys and values
   // when it stored it); the error names the field that is not what metav1 allows.
-  static std::expected<LabelSelector, std::string> fromObject(const nlohmann::json& selector);
+  static Expected<LabelSelector> fromObject(const nlohmann::json& selector);
 
   bool matches(const Labels& labels) const;
   bool empty() const { return requirements_.empty(); }

@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
+#include "shardscaler/base/log.h"
 #include "shardscaler/k8s_client/backoff.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
-#include "shardscaler/k8s_client/log.h"
 #include "shardscaler/k8s_client/store.h"
 
 namespace shardscaler::k8s {
@@ -102,7 +102,8 @@ class Reflector {
   bool backoffWait(std::chrono::nanoseconds at_least = {});
   void setResourceVersion(std::string rv);
   // Logs with this reflector's resource, namespace and selector as fields, then `more`.
-  void logEvent(LogLevel level, std::string_view msg, std::initializer_list<LogField> more) const;
+  void logEvent(base::LogLevel level, std::string_view msg,
+                std::initializer_list<base::LogField> more) const;
 
   KubeClient& client_;
   Resource resource_;

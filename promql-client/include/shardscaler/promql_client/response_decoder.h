@@ -2,12 +2,12 @@
 // type) in one streaming pass. It never performs I/O and never throws on malformed input.
 #pragma once
 
-#include <expected>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/promql_client/query_result.h"
 
 namespace shardscaler::promql {
@@ -24,7 +24,7 @@ struct ApiResponse {
 
 // Decodes `body`. On failure returns a message saying what was wrong and where (byte offset).
 // The result's warnings are the envelope's warnings (and "infos", which newer servers send).
-std::expected<ApiResponse, std::string> decodeApiResponse(std::string_view body);
+Expected<ApiResponse> decodeApiResponse(std::string_view body);
 
 // Parses a sample value as the API writes it: Go's float format plus "NaN", "+Inf", "-Inf".
 std::optional<double> parseSampleValue(std::string_view text);

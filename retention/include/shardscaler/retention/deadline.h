@@ -5,11 +5,11 @@
 #include <chrono>
 #include <compare>
 #include <cstdint>
-#include <expected>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_meta/time.h"
 
 namespace shardscaler::retention {
@@ -55,6 +55,6 @@ DeletionDeadline deadlineAfter(std::chrono::system_clock::time_point now,
                                std::optional<std::chrono::nanoseconds> period);
 
 // Reads the annotation. The zero instant (0001-01-01T00:00:00Z, in any offset) means never.
-std::expected<DeletionDeadline, std::string> parseDeletionTimestamp(std::string_view text);
+Expected<DeletionDeadline> parseDeletionTimestamp(std::string_view text);
 
 }  // namespace shardscaler::retention

@@ -6,10 +6,10 @@
 #include <chrono>
 #include <compare>
 #include <cstdint>
-#include <expected>
 #include <optional>
 #include <string>
 #include <string_view>
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::k8s {
 
@@ -30,7 +30,7 @@ struct Timestamp {
 std::string formatRfc3339(Timestamp t);
 // RFC 3339 as Go's time.Parse(time.RFC3339) reads it:
 // YYYY-MM-DDTHH:MM:SS[.fraction](Z|+hh:mm|-hh:mm). The error names the text and what is wrong.
-std::expected<Timestamp, std::string> parseRfc3339(std::string_view text);
+Expected<Timestamp> parseRfc3339(std::string_view text);
 
 // metav1.Time: RFC 3339 in UTC to the whole second, "2006-01-02T15:04:05Z" (conditions,
 // annotations, certificate times in messages).

@@ -8,11 +8,11 @@
 #include <string>
 #include <utility>
 
+#include "shardscaler/base/log_context.h"
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/task_pool.h"
 #include "shardscaler/retention/planner.h"
-#include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::controller {
 
@@ -48,7 +48,7 @@ class PlanApplier {
 
   // `log`: the reconcile's fields (key, reconcile_id), on every "applied" line. `beside`: where
   // the writes sent beside the caller's own run (up to kMaxWritesInFlight - 1 at once).
-  PlanApplier(k8s::KubeClient& client, k8s::EventRecorder& events, telemetry::LogContext log,
+  PlanApplier(k8s::KubeClient& client, k8s::EventRecorder& events, base::LogContext log,
               k8s::TaskPool& beside)
       : client_(client), events_(events), log_(std::move(log)), beside_(beside) {}
 
@@ -63,7 +63,7 @@ class PlanApplier {
 
   k8s::KubeClient& client_;
   k8s::EventRecorder& events_;
-  telemetry::LogContext log_;
+  base::LogContext log_;
   k8s::TaskPool& beside_;
 };
 

@@ -3,12 +3,12 @@
 #pragma once
 
 #include <cstddef>
-#include <expected>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::guard {
 
@@ -46,7 +46,7 @@ inline constexpr std::size_t kMaxReviewBytes = std::size_t{3} * 1024 * 1024;
 // The body of the webhook's POST. The error is one line that says what is wrong, e.g.
 // `AdmissionReview: request.uid: missing` or `AdmissionReview: apiVersion
 // "admission.k8s.io/v1beta1" is not served (admissionReviewVersions must be [v1])`.
-std::expected<AdmissionRequest, std::string> decodeAdmissionReview(std::string_view body);
+Expected<AdmissionRequest> decodeAdmissionReview(std::string_view body);
 
 struct AdmissionAnswer {
   bool allowed = true;

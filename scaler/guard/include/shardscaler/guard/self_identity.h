@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/kube_config.h"
 
@@ -30,6 +31,6 @@ std::expected<SelfIdentity, IdentityError> discoverSelfIdentity(k8s::KubeClient&
                                                                 const k8s::KubeConfig& config);
 
 // The subject of a PEM certificate: CN as username, O entries as groups.
-std::expected<SelfIdentity, std::string> identityFromCertificatePem(const std::string& pem);
+Expected<SelfIdentity> identityFromCertificatePem(const std::string& pem);
 
 }  // namespace shardscaler::guard

@@ -7,7 +7,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <expected>
 #include <memory>
 #include <optional>
 #include <regex>
@@ -15,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/ingestion/ingestion_result.h"
 
 namespace shardscaler::ingestion {
@@ -35,14 +35,14 @@ struct PrometheusUrl {
   std::string path;    // "" or "/a/b", without a trailing '/'
 };
 // The error says what is wrong, e.g. `must not have a query ("?..."): ...`.
-std::expected<PrometheusUrl, std::string> parsePrometheusUrl(std::string_view url);
+Expected<PrometheusUrl> parsePrometheusUrl(std::string_view url);
 
 // One entry of --prometheus-url-allow: SCHEME://HOST[:PORT][/PATH]. HOST is a DNS name or an
 // address, "*" (any host) or "*.SUFFIX" (a name of one or more labels followed by .SUFFIX); PORT a
 // number, "*" (any port) or absent (the scheme's default); PATH a prefix of whole segments.
 class UrlPattern {
  public:
-  static std::expected<UrlPattern, std::string> parse(std::string_view pattern);
+  static Expected<UrlPattern> parse(std::string_view pattern);
   bool matches(const PrometheusUrl& url) const;
   const std::string& text() const { return text_; }
 
@@ -60,8 +60,8 @@ class PrometheusUrlPolicy {
   // A URL is allowed when it matches one of `allow` or the whole of `allow_regex` (ECMAScript;
   // "" = none). The error names the entry that is not a pattern, or the regex that does not
   // compile.
-  static std::expected<PrometheusUrlPolicy, std::string> make(const std::vector<std::string>& allow,
-                                                              const std::string& allow_regex);
+  static Expected<PrometheusUrlPolicy> make(const std::vector<std::string>& allow,
+                                            const std::string& allow_regex);
   // make(defaultPrometheusUrlAllow(), "").
   static PrometheusUrlPolicy defaults();
 

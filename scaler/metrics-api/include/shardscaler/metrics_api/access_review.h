@@ -5,12 +5,12 @@
 
 #include <chrono>
 #include <cstddef>
-#include <expected>
 #include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/metrics_api/api_request.h"
 #include "shardscaler/metrics_api/front_proxy.h"
 
@@ -33,7 +33,7 @@ struct AccessDecision {
 
 // status.allowed of a created review; a review with status.evaluationError and no allow is an
 // error (the caller answers 500 rather than pretending to know), as is one without a status.
-std::expected<AccessDecision, std::string> accessDecisionOf(const nlohmann::json& review);
+Expected<AccessDecision> accessDecisionOf(const nlohmann::json& review);
 
 // "User \"u\" cannot list resource \"m\" in API group \"g\" in the namespace \"ns\"" / "cannot
 // get path \"/p\"", as the API server's Forbidden messages read.

@@ -4,7 +4,6 @@
 // CA, or whose name is not allowed: anyone could send those headers.
 #pragma once
 
-#include <expected>
 #include <map>
 #include <memory>
 #include <string>
@@ -12,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/serving/http_exchange.h"
 #include "shardscaler/serving/trust_bundle.h"
 
@@ -35,8 +35,7 @@ struct RequestHeaderConfig {
 // Reads the ConfigMap's data. A missing requestheader-client-ca-file gives a config without a CA
 // (every request is then refused, see authenticate()); a CA that does not parse, or a list that
 // is not a JSON array of strings, is an error naming the key.
-std::expected<RequestHeaderConfig, std::string> requestHeaderConfigFromConfigMap(
-    const nlohmann::json& config_map);
+Expected<RequestHeaderConfig> requestHeaderConfigFromConfigMap(const nlohmann::json& config_map);
 
 struct UserInfo {
   std::string name;
@@ -52,8 +51,8 @@ struct UserInfo {
 // lower-cased and percent-decoded). "system:authenticated" is added to the groups, as the API
 // server's authenticators do. The error (HTTP 401) says what is missing, e.g. that the caller
 // presented no front-proxy certificate.
-std::expected<UserInfo, std::string> authenticate(const serving::PeerCertificate& peer,
-                                                  const serving::HeaderList& headers,
-                                                  const RequestHeaderConfig& config);
+Expected<UserInfo> authenticate(const serving::PeerCertificate& peer,
+                                const serving::HeaderList& headers,
+                                const RequestHeaderConfig& config);
 
 }  // namespace shardscaler::metrics_api

@@ -6,12 +6,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <expected>
 #include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/serving/bind_address.h"
 
 namespace shardscaler::service {
@@ -29,10 +29,10 @@ class HttpServer {
     std::function<std::string()> metrics;
     // Ready, or the reason it is not (the body of the 503). Called on the I/O thread; must be
     // quick. Unset means always ready.
-    std::function<std::expected<void, std::string>()> readiness;
+    std::function<Expected<void>()> readiness;
     // Alive, or the reason it is not (the body of /healthz's 500): e.g. a server thread that died.
     // Called on the I/O thread; must be quick. Unset means always alive.
-    std::function<std::expected<void, std::string>()> liveness;
+    std::function<Expected<void>()> liveness;
     // Told of each degraded path (accept failure, connection limit, failing metrics handler)
     // with a reason such as "http_accept_failed", "http_connection_evicted"; e.g.
     // Metrics::incDegraded. The warnings are logged at most a few per reason and ten seconds;
@@ -64,8 +64,7 @@ class HttpServer {
   // Binds a listener and returns its port (the chosen one for port 0). Listening on an address
   // (non-zero port) that a listener already has adds the endpoints to it, so the metrics and the
   // probe address may be the same. Call before start(). The error names the address and cause.
-  std::expected<std::uint16_t, std::string> listen(const serving::BindAddress& address,
-                                                   Endpoints endpoints);
+  Expected<std::uint16_t> listen(const serving::BindAddress& address, Endpoints endpoints);
 
   // Starts the I/O threads, one per listener.
   void start();

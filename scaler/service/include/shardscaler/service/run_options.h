@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <expected>
 #include <optional>
 #include <span>
 #include <string>
@@ -12,26 +11,27 @@
 #include <variant>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
+#include "shardscaler/base/log.h"
 #include "shardscaler/guard/guard_config.h"
 #include "shardscaler/guard/webhook_configuration.h"
 #include "shardscaler/ingestion/prometheus_url_policy.h"
 #include "shardscaler/serving/bind_address.h"
-#include "shardscaler/telemetry/logging.h"
 
 namespace shardscaler::service {
 
 // The log settings belong to telemetry; the options carry them under their own names.
-using telemetry::LogFormat;
-using telemetry::LogLevel;
+using base::LogFormat;
+using base::LogLevel;
 
 // A listener address: host "" means every interface (":8080"); port 0 picks a free port.
 using BindAddress = serving::BindAddress;
 // "host:port", ":port" or "[v6]:port". The error reads like `"x" is not host:port (...)`.
-std::expected<BindAddress, std::string> parseBindAddress(std::string_view text);
+Expected<BindAddress> parseBindAddress(std::string_view text);
 
 // Go's time.ParseDuration syntax: "10s", "1m30s", "1.5h", "300ms", "0". Negative values and
 // values beyond ~292 years are errors.
-std::expected<std::chrono::nanoseconds, std::string> parseGoDuration(std::string_view text);
+Expected<std::chrono::nanoseconds> parseGoDuration(std::string_view text);
 // The shortest Go spelling: 90s -> "1m30s", 1500ms -> "1.5s", 0 -> "0s".
 std::string formatGoDuration(std::chrono::nanoseconds d);
 
@@ -137,10 +137,10 @@ struct OptionsEnvironment {
 // args excludes the program name. The error is one line without the "shardscaler: error: "
 // prefix, e.g. `unknown flag "--foo"`, `--workers: "x" is not a number`,
 // `config file /x: line 3: unknown key "fooBar"`.
-std::expected<Command, std::string> parseCommandLine(std::span<const std::string_view> args,
-                                                     const OptionsEnvironment& env);
-std::expected<Command, std::string> parseCommandLine(int argc, const char* const* argv,
-                                                     const OptionsEnvironment& env);
+Expected<Command> parseCommandLine(std::span<const std::string_view> args,
+                                   const OptionsEnvironment& env);
+Expected<Command> parseCommandLine(int argc, const char* const* argv,
+                                   const OptionsEnvironment& env);
 
 // The --help texts, listing every flag with its default.
 std::string mainHelp();

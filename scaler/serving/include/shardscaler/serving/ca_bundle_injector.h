@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <expected>
 #include <functional>
 #include <map>
 #include <memory>
@@ -17,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/serving/certificate_source.h"
@@ -57,8 +57,9 @@ struct CaBundleTarget {
 // Why the caBundle of `object` is not ours to write (a required field differs), or nullopt.
 std::optional<std::string> foreignTarget(const k8s::Json& object, const CaBundleTarget& target);
 
-std::expected<std::optional<k8s::Json>, std::string> caBundlePatch(
-    const k8s::Json& object, const CaBundleTarget& target, const std::string& bundle_base64);
+Expected<std::optional<k8s::Json>> caBundlePatch(const k8s::Json& object,
+                                                 const CaBundleTarget& target,
+                                                 const std::string& bundle_base64);
 
 struct CaBundleInjectorOptions {
   std::vector<CaBundleTarget> targets;
@@ -83,7 +84,7 @@ class CaBundleInjector {
 
   // Checks every target once and patches those that differ (re-reading on a conflict). Returns
   // how many objects it wrote; an error names every target that failed (the others are done).
-  std::expected<int, std::string> injectOnce();
+  Expected<int> injectOnce();
 
   // Injects now, then on every change of the source and every resync_period, on a background
   // thread, until stop().
@@ -91,8 +92,7 @@ class CaBundleInjector {
   void stop();
 
  private:
-  std::expected<bool, std::string> injectInto(const CaBundleTarget& target,
-                                              const std::string& bundle_base64);
+  Expected<bool> injectInto(const CaBundleTarget& target, const std::string& bundle_base64);
   void degraded(std::string_view reason, const std::string& detail) const;
 
   k8s::KubeClient& client_;

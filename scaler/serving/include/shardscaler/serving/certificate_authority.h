@@ -2,10 +2,10 @@
 // Pure: times come from the caller (who reads a Clock); it never reads the system clock or files.
 #pragma once
 
-#include <expected>
 #include <string>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/serving/x509.h"
 
 namespace shardscaler::serving {
@@ -29,19 +29,17 @@ struct LeafCertificateSpec {
 class CertificateAuthority {
  public:
   // A new CA with a fresh P-256 key, valid [not_before, not_after].
-  static std::expected<CertificateAuthority, std::string> generate(const std::string& common_name,
-                                                                   SystemTime not_before,
-                                                                   SystemTime not_after);
+  static Expected<CertificateAuthority> generate(const std::string& common_name,
+                                                 SystemTime not_before, SystemTime not_after);
   // Loads a CA: the certificate must be a CA and the key its private half.
-  static std::expected<CertificateAuthority, std::string> fromPem(std::string_view certificate_pem,
-                                                                  std::string_view key_pem);
+  static Expected<CertificateAuthority> fromPem(std::string_view certificate_pem,
+                                                std::string_view key_pem);
   // Wraps a CA certificate and key already checked by the caller (see fromPem for the checks).
-  static std::expected<CertificateAuthority, std::string> fromParts(Certificate certificate,
-                                                                    PrivateKey key);
+  static Expected<CertificateAuthority> fromParts(Certificate certificate, PrivateKey key);
 
   // Issues a leaf certificate with a fresh P-256 key, signed by this CA. Hosts that are neither
   // an IP address nor a DNS name (empty, spaces, commas...) are an error naming the host.
-  std::expected<KeyedCertificate, std::string> issue(const LeafCertificateSpec& spec) const;
+  Expected<KeyedCertificate> issue(const LeafCertificateSpec& spec) const;
 
   const Certificate& certificate() const { return certificate_; }
   const PrivateKey& key() const { return key_; }
@@ -56,6 +54,6 @@ class CertificateAuthority {
 
 // Checks that `host` can go into a SAN: an IP literal, or a DNS name of letters, digits, '-' and
 // '.' (with an optional leading "*."), at most 253 characters. The error names the host.
-std::expected<void, std::string> validateHost(std::string_view host);
+Expected<void> validateHost(std::string_view host);
 
 }  // namespace shardscaler::serving

@@ -4,11 +4,11 @@
 #pragma once
 
 #include <chrono>
-#include <expected>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/serving/certificate_authority.h"
 #include "shardscaler/serving/x509.h"
 
@@ -29,7 +29,7 @@ struct RotationPolicy {
 
 // Rejects a policy under which certificates would be rotated at once, or would expire while a
 // CA change propagates; the message names the setting.
-std::expected<void, std::string> validate(const RotationPolicy& policy);
+Expected<void> validate(const RotationPolicy& policy);
 
 // What the Secret holds, read without judging it: anything may be missing or garbage.
 struct StoredCertificates {
@@ -82,8 +82,9 @@ struct CertificateNames {
 
 // Carries out a plan: generates the CA and issues the certificate it asks for (validity from
 // `now` and the policy), and keeps everything else as stored. No I/O.
-std::expected<CertificateSecretData, std::string> applyCertificatePlan(
-    const CertificatePlan& plan, const StoredCertificates& stored, const RotationPolicy& policy,
-    const CertificateNames& names, SystemTime now);
+Expected<CertificateSecretData> applyCertificatePlan(const CertificatePlan& plan,
+                                                     const StoredCertificates& stored,
+                                                     const RotationPolicy& policy,
+                                                     const CertificateNames& names, SystemTime now);
 
 }  // namespace shardscaler::serving

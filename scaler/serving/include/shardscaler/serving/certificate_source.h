@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <expected>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/serving/x509.h"
 
 namespace shardscaler::serving {
@@ -22,7 +22,7 @@ class ServingCertificate {
   // chain_pem: the leaf first, then any intermediates; key_pem: the leaf's key; ca_bundle_pem: the
   // CAs clients should trust for it (may be empty when someone else publishes them). Errors name
   // the part at fault ("tls.key: ...", "the key does not belong to the certificate").
-  static std::expected<std::shared_ptr<const ServingCertificate>, std::string> fromPem(
+  static Expected<std::shared_ptr<const ServingCertificate>> fromPem(
       std::string chain_pem, std::string key_pem, std::string ca_bundle_pem = {});
 
   const Certificate& leaf() const { return chain_.front(); }

@@ -4,7 +4,6 @@
 #pragma once
 
 #include <chrono>
-#include <expected>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -12,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/serving/certificate_source.h"
 
@@ -43,7 +43,7 @@ class FileCertificateSource final : public SlotBackedCertificateSource {
 
   // Reads the files now. A certificate and key that do not parse or do not belong together (say,
   // read halfway through an update) are an error naming the file; the last good ones stay.
-  std::expected<void, std::string> reload();
+  Expected<void> reload();
 
   // Reloads every poll_period on a background thread until stop().
   void start();

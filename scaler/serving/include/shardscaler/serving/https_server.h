@@ -5,13 +5,13 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <expected>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/serving/certificate_source.h"
 #include "shardscaler/serving/http_exchange.h"
@@ -107,12 +107,12 @@ class HttpsServer {
 
   // Binds the address and starts the I/O thread and the workers; returns the bound port (the
   // chosen one for port 0). Connections arriving before a certificate is loaded are closed.
-  std::expected<std::uint16_t, std::string> start();
+  Expected<std::uint16_t> start();
   std::uint16_t port() const;
 
   // Whether the I/O thread still serves: an error when it has died (an exception escaped it) or
   // has not turned for several seconds, for /healthz. Thread-safe.
-  std::expected<void, std::string> health() const;
+  Expected<void> health() const;
 
   // Stops accepting, lets responses being written finish, closes every connection within about a
   // second whatever the clients do, then waits for handlers still running (they must be bounded,

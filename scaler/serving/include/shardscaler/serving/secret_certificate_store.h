@@ -4,7 +4,6 @@
 #pragma once
 
 #include <chrono>
-#include <expected>
 #include <functional>
 #include <map>
 #include <memory>
@@ -13,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/backoff.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
@@ -45,7 +45,7 @@ struct SecretCertificateStoreOptions {
 };
 
 // Checks names, hosts and the rotation policy; the message names the field at fault.
-std::expected<void, std::string> validate(const SecretCertificateStoreOptions& options);
+Expected<void> validate(const SecretCertificateStoreOptions& options);
 
 class SecretCertificateStore final : public SlotBackedCertificateSource {
  public:
@@ -61,15 +61,15 @@ class SecretCertificateStore final : public SlotBackedCertificateSource {
   // One round: read the Secret (create it when missing), renew what is due (re-reading on a
   // conflict), and load what it holds. Safe to call from any thread, also while started. On an
   // error the certificate loaded before stays in use.
-  std::expected<void, std::string> sync();
+  Expected<void> sync();
 
   // Syncs now and then on a background thread, every poll_period or when something comes due.
   void start();
   void stop();
 
  private:
-  std::expected<SystemTime, std::string> syncLocked();
-  std::expected<k8s::Json, std::string> create(SystemTime now);
+  Expected<SystemTime> syncLocked();
+  Expected<k8s::Json> create(SystemTime now);
   void load(const k8s::Json& secret);
   void degraded(std::string_view reason, const std::string& detail) const;
   std::string describe() const;

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <chrono>
-#include <expected>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -11,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/serving/ca_bundle_injector.h"
@@ -55,7 +55,7 @@ struct ServingOptions {
 };
 
 // The message names the setting at fault (in its ServingOptions spelling).
-std::expected<void, std::string> validate(const ServingOptions& options);
+Expected<void> validate(const ServingOptions& options);
 
 // The names a Service answers to inside the cluster: "<svc>", "<svc>.<ns>", "<svc>.<ns>.svc",
 // "<svc>.<ns>.svc.<cluster domain>". The API server calls a webhook Service by "<svc>.<ns>.svc".
@@ -74,7 +74,7 @@ struct CertificateParts {
 };
 
 // `degraded` is handed to every part (see each part's reasons). `client` must outlive the parts.
-std::expected<CertificateParts, std::string> makeCertificateParts(
+Expected<CertificateParts> makeCertificateParts(
     const ServingOptions& options, k8s::KubeClient& client, std::shared_ptr<const k8s::Clock> clock,
     const std::function<void(std::string_view reason)>& degraded = {});
 

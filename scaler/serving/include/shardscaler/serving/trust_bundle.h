@@ -2,12 +2,12 @@
 // request-header CA can change). Must never accept an empty or unparsable bundle as "trust all".
 #pragma once
 
-#include <expected>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "shardscaler/base/expected.h"
 #include "shardscaler/serving/x509.h"
 
 namespace shardscaler::serving {
@@ -15,7 +15,7 @@ namespace shardscaler::serving {
 class TrustBundle {
  public:
   // One or more PEM CA certificates; none, or one that does not parse, is an error.
-  static std::expected<std::shared_ptr<const TrustBundle>, std::string> fromPem(std::string pem);
+  static Expected<std::shared_ptr<const TrustBundle>> fromPem(std::string pem);
 
   const std::vector<Certificate>& certificates() const { return certificates_; }
   const std::string& pem() const { return pem_; }

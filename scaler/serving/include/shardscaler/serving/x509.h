@@ -5,11 +5,11 @@
 #include <openssl/types.h>
 
 #include <chrono>
-#include <expected>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
+#include "shardscaler/base/expected.h"
 
 namespace shardscaler::serving {
 
@@ -20,9 +20,9 @@ class Certificate {
  public:
   // The first certificate in `pem`; anything before it is ignored. The error says what is wrong
   // ("no PEM certificate in tls.crt" style, with OpenSSL's reason when it has one).
-  static std::expected<Certificate, std::string> fromPem(std::string_view pem);
+  static Expected<Certificate> fromPem(std::string_view pem);
   // Every certificate in `pem`, in order. Fails when there is none or when one does not parse.
-  static std::expected<std::vector<Certificate>, std::string> allFromPem(std::string_view pem);
+  static Expected<std::vector<Certificate>> allFromPem(std::string_view pem);
   // Takes over one reference of `x509` (X509_up_ref'ed by the caller when shared).
   static Certificate adopt(X509* x509);
 
@@ -56,9 +56,9 @@ class Certificate {
 // A private key (ECDSA P-256 when generated here; any key OpenSSL reads when loaded).
 class PrivateKey {
  public:
-  static std::expected<PrivateKey, std::string> generateP256();
+  static Expected<PrivateKey> generateP256();
   // PKCS#8 ("PRIVATE KEY"), SEC1 ("EC PRIVATE KEY") or PKCS#1 ("RSA PRIVATE KEY"), unencrypted.
-  static std::expected<PrivateKey, std::string> fromPem(std::string_view pem);
+  static Expected<PrivateKey> fromPem(std::string_view pem);
 
   std::string pem() const;  // unencrypted PKCS#8
   // True when this is the private half of `certificate`'s public key.

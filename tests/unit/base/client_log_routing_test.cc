@@ -1,5 +1,6 @@
-// k8s-client's log events reach the configured log with their fields as fields and their types
-// kept: numbers and booleans unquoted in JSON, strings quoted, the level honoured.
+// Events with fields gathered at run time (as k8s-client's reflector logs them) reach the
+// configured log with their fields as fields and their types kept: numbers and booleans unquoted
+// in JSON, strings quoted, the level honoured.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,15 +8,15 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-#include "shardscaler/k8s_client/log.h"
-#include "shardscaler/telemetry/logging.h"
+#include "shardscaler/base/log.h"
 
-namespace shardscaler::telemetry {
+namespace shardscaler::base {
 namespace {
 
 class ClientLogRoutingTest : public ::testing::Test {
@@ -28,10 +29,7 @@ class ClientLogRoutingTest : public ::testing::Test {
     spdlog::default_logger()->sinks().assign({sink});
   }
   void SetUp() override { previous_ = spdlog::default_logger(); }
-  void TearDown() override {
-    k8s::setLogSink({});
-    spdlog::set_default_logger(previous_);
-  }
+  void TearDown() override { spdlog::set_default_logger(previous_); }
 
   std::ostringstream out_;
   std::shared_ptr<spdlog::logger> previous_;
@@ -39,9 +37,9 @@ class ClientLogRoutingTest : public ::testing::Test {
 
 TEST_F(ClientLogRoutingTest, ClientFieldsArriveAsTypedJsonFields) {
   configure(LogLevel::Info, LogFormat::Json);
-  k8s::log(
-      k8s::LogLevel::Warn, "watch failed",
-      {{"resource", "statefulsets"}, {"attempt", 3}, {"ok", false}, {"rate", 2.5}, {"count", "7"}});
+  const std::vector<LogField> fields{
+      {"resource", "statefulsets"}, {"attempt", 3}, {"ok", false}, {"rate", 2.5}, {"count", "7"}};
+  logEvent(LogLevel::Warn, "watch failed", fields);
   const auto line = nlohmann::json::parse(out_.str());
   EXPECT_EQ(line.at("level"), "warn");
   EXPECT_EQ(line.at("msg"), "watch failed");
@@ -54,15 +52,15 @@ TEST_F(ClientLogRoutingTest, ClientFieldsArriveAsTypedJsonFields) {
 
 TEST_F(ClientLogRoutingTest, ClientEventsBelowTheLevelAreDropped) {
   configure(LogLevel::Warn, LogFormat::Text);
-  k8s::log(k8s::LogLevel::Info, "lease renewed", {{"holder", "a"}});
+  logEvent(LogLevel::Info, "lease renewed", {{"holder", "a"}});
   EXPECT_EQ(out_.str(), "");
-  k8s::log(k8s::LogLevel::Error, "lease lost", {{"holder", "a b"}});
+  logEvent(LogLevel::Error, "lease lost", {{"holder", "a b"}});
   EXPECT_NE(out_.str().find("ERROR lease lost holder=\"a b\""), std::string::npos) << out_.str();
 }
 
 TEST_F(ClientLogRoutingTest, NonFiniteNumbersStayStrings) {
   configure(LogLevel::Info, LogFormat::Json);
-  k8s::log(k8s::LogLevel::Info, "rate",
+  logEvent(LogLevel::Info, "rate",
            {{"nan", std::nan("")}, {"inf", std::numeric_limits<double>::infinity()}});
   const auto line = nlohmann::json::parse(out_.str());
   EXPECT_EQ(line.at("nan"), "NaN");
@@ -70,4 +68,4 @@ TEST_F(ClientLogRoutingTest, NonFiniteNumbersStayStrings) {
 }
 
 }  // namespace
-}  // namespace shardscaler::telemetry
+}  // namespace shardscaler::base

@@ -11,9 +11,10 @@
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
-#include "shardscaler/telemetry/logging.h"
+#include "shardscaler/base/log.h"
+#include "shardscaler/base/log_context.h"
 
-namespace shardscaler::telemetry {
+namespace shardscaler::base {
 namespace {
 
 using ::testing::HasSubstr;
@@ -155,4 +156,4 @@ TEST(LoggingParseTest, LevelsAndFormats) {
 }
 
 }  // namespace
-}  // namespace shardscaler::telemetry
+}  // namespace shardscaler::base
