@@ -28,7 +28,6 @@ using api::kRetainedLabel;
 using api::kShardSetLabel;
 
 using detail::failureKind;
-using detail::overrideHint;
 using k8s::meta::annotation;
 using k8s::meta::label;
 
@@ -82,18 +81,10 @@ class Judgement {
 
  private:
   Verdict allow(std::string_view reason, std::string note) {
-    verdict_.allowed = true;
-    verdict_.reason = reason;
-    verdict_.message = std::move(note);
-    return verdict_;
+    return detail::allowed(verdict_, reason, std::move(note));
   }
-  Verdict deny(std::string_view rule, const std::string& what, std::string detail = {}) {
-    verdict_.allowed = false;
-    verdict_.detail = std::move(detail);
-    verdict_.reason = rule;
-    verdict_.message =
-        fmt::format("{}{}: {} {}", api::kGuardDenialPrefix, rule, what, overrideHint(config_));
-    return verdict_;
+  Verdict deny(std::string_view rule, const std::string& what, std::string for_log = {}) {
+    return detail::denied(verdict_, rule, what, std::move(for_log), config_);
   }
 
   // "StatefulSet monitoring/prometheus-main-shard-3 (shard 3 of Prometheus main)"

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "shardscaler/api/well_known.h"
+
 namespace shardscaler::guard::detail {
 
 std::string overrideHint(const GuardConfig& config) {
@@ -18,6 +20,23 @@ std::string overrideHint(const GuardConfig& config) {
 
 std::string failureKind(std::string_view error) {
   return std::string(error.substr(0, error.find_first_of(" (:")));
+}
+
+Verdict allowed(Verdict& verdict, std::string_view reason, std::string note) {
+  verdict.allowed = true;
+  verdict.reason = reason;
+  verdict.message = std::move(note);
+  return verdict;
+}
+
+Verdict denied(Verdict& verdict, std::string_view rule, std::string_view what, std::string detail,
+               const GuardConfig& config) {
+  verdict.allowed = false;
+  verdict.reason = rule;
+  verdict.detail = std::move(detail);
+  verdict.message =
+      fmt::format("{}{}: {} {}", api::kGuardDenialPrefix, rule, what, overrideHint(config));
+  return verdict;
 }
 
 }  // namespace shardscaler::guard::detail

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "shardscaler/guard/decision.h"
 #include "shardscaler/guard/guard_config.h"
 
 namespace shardscaler::guard::detail {
@@ -16,5 +17,12 @@ std::string overrideHint(const GuardConfig& config);
 // The kind of a failed read ("Forbidden", "Timeout", "Transport"): what a denial message may say
 // of it. The rest of the error (the server's own words) goes to the log only.
 std::string failureKind(std::string_view error);
+
+// Sets `verdict` to allowed for `reason` with a short note, and returns a copy.
+Verdict allowed(Verdict& verdict, std::string_view reason, std::string note);
+// Sets `verdict` to denied by `rule`: the message names the rule, says `what`, and ends with
+// overrideHint; `detail` is for the log only. Returns a copy.
+Verdict denied(Verdict& verdict, std::string_view rule, std::string_view what, std::string detail,
+               const GuardConfig& config);
 
 }  // namespace shardscaler::guard::detail

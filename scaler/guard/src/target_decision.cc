@@ -57,18 +57,10 @@ class TargetJudgement {
 
  private:
   Verdict allow(std::string_view reason, std::string note) {
-    verdict_.allowed = true;
-    verdict_.reason = reason;
-    verdict_.message = std::move(note);
-    return verdict_;
+    return detail::allowed(verdict_, reason, std::move(note));
   }
-  Verdict deny(std::string_view rule, const std::string& what, std::string detail = {}) {
-    verdict_.allowed = false;
-    verdict_.reason = rule;
-    verdict_.detail = std::move(detail);
-    verdict_.message = fmt::format("{}{}: {} {}", api::kGuardDenialPrefix, rule, what,
-                                   detail::overrideHint(config_));
-    return verdict_;
+  Verdict deny(std::string_view rule, const std::string& what, std::string for_log = {}) {
+    return detail::denied(verdict_, rule, what, std::move(for_log), config_);
   }
   Verdict readFailed(const std::string& what, const std::string& error) {
     return deny(kRuleReadFailed,
