@@ -71,22 +71,15 @@ std::vector<std::string> guardedChanges(const Json& old_object, const Json& obje
 }
 
 // Everything one decision learns, read at most once each.
-class Judgement {
+class Judgement : private detail::VerdictBuilder {
  public:
   Judgement(const AdmissionRequest& request, LiveObjects& live,
             std::chrono::system_clock::time_point now, const GuardConfig& config)
-      : request_(request), live_(live), now_(now), config_(config) {}
+      : VerdictBuilder(config), request_(request), live_(live), now_(now) {}
 
   Verdict run();
 
  private:
-  Verdict allow(std::string_view reason, std::string note) {
-    return detail::allowed(verdict_, reason, std::move(note));
-  }
-  Verdict deny(std::string_view rule, const std::string& what, std::string for_log = {}) {
-    return detail::denied(verdict_, rule, what, std::move(for_log), config_);
-  }
-
   // "StatefulSet monitoring/prometheus-main-shard-3 (shard 3 of Prometheus main)"
   std::string shardText() const {
     std::string text = fmt::format("StatefulSet {}/{}", request_.ns, name_);
@@ -144,13 +137,11 @@ class Judgement {
   const AdmissionRequest& request_;
   LiveObjects& live_;
   const std::chrono::system_clock::time_point now_;
-  const GuardConfig& config_;
 
   std::string name_;
   api::ShardSet shard_set_;
   std::optional<retention::TargetKind> target_kind_;
   std::optional<LiveRead> target_;
-  Verdict verdict_;
 };
 
 const LiveRead& Judgement::target() {

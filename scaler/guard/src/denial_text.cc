@@ -22,21 +22,20 @@ std::string failureKind(std::string_view error) {
   return std::string(error.substr(0, error.find_first_of(" (:")));
 }
 
-Verdict allowed(Verdict& verdict, std::string_view reason, std::string note) {
-  verdict.allowed = true;
-  verdict.reason = reason;
-  verdict.message = std::move(note);
-  return verdict;
+Verdict VerdictBuilder::allow(std::string_view reason, std::string note) {
+  verdict_.allowed = true;
+  verdict_.reason = reason;
+  verdict_.message = std::move(note);
+  return verdict_;
 }
 
-Verdict denied(Verdict& verdict, std::string_view rule, std::string_view what, std::string detail,
-               const GuardConfig& config) {
-  verdict.allowed = false;
-  verdict.reason = rule;
-  verdict.detail = std::move(detail);
-  verdict.message =
-      fmt::format("{}{}: {} {}", api::kGuardDenialPrefix, rule, what, overrideHint(config));
-  return verdict;
+Verdict VerdictBuilder::deny(std::string_view rule, std::string_view what, std::string for_log) {
+  verdict_.allowed = false;
+  verdict_.reason = rule;
+  verdict_.detail = std::move(for_log);
+  verdict_.message =
+      fmt::format("{}{}: {} {}", api::kGuardDenialPrefix, rule, what, overrideHint(config_));
+  return verdict_;
 }
 
 }  // namespace shardscaler::guard::detail

@@ -18,11 +18,18 @@ std::string overrideHint(const GuardConfig& config);
 // of it. The rest of the error (the server's own words) goes to the log only.
 std::string failureKind(std::string_view error);
 
-// Sets `verdict` to allowed for `reason` with a short note, and returns a copy.
-Verdict allowed(Verdict& verdict, std::string_view reason, std::string note);
-// Sets `verdict` to denied by `rule`: the message names the rule, says `what`, and ends with
-// overrideHint; `detail` is for the log only. Returns a copy.
-Verdict denied(Verdict& verdict, std::string_view rule, std::string_view what, std::string detail,
-               const GuardConfig& config);
+// What both decisions (StatefulSets and targets) share: the verdict being built, and the two ways
+// it ends. A denial's message names the rule, says what was refused and ends with overrideHint;
+// `for_log` goes to the log only.
+class VerdictBuilder {
+ protected:
+  explicit VerdictBuilder(const GuardConfig& config) : config_(config) {}
+
+  Verdict allow(std::string_view reason, std::string note);
+  Verdict deny(std::string_view rule, std::string_view what, std::string for_log = {});
+
+  const GuardConfig& config_;
+  Verdict verdict_;
+};
 
 }  // namespace shardscaler::guard::detail

@@ -45,23 +45,17 @@ std::string countText(std::optional<int64_t> count) {
   return count ? std::to_string(*count) : std::string("a non-integer");
 }
 
-class TargetJudgement {
+class TargetJudgement : private detail::VerdictBuilder {
  public:
   TargetJudgement(const AdmissionRequest& request, LiveObjects& live, const GuardConfig& config,
                   retention::TargetKind kind)
-      : request_(request), live_(live), config_(config), kind_(kind) {
+      : VerdictBuilder(config), request_(request), live_(live), kind_(kind) {
     verdict_.target = fmt::format("{} {}", retention::toString(kind), untrustedText(request.name));
   }
 
   Verdict run();
 
  private:
-  Verdict allow(std::string_view reason, std::string note) {
-    return detail::allowed(verdict_, reason, std::move(note));
-  }
-  Verdict deny(std::string_view rule, const std::string& what, std::string for_log = {}) {
-    return detail::denied(verdict_, rule, what, std::move(for_log), config_);
-  }
   Verdict readFailed(const std::string& what, const std::string& error) {
     return deny(kRuleReadFailed,
                 fmt::format("cannot read {} ({}), so this change of the shard count of {} is "
@@ -76,9 +70,7 @@ class TargetJudgement {
 
   const AdmissionRequest& request_;
   LiveObjects& live_;
-  const GuardConfig& config_;
   const retention::TargetKind kind_;
-  Verdict verdict_;
 };
 
 Verdict TargetJudgement::run() {
