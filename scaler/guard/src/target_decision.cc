@@ -1,5 +1,6 @@
 #include "shardscaler/guard/target_decision.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,19 +27,18 @@ std::optional<retention::TargetKind> targetKindOf(const AdmissionRequest& reques
   return std::nullopt;
 }
 
-// The count an object of the review states: a target's spec.shards (absent: 1, as the operator
-// reads it), or a Scale's spec.replicas (absent: 0). nullopt when it is not an integer.
+// The shard count the operator runs for an object of the review, a target's spec.shards or a
+// Scale's spec.replicas: absent, 0 or negative run one shard, as retention::Target reads it.
+// nullopt when it is not an integer.
 std::optional<int64_t> shardCount(const Json& object, bool scale) {
   const Json* spec = object.is_object() && object.contains("spec") && object["spec"].is_object()
                          ? &object["spec"]
                          : nullptr;
   const char* field = scale ? "replicas" : "shards";
-  if (spec == nullptr || !spec->contains(field) || (*spec)[field].is_null()) {
-    return scale ? 0 : 1;
-  }
+  if (spec == nullptr || !spec->contains(field) || (*spec)[field].is_null()) return 1;
   const Json& value = (*spec)[field];
   if (!value.is_number_integer()) return std::nullopt;
-  return value.get<int64_t>();
+  return std::max<int64_t>(1, value.get<int64_t>());
 }
 
 std::string countText(std::optional<int64_t> count) {

@@ -97,7 +97,23 @@ TEST(TargetDecision, AllowsAnUpdateThatKeepsTheCountWithoutAnyRead) {
       decideTargetUpdate(targetUpdate(claimed(targetJson(std::nullopt)), claimed(targetJson(1))),
                          live, kConfig)
           .allowed);
+  // So are 0 and a negative count, through the target or its scale.
+  EXPECT_TRUE(decideTargetUpdate(targetUpdate(claimed(targetJson(0)), claimed(targetJson(1))), live,
+                                 kConfig)
+                  .allowed);
+  EXPECT_TRUE(decideTargetUpdate(scaleUpdate(1, 0), live, kConfig).allowed);
+  EXPECT_TRUE(decideTargetUpdate(scaleUpdate(-2, 1), live, kConfig).allowed);
   EXPECT_THAT(live.reads, IsEmpty());
+}
+
+TEST(TargetDecision, ReadsAZeroOrNegativeCountAsTheOperatorsOneShard) {
+  FakeLiveObjects live;
+  live.shard_set = LiveRead::found(shardSetJson(3));
+  const Verdict v = decideTargetUpdate(targetUpdate(claimed(targetJson(3)), claimed(targetJson(0))),
+                                       live, kConfig);
+  EXPECT_FALSE(v.allowed);
+  EXPECT_THAT(v.message, HasSubstr("from 3 to 1"));
+  EXPECT_THAT(v.message, HasSubstr("--replicas=1"));
 }
 
 TEST(TargetDecision, AllowsShardscalersOwnWriteButNotItsUserWithAnotherFieldManager) {
