@@ -41,16 +41,16 @@ Json targetJson(int set, int shards) {
                                    .uid = uid(set),
                                    .resource_version = "9",
                                    .generation = std::nullopt,
-                                   .claimed_by = ""});
+                                   .claimed_by = name(set)});
 }
 
-// Attached shards carry no guard label yet.
+// The target is claimed and its shards carry the guard label, as after the first round.
 Json stsJson(int set, int index, bool retained, const std::string& deadline) {
   const test_objects::ShardShape shape{.ns = "ns",
                                        .target_name = name(set),
                                        .target_uid = uid(set),
                                        .shard_set = name(set),
-                                       .guard_label = false,
+                                       .guard_label = true,
                                        .uid_prefix = uid(set) + "-",
                                        .resource_version_base = 100};
   return retained ? test_objects::retainedShard(index, deadline, shape)
@@ -94,6 +94,7 @@ PlanInput read(const Objects& o) {
   in.stateful_sets.reserve(o.stateful_sets.size());
   for (const auto& s : o.stateful_sets) in.stateful_sets.push_back(*parseStatefulSet(s));
   in.now = test_objects::fixedNow();
+  in.safety.guard_enforced = true;  // as deploy/ installs it
   return in;
 }
 
