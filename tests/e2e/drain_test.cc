@@ -146,19 +146,18 @@ class DrainTest : public ShardSetScenario {
   // The same over one life of the process, [started, stopped].
   void expectNothingLostSince(int index, SystemClock::time_point started,
                               SystemClock::time_point stopped) {
-    const std::optional<std::string> loss = lossSince(index, started, stopped);
+    const std::optional<std::string> loss = lossSince(index, started + kStartUp, stopped);
     EXPECT_FALSE(loss) << *loss;
   }
-  // What shard `index` lost over [started, stopped] in the receiver, or nullopt: a gap longer than
-  // two of its scrape intervals, or samples before its stop that never arrived.
-  std::optional<std::string> lossSince(int index, SystemClock::time_point started,
+  // What shard `index` lost over [from, stopped] in the receiver, or nullopt: a gap longer than
+  // two of its scrape intervals, or samples before `stopped` (its stop, or the moment it stopped
+  // scraping) that never arrived.
+  std::optional<std::string> lossSince(int index, SystemClock::time_point from,
                                        SystemClock::time_point stopped) {
     const std::string pod = prom_->podName(index);
     auto client = promql::PrometheusClient::create({.base_url = receiver_->url()});
     if (!client) return "no client for the receiver: " + client.error().describe();
     const auto until = stopped + 2s;
-    // The first seconds of a life are the process's start-up.
-    const auto from = started + 10s;
     const auto range = std::chrono::duration_cast<std::chrono::seconds>(until - from).count() + 1;
     auto answer = (*client)->query({.query = "up{job=\"load-0\",prometheus_replica=\"" + pod +
                                              "\"}[" + std::to_string(range) + "s]",
@@ -180,7 +179,7 @@ class DrainTest : public ShardSetScenario {
     std::cout << pod << ": " << points.size() << " samples in the receiver, largest gap "
               << largest_gap.count() << " ms, last "
               << std::chrono::duration_cast<std::chrono::milliseconds>(stopped - last).count()
-              << " ms before the process stopped\n";
+              << " ms before the end judged (its stop or detach)\n";
     if (largest_gap > 2 * interval) {
       return pod + ": samples missing in the receiver (a gap of " +
              std::to_string(largest_gap.count()) + " ms)";
@@ -191,6 +190,8 @@ class DrainTest : public ShardSetScenario {
     return std::nullopt;
   }
 
+  // The first seconds of a process's life are its start-up, not judged.
+  static constexpr std::chrono::seconds kStartUp{10};
   bool agent_ = false;
   SystemClock::time_point started_;
   std::unique_ptr<testenv::PrometheusProcess> receiver_;
@@ -302,10 +303,12 @@ int envInt(const char* name, int fallback) {
   return v != nullptr && *v != '\0' ? std::stoi(v) : fallback;
 }
 
-// One shard process's life: from a (re)start to its stop (its StatefulSet went).
+// One stretch of a shard process's scraping: from its (re)start or re-attach, to its detach (when
+// it stops scraping, as a real detached shard does) or its stop (its StatefulSet went).
 struct Lifetime {
   int shard = 0;
-  SystemClock::time_point started;
+  SystemClock::time_point from;  // the first moment judged: after start-up or the re-attach
+  std::optional<SystemClock::time_point> detached;
   std::optional<SystemClock::time_point> stopped;
 };
 
@@ -320,20 +323,34 @@ class DrainSoak : public DrainTest {
     DrainTest::SetUp();
   }
   // Each shard's process runs exactly while its StatefulSet exists, as a pod would: stopped when
-  // it goes, started again when the operator makes it again. Main thread only (the processes die
-  // with the thread that started them).
+  // it goes, started again when the operator makes it again; and it scrapes only while attached,
+  // as a shard the operator's configuration no longer gives targets. Main thread only (the
+  // processes die with the thread that started them).
   void syncProcesses() {
     for (int i = 0; i < kSoakShards; ++i) {
       auto sts = statefulSet(i);
       const bool exists = sts && !sts->being_deleted;
       auto& process = prom_->shard(i);
+      const auto now = SystemClock::now();
       if (!exists && process.running()) {
         process.stop();
-        lives_[open_[i]].stopped = SystemClock::now();
+        for (size_t life : open_[i]) lives_[life].stopped = now;
+        open_[i].clear();
       } else if (exists && !process.running()) {
         process.restart();
-        open_[i] = lives_.size();
-        lives_.push_back({.shard = i, .started = SystemClock::now()});
+        if (prom_->scraping(i) != sts->attached) prom_->setScraping(i, sts->attached);
+        open_[i] = {lives_.size()};
+        lives_.push_back({.shard = i, .from = now + kStartUp});
+        if (!sts->attached) lives_.back().detached = now;
+      } else if (exists && prom_->scraping(i) != sts->attached) {
+        prom_->setScraping(i, sts->attached);
+        if (!sts->attached) {
+          lives_[open_[i].back()].detached = now;
+        } else {
+          open_[i].push_back(lives_.size());
+          lives_.push_back({.shard = i, .from = now + kReattach});
+        }
+        ++(sts->attached ? reattaches_ : detaches_);
       }
     }
   }
@@ -346,14 +363,18 @@ class DrainSoak : public DrainTest {
   }
 
   static constexpr int kSoakShards = kShards;
+  // A re-attached shard's first scrapes follow its reload.
+  static constexpr std::chrono::seconds kReattach{3};
   std::vector<Lifetime> lives_;
-  std::map<int, size_t> open_;  // shard -> its running lifetime in lives_
+  std::map<int, std::vector<size_t>> open_;  // shard -> its running process's lives in lives_
+  int detaches_ = 0, reattaches_ = 0;
 };
 
 // Random scale sequences with receiver outages and kill -9 of shardscaler: no shard is deleted
 // while its data is not shipped, unless onTimeout: Delete and the timeout passed. Judged from the
-// receiver: every life of every shard process that ended is there without a gap. Runs only with
-// SHARDSCALER_DRAIN_SEQUENCES=N (hack/soak.sh --drain); each sequence takes about two minutes.
+// receiver: every stretch of scraping of every shard process that ended is there without a gap.
+// Runs only with SHARDSCALER_DRAIN_SEQUENCES=N (hack/soak.sh --drain); each sequence takes about
+// two minutes.
 TEST_F(DrainSoak, RandomOutagesScalesAndKillsLoseNothing) {
   const int sequences = envInt("SHARDSCALER_DRAIN_SEQUENCES", 0);
   const uint64_t seed =
@@ -369,8 +390,8 @@ TEST_F(DrainSoak, RandomOutagesScalesAndKillsLoseNothing) {
   std::cout << "policy " << policy.dump() << "\n";
   ASSERT_NO_FATAL_FAILURE(start(false, policy));
   for (int i = 0; i < kShards; ++i) {
-    open_[i] = lives_.size();
-    lives_.push_back({.shard = i, .started = started_});
+    open_[i] = {lives_.size()};
+    lives_.push_back({.shard = i, .from = started_ + kStartUp});
   }
   int outages = 0, kills = 0, scales = 0;
   bool receiver_up = true;
@@ -412,11 +433,16 @@ TEST_F(DrainSoak, RandomOutagesScalesAndKillsLoseNothing) {
       if (e.find(prom_->statefulSetName(i) + " ") != std::string::npos) ++excused[i];
     }
   }
-  int ended = 0, timed_out = 0;
+  int ended = 0, timed_out = 0, too_short = 0;
   for (const auto& life : lives_) {
     if (!life.stopped) continue;
+    const SystemClock::time_point until = life.detached.value_or(*life.stopped);
+    if (until < life.from + 2s) {
+      ++too_short;
+      continue;
+    }
     ++ended;
-    const std::optional<std::string> loss = lossSince(life.shard, life.started, *life.stopped);
+    const std::optional<std::string> loss = lossSince(life.shard, life.from, until);
     if (!loss) continue;
     if (excused[life.shard] > 0) {
       --excused[life.shard];
@@ -427,9 +453,11 @@ TEST_F(DrainSoak, RandomOutagesScalesAndKillsLoseNothing) {
                   << "it: " << *loss;
   }
   std::cout << "drain soak: seed " << seed << ", steps " << sequences * 10 << ", scales " << scales
-            << ", receiver outages " << outages << ", kill -9 " << kills << ", deleted shards "
+            << ", receiver outages " << outages << ", kill -9 " << kills << ", detaches "
+            << detaches_ << ", re-attaches " << reattaches_ << ", judged lives of deleted shards "
             << ended << " (" << timed_out
-            << " lost samples after a deletion past their timeout under onTimeout: Delete)\n";
+            << " lost samples after a deletion past their timeout under onTimeout: Delete; "
+            << too_short << " too short to judge)\n";
 }
 
 }  // namespace

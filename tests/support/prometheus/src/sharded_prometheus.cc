@@ -41,6 +41,7 @@ struct ShardedPrometheus::State {
   std::filesystem::path work_dir;
   // shards[i][r]
   std::vector<std::vector<std::unique_ptr<PrometheusProcess>>> shards;
+  std::vector<bool> idle;  // shards set to scrape nothing (setScraping)
   std::unique_ptr<PrometheusProcess> scraper;
 
   std::string prefix() const { return options.agent ? "prom-agent" : "prometheus"; }
@@ -60,9 +61,10 @@ struct ShardedPrometheus::State {
         "\n  scrape_timeout: " + millis(interval) + "\n  evaluation_interval: " + millis(interval) +
         "\n  external_labels:\n    prometheus: " + quoted(options.ns + "/" + options.name) +
         "\n    prometheus_replica: " + quoted(podName(shard, replica)) + "\nscrape_configs:";
-    if (options.load_jobs == 0) yaml += " []";
+    const int jobs = idle[shard] ? 0 : options.load_jobs;
+    if (jobs == 0) yaml += " []";
     yaml += '\n';
-    for (int job = 0; job < options.load_jobs; ++job) {
+    for (int job = 0; job < jobs; ++job) {
       yaml += "- job_name: load-" + std::to_string(job) +
               "\n  static_configs:\n  - targets: ['@SELF@']\n";
     }
@@ -110,6 +112,7 @@ ShardedPrometheus::ShardedPrometheus(ShardedPrometheusOptions options)
   }
   // On a throw, state_ goes with the processes started so far and then the temporary dir.
   s.shards.resize(s.options.shards);
+  s.idle.assign(s.options.shards, false);
   for (int shard = 0; shard < s.options.shards; ++shard) {
     for (int replica = 0; replica < s.options.replicas; ++replica) {
       const std::string pod = s.podName(shard, replica);
@@ -174,6 +177,19 @@ void ShardedPrometheus::setLoad(int load_jobs, std::chrono::milliseconds load_in
     }
   }
 }
+
+void ShardedPrometheus::setScraping(int shard, bool scraping) {
+  State& s = *state_;
+  if (shard < 0 || shard >= shards()) {
+    throw std::runtime_error("ShardedPrometheus::setScraping: no shard " + std::to_string(shard));
+  }
+  s.idle[shard] = !scraping;
+  for (int replica = 0; replica < replicas(); ++replica) {
+    s.shards[shard][replica]->reload(s.shardConfig(shard, replica));
+  }
+}
+
+bool ShardedPrometheus::scraping(int shard) const { return !state_->idle.at(shard); }
 
 void ShardedPrometheus::waitForScrapes(int samples, std::chrono::milliseconds deadline) const {
   const std::string query = "count_over_time(up{job=\"" + std::string(kScrapeJob) +

@@ -62,6 +62,12 @@ class ShardedPrometheus {
   // std::invalid_argument for a negative job count or a non-positive interval, and
   // std::runtime_error when a reload fails.
   void setLoad(int load_jobs, std::chrono::milliseconds load_interval);
+  // As a detached shard under the real operator, whose hashmod relabeling matches no target once
+  // spec.shards is at or below its index: with `scraping` false every replica of `shard` is
+  // reloaded with no scrape job and only ships what it holds; true gives it its load again.
+  // Every replica must be running; throws std::runtime_error otherwise or when a reload fails.
+  void setScraping(int shard, bool scraping);
+  bool scraping(int shard) const;
 
   // Blocks until the scraper holds at least `samples` scraped samples of `up` for every pod
   // (so that rate() over a window of that many intervals has data). Throws after `deadline`.
