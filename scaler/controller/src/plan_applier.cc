@@ -96,7 +96,7 @@ ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource
       std::vector<std::future<void>> senders;
       const std::size_t n = std::min(end - first, kMaxWritesInFlight);
       senders.reserve(n - 1);
-      for (std::size_t s = 1; s < n; ++s) senders.push_back(beside_.submit(send));
+      for (std::size_t s = 1; s < n; ++s) senders.push_back(write_pool_.submit(send));
       send();
       for (auto& f : senders) f.get();
     }

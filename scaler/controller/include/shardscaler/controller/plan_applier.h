@@ -46,11 +46,11 @@ class PlanApplier {
   // (service sizes its pool by it), and the API server gains nothing from more of one plan.
   static constexpr std::size_t kMaxWritesInFlight = 4;
 
-  // `log`: the reconcile's fields (key, reconcile_id), on every "applied" line. `beside`: where
-  // the writes sent beside the caller's own run (up to kMaxWritesInFlight - 1 at once).
+  // `log`: the reconcile's fields (key, reconcile_id), on every "applied" line. `write_pool`: runs
+  // the writes sent in parallel with the caller's own (up to kMaxWritesInFlight - 1 at once).
   PlanApplier(k8s::KubeClient& client, k8s::EventRecorder& events, base::LogContext log,
-              k8s::TaskPool& beside)
-      : client_(client), events_(events), log_(std::move(log)), beside_(beside) {}
+              k8s::TaskPool& write_pool)
+      : client_(client), events_(events), log_(std::move(log)), write_pool_(write_pool) {}
 
   // target_resource: where the plan's target actions go. shard_set: the Events' subject.
   ApplyOutcome apply(const retention::Plan& plan, const k8s::Resource& target_resource,
@@ -64,7 +64,7 @@ class PlanApplier {
   k8s::KubeClient& client_;
   k8s::EventRecorder& events_;
   base::LogContext log_;
-  k8s::TaskPool& beside_;
+  k8s::TaskPool& write_pool_;
 };
 
 }  // namespace shardscaler::controller
