@@ -49,12 +49,7 @@ void emitEvent(spdlog::logger& logger, LogLevel level, std::string_view msg,
   }
   std::string line(msg);
   for (const auto fields : {context, call}) {
-    for (const LogField& f : fields) {
-      line += ' ';
-      line += f.key();
-      line += '=';
-      appendTextValue(line, f.value());
-    }
+    for (const LogField& f : fields) appendTextField(line, f);
   }
   logger.log(spd_level, line);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <ctime>
+#include <memory>
 #include <string>
 
 #include <spdlog/pattern_formatter.h>
@@ -37,9 +38,22 @@ std::string_view levelName(spdlog::level::level_enum level) {
   }
 }
 
-class LevelFlag final : public spdlog::custom_flag_formatter {
+// A custom flag that writes its part in the layout of `format_`.
+template <typename Flag>
+class LayoutFlag : public spdlog::custom_flag_formatter {
  public:
-  explicit LevelFlag(LogFormat format) : format_(format) {}
+  explicit LayoutFlag(LogFormat format) : format_(format) {}
+  std::unique_ptr<spdlog::custom_flag_formatter> clone() const override {
+    return std::make_unique<Flag>(format_);
+  }
+
+ protected:
+  LogFormat format_;
+};
+
+class LevelFlag final : public LayoutFlag<LevelFlag> {
+ public:
+  using LayoutFlag::LayoutFlag;
   void format(const spdlog::details::log_msg& msg, const std::tm& /*time*/,
               spdlog::memory_buf_t& dest) override {
     std::string level(levelName(msg.level));
@@ -49,17 +63,11 @@ class LevelFlag final : public spdlog::custom_flag_formatter {
     }
     append(dest, level);
   }
-  std::unique_ptr<spdlog::custom_flag_formatter> clone() const override {
-    return std::make_unique<LevelFlag>(format_);
-  }
-
- private:
-  LogFormat format_;
 };
 
-class MessageFlag final : public spdlog::custom_flag_formatter {
+class MessageFlag final : public LayoutFlag<MessageFlag> {
  public:
-  explicit MessageFlag(LogFormat format) : format_(format) {}
+  using LayoutFlag::LayoutFlag;
   void format(const spdlog::details::log_msg& msg, const std::tm& /*time*/,
               spdlog::memory_buf_t& dest) override {
     const std::string_view payload(msg.payload.data(), msg.payload.size());
@@ -76,17 +84,11 @@ class MessageFlag final : public spdlog::custom_flag_formatter {
     }
     append(dest, out);
   }
-  std::unique_ptr<spdlog::custom_flag_formatter> clone() const override {
-    return std::make_unique<MessageFlag>(format_);
-  }
-
- private:
-  LogFormat format_;
 };
 
-class FieldsFlag final : public spdlog::custom_flag_formatter {
+class FieldsFlag final : public LayoutFlag<FieldsFlag> {
  public:
-  explicit FieldsFlag(LogFormat format) : format_(format) {}
+  using LayoutFlag::LayoutFlag;
   void format(const spdlog::details::log_msg& /*msg*/, const std::tm& /*time*/,
               spdlog::memory_buf_t& dest) override {
     std::string out;
@@ -96,17 +98,11 @@ class FieldsFlag final : public spdlog::custom_flag_formatter {
     }
     append(dest, out);
   }
-  std::unique_ptr<spdlog::custom_flag_formatter> clone() const override {
-    return std::make_unique<FieldsFlag>(format_);
-  }
 
  private:
   void appendField(std::string& out, const LogField& f) const {
     if (format_ == LogFormat::Text) {
-      out += ' ';
-      out += f.key();
-      out += '=';
-      appendTextValue(out, f.value());
+      appendTextField(out, f);
       return;
     }
     out += ',';
@@ -117,8 +113,6 @@ class FieldsFlag final : public spdlog::custom_flag_formatter {
     out += ':';
     out += f.raw() ? f.value() : jsonString(f.value());
   }
-
-  LogFormat format_;
 };
 
 }  // namespace

@@ -12,7 +12,11 @@ std::string jsonString(std::string_view s) {
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void appendTextValue(std::string& out, std::string_view v) {
+void appendTextField(std::string& out, const LogField& field) {
+  out += ' ';
+  out += field.key();
+  out += '=';
+  const std::string_view v = field.value();
   const bool bare = !v.empty() && std::ranges::none_of(v, [](char ch) {
     const auto c = static_cast<unsigned char>(ch);
     return c <= ' ' || c == '=' || c == '"' || c == '\\' || c >= 0x7F;

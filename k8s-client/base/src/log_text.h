@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "shardscaler/base/log_field.h"
+
 namespace shardscaler::base {
 
 // A JSON string literal, quotes included: ", \ and control characters escaped (DEL and
@@ -11,8 +13,9 @@ namespace shardscaler::base {
 // line stays valid JSON (and readable text) whatever bytes a server sent us.
 std::string jsonString(std::string_view s);
 
-// logfmt quoting: bare when the value is one plain token, else a quoted, escaped string.
-void appendTextValue(std::string& out, std::string_view v);
+// A field in logfmt, " key=value": the value bare when it is one plain token, else a quoted,
+// escaped string.
+void appendTextField(std::string& out, const LogField& field);
 
 // A text message keeps its quotes and backslashes as they are (it is read, not parsed), but a
 // control character is escaped so one event stays one line.
