@@ -5,10 +5,13 @@
 
 namespace shardscaler::retention {
 
+int64_t operatorShardCount(std::optional<int64_t> written) {
+  return written.has_value() && *written > 1 ? *written : 1;
+}
+
 int32_t Target::effectiveShards() const {
-  // As the operator's shardsNumber(): absent, 0 or negative all run one shard.
-  if (!shards.has_value() || *shards <= 1) return 1;
-  return *shards > INT32_MAX ? INT32_MAX : static_cast<int32_t>(*shards);
+  const int64_t count = operatorShardCount(shards);
+  return count > INT32_MAX ? INT32_MAX : static_cast<int32_t>(count);
 }
 
 std::optional<size_t> Target::topologyZones() const {

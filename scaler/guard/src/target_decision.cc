@@ -1,6 +1,5 @@
 #include "shardscaler/guard/target_decision.h"
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +12,7 @@
 #include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/k8s_meta/object_meta.h"
 #include "shardscaler/retention/naming.h"
+#include "shardscaler/retention/target.h"
 
 namespace shardscaler::guard {
 namespace {
@@ -28,17 +28,18 @@ std::optional<retention::TargetKind> targetKindOf(const AdmissionRequest& reques
 }
 
 // The shard count the operator runs for an object of the review, a target's spec.shards or a
-// Scale's spec.replicas: absent, 0 or negative run one shard, as retention::Target reads it.
-// nullopt when it is not an integer.
+// Scale's spec.replicas (retention::operatorShardCount). nullopt when it is not an integer.
 std::optional<int64_t> shardCount(const Json& object, bool scale) {
   const Json* spec = object.is_object() && object.contains("spec") && object["spec"].is_object()
                          ? &object["spec"]
                          : nullptr;
   const char* field = scale ? "replicas" : "shards";
-  if (spec == nullptr || !spec->contains(field) || (*spec)[field].is_null()) return 1;
+  if (spec == nullptr || !spec->contains(field) || (*spec)[field].is_null()) {
+    return retention::operatorShardCount(std::nullopt);
+  }
   const Json& value = (*spec)[field];
   if (!value.is_number_integer()) return std::nullopt;
-  return std::max<int64_t>(1, value.get<int64_t>());
+  return retention::operatorShardCount(value.get<int64_t>());
 }
 
 std::string countText(std::optional<int64_t> count) {

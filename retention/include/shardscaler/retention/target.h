@@ -17,6 +17,10 @@
 
 namespace shardscaler::retention {
 
+// The shard count the operator runs for a spec.shards as written (its shardsNumber()): absent,
+// 0 or negative all run one shard.
+int64_t operatorShardCount(std::optional<int64_t> written);
+
 // A field manager of the target's spec.shards or spec.paused (metadata.managedFields), other than
 // shardscaler and the operator.
 struct SpecWriter {
@@ -58,7 +62,7 @@ struct Target {
   // From metadata.managedFields when the object has them (a live read; the caches drop them).
   std::vector<SpecWriter> spec_writers;
 
-  // The shard count the operator runs: spec.shards, absent or <= 1 read as 1.
+  // The shard count the operator runs: operatorShardCount(shards), at most INT32_MAX.
   int32_t effectiveShards() const;
   // Zones when spec.shardingStrategy.mode is Topology, else nullopt.
   std::optional<size_t> topologyZones() const;
