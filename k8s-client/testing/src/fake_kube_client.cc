@@ -143,8 +143,9 @@ bool FakeKubeClient::awaitWatchesDelivered(std::size_t open,
   std::unique_lock lock(mutex_);
   return changed_.wait_for(lock, timeout, [&] {
     return watch_positions_.size() >= open &&
-           std::ranges::all_of(watch_positions_,
-                               [&](const auto& w) { return w.second == history_.size(); });
+           std::ranges::all_of(watch_positions_, [&](const auto& w) {
+             return w.second == history_.size() || held_watches_.contains(w.first);
+           });
   });
 }
 

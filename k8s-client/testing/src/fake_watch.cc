@@ -67,6 +67,7 @@ Result<void> FakeKubeClient::watch(const Resource& r, const std::string& ns,
     std::uint64_t id;
     ~Close() {
       self->watch_positions_.erase(id);
+      self->held_watches_.erase(id);
       self->changed_.notify_all();
     }
   } close{this, id};  // runs with the lock held (declared after it)
@@ -84,7 +85,14 @@ Result<void> FakeKubeClient::watch(const Resource& r, const std::string& ns,
   watch_positions_[id] = pos;
   changed_.notify_all();
   while (true) {
+    bool lagging = false;
     while (pos < history_.size() && !watches_stopped_ && watch_ends_ == ends_before) {
+      if (auto held = held_after_.find(resource); held != held_after_.end() &&
+                                                  history_[pos].resource == resource &&
+                                                  history_[pos].rv > held->second) {
+        lagging = true;
+        break;
+      }
       const Entry& entry = history_[pos++];
       const bool bookmark = entry.type == WatchEventType::Bookmark;
       if (entry.resource != resource ||
@@ -98,6 +106,12 @@ Result<void> FakeKubeClient::watch(const Resource& r, const std::string& ns,
       if (!deliver(std::move(event))) return {};
       watch_positions_[id] = pos;
       changed_.notify_all();
+    }
+    // Held back: it has handed out all it will until released.
+    if (lagging) {
+      held_watches_[id] = resource;
+    } else {
+      held_watches_.erase(id);
     }
     changed_.notify_all();
     if (watch_ends_ != ends_before) {
@@ -123,6 +137,18 @@ void FakeKubeClient::bookmark(const Resource& r) {
   Json object{{"apiVersion", r.group.empty() ? r.version : r.group + "/" + r.version},
               {"metadata", {{"resourceVersion", std::to_string(rv_)}}}};
   history_.push_back(Entry{r.describe(), WatchEventType::Bookmark, rv_, std::move(object)});
+  changed_.notify_all();
+}
+
+void FakeKubeClient::holdWatches(const Resource& r) {
+  std::lock_guard lock(mutex_);
+  held_after_.emplace(r.describe(), rv_);
+}
+
+void FakeKubeClient::releaseWatches(const Resource& r) {
+  std::lock_guard lock(mutex_);
+  held_after_.erase(r.describe());
+  std::erase_if(held_watches_, [&](const auto& w) { return w.second == r.describe(); });
   changed_.notify_all();
 }
 

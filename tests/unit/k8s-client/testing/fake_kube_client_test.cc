@@ -370,6 +370,44 @@ TEST(FakeKubeClient, EndWatchesEndsTheOpenWatchesWithTheErrorOrNormallyAndNewOne
   EXPECT_TRUE(first_names.empty());
 }
 
+// A lagging informer: its resource's changes wait while the other resources' flow; a list reads
+// them at once; on release the informer catches up, in order.
+TEST(FakeKubeClient, HeldWatchesLagUntilReleasedWhileOtherResourcesFlow) {
+  FakeKubeClient fake;
+  RealClock clock;
+  const Resource secrets = resources::secrets();
+  fake.put(kSts, sts("a"));
+  Informer stateful_sets(fake, kSts, InformerOptions{.ns = "ns"}, clock);
+  Informer others(fake, secrets, InformerOptions{.ns = "ns"}, clock);
+  stateful_sets.start();
+  others.start();
+  ASSERT_TRUE(stateful_sets.waitForSync(std::chrono::seconds(5)));
+  ASSERT_TRUE(others.waitForSync(std::chrono::seconds(5)));
+
+  fake.holdWatches(kSts);
+  ASSERT_TRUE(
+      fake.patch(kSts, "ns", "a", PatchType::Merge, {{"metadata", {{"labels", {{"x", "1"}}}}}}));
+  ASSERT_TRUE(fake.create(kSts, "ns", sts("b")));
+  Json secret{
+      {"apiVersion", "v1"}, {"kind", "Secret"}, {"metadata", {{"name", "s"}, {"namespace", "ns"}}}};
+  ASSERT_TRUE(fake.create(secrets, "ns", secret));
+  ASSERT_TRUE(fake.awaitWatchesDelivered(2)) << "a held watch counts as delivered";
+  EXPECT_TRUE(others.store().get("ns/s"));
+  EXPECT_FALSE(stateful_sets.store().get("ns/b"));
+  EXPECT_FALSE(stateful_sets.store().get("ns/a")->at("metadata").at("labels").contains("x"));
+  auto listed = fake.list(kSts, "ns");
+  ASSERT_TRUE(listed);
+  EXPECT_EQ((*listed)["items"].size(), 2U);
+
+  fake.releaseWatches(kSts);
+  ASSERT_TRUE(fake.awaitWatchesDelivered(2));
+  EXPECT_TRUE(stateful_sets.store().get("ns/b"));
+  EXPECT_TRUE(stateful_sets.store().get("ns/a")->at("metadata").at("labels").contains("x"));
+  fake.stopWatches();
+  stateful_sets.stop();
+  others.stop();
+}
+
 TEST(FakeKubeClient, AnInformerFollowsTheFake) {
   FakeKubeClient fake;
   RealClock clock;

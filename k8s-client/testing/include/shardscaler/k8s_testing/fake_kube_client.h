@@ -91,6 +91,12 @@ class FakeKubeClient final : public KubeClient {
   // Ends the watches open now: with `error` (e.g. a reset connection or 410 Gone) or, with
   // nullopt, normally (the server's watch timeout). Unlike stopWatches(), new watches work.
   void endWatches(std::optional<Error> error);
+  // The watches of `r` lag: a change of `r` made from now on reaches none of them (open or opened
+  // later from a resourceVersion) until releaseWatches(r), as an informer trails the API server on
+  // a slow stream while the informers of other resources keep up. Gets and lists see it at once.
+  // awaitWatchesDelivered counts a held watch as delivered once it handed out what came before.
+  void holdWatches(const Resource& r);
+  void releaseWatches(const Resource& r);
   // Ends every watch and makes new ones return at once (before the informers are stopped, so that
   // they do not wait for a watch to notice).
   void stopWatches();
@@ -162,6 +168,10 @@ class FakeKubeClient final : public KubeClient {
   // endWatches(): each call ends the watches opened before it, with this answer.
   std::uint64_t watch_ends_ = 0;
   std::optional<Error> watch_end_error_;
+  // holdWatches(): by resource (describe()), the resourceVersion after which its changes are held;
+  // and the open watches held back now (by watch, its resource), delivered as far as they may be.
+  std::map<std::string, std::int64_t> held_after_;
+  std::map<std::uint64_t, std::string> held_watches_;
   // Open watches: how far into history_ each has handed out (or skipped) events.
   std::map<std::uint64_t, std::size_t> watch_positions_;
   std::uint64_t next_watch_ = 0;
