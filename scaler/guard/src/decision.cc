@@ -1,6 +1,7 @@
 #include "shardscaler/guard/decision.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/k8s_meta/object_meta.h"
+#include "shardscaler/retention/condition.h"
 #include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/desired_shards.h"
 #include "shardscaler/retention/policy.h"
@@ -118,6 +120,10 @@ class Judgement : private detail::VerdictBuilder {
   // Reads the ShardSet the guard label names into shard_set_; a verdict when that ends it.
   std::optional<Verdict> readShardSet(const std::string& name);
   std::optional<Verdict> cleanup();
+  // Whether the namespace is being deleted (its controller and the garbage collector take
+  // everything then); the read is made once.
+  std::optional<Verdict> namespaceCleanup();
+  std::optional<Verdict> collectRetained();
   std::optional<Verdict> deleteRetained();
   // A shard the operator's own retention keeps (an operator.prometheus.io/deletion-deadline that
   // is ahead, never, or unreadable) is not to be deleted by anyone.
@@ -142,6 +148,7 @@ class Judgement : private detail::VerdictBuilder {
   api::ShardSet shard_set_;
   std::optional<retention::TargetKind> target_kind_;
   std::optional<LiveRead> target_;
+  std::optional<LiveRead> namespace_;
 };
 
 const LiveRead& Judgement::target() {
@@ -168,7 +175,12 @@ std::optional<Verdict> Judgement::cleanup() {
       return allow(kAllowCleanup, fmt::format("{} is being deleted", verdict_.target));
     }
   }
-  const LiveRead ns = live_.namespaceObject(request_.ns);
+  return namespaceCleanup();
+}
+
+std::optional<Verdict> Judgement::namespaceCleanup() {
+  if (!namespace_) namespace_ = live_.namespaceObject(request_.ns);
+  const LiveRead& ns = *namespace_;
   if (ns.state == LiveRead::State::Found) {
     const bool terminating = k8s::meta::beingDeleted(ns.object) ||
                              ns.object.value("/status/phase"_json_pointer, "") == "Terminating";
@@ -180,6 +192,71 @@ std::optional<Verdict> Judgement::cleanup() {
                       ns.error);
   }
   return std::nullopt;
+}
+
+namespace {
+
+// Whether an owner reference of `object` names an owner that `is` (apiVersion, kind) accepts.
+bool ownedBy(const Json& object,
+             const std::function<bool(std::string_view api_version, std::string_view kind)>& is) {
+  const Json& refs = k8s::meta::field(object, "metadata", "ownerReferences");
+  if (!refs.is_array()) return false;
+  return std::ranges::any_of(refs, [&](const Json& ref) {
+    if (!ref.is_object()) return false;
+    const auto api_version = ref.find("apiVersion");
+    const auto kind = ref.find("kind");
+    return api_version != ref.end() && api_version->is_string() && kind != ref.end() &&
+           kind->is_string() &&
+           is(api_version->get_ref<const std::string&>(), kind->get_ref<const std::string&>());
+  });
+}
+
+bool inGroup(std::string_view api_version, std::string_view group) {
+  return api_version.size() > group.size() && api_version.starts_with(group) &&
+         api_version[group.size()] == '/';
+}
+
+// An owner reference to a Prometheus or PrometheusAgent: the operator's shards carry one, and a
+// detach by a shardscaler version before the ShardSet took the reference over kept it.
+bool ownedByATarget(const Json& object) {
+  return ownedBy(object, [](std::string_view api_version, std::string_view kind) {
+    const auto target_kind = retention::parseTargetKind(kind);
+    return target_kind && inGroup(api_version, retention::targetResource(*target_kind).group);
+  });
+}
+
+bool ownedByAShardSet(const Json& object) {
+  return ownedBy(object, [](std::string_view api_version, std::string_view kind) {
+    return kind == api::kShardSetKind && inGroup(api_version, api::kGroup);
+  });
+}
+
+}  // namespace
+
+// The garbage collector deletes an object once none of its owners is left standing: each is gone,
+// or is being deleted in the foreground. A retained shard's owner is its ShardSet (a detach moves
+// the reference there), whose finalizer drops the reference before the ShardSet goes. So its
+// DELETE of a retained shard the target does not own follows the ShardSet (a foreground deletion
+// deletes the dependents before the finalizer has run, and while no replica leads none runs), or
+// acts on a read from before the finalizer dropped the reference. It is refused whether the
+// ShardSet and the target exist or not; only a namespace being deleted takes the shard. Nothing
+// waits on the refusal: the reference carries no blockOwnerDeletion, so the collector finishes the
+// foreground deletion and the finalizer lets the shard go.
+std::optional<Verdict> Judgement::collectRetained() {
+  if (auto v = namespaceCleanup()) return *v;
+  if (ownedByATarget(subject())) return std::nullopt;
+  const std::string_view how =
+      ownedByAShardSet(subject())
+          ? "which owns it"
+          : "and nothing owns it (the DELETE acts on a read from before the ShardSet let it go)";
+  return deny(
+      kRuleRetainedByShardSet,
+      fmt::format("{} is retained by ShardSet {}, {}: the garbage collector may delete a "
+                  "retained shard only with its target or its namespace. Deleting the "
+                  "ShardSet (with any cascade) lets go of it: shardscaler's finalizer "
+                  "drops the ShardSet's ownerReference and names the StatefulSet in the "
+                  "Event {}; it stays until a user deletes it.",
+                  shardText(), verdict_.shard_set, how, retention::kReasonRetainedShardsOrphaned));
 }
 
 std::optional<Verdict> Judgement::deleteRetained() {
@@ -402,6 +479,9 @@ Verdict Judgement::run() {
                  fmt::format("shardscaler's own write (field manager {})", request_.field_manager));
   }
 
+  if (!update && retained && config_.cleanupUser(request_.user.username)) {
+    if (auto v = collectRetained()) return *v;
+  }
   if (auto v = readShardSet(*shard_set_name)) return *v;
   if (update) {
     if (auto v = judgeUpdate(changes, reattach)) return *v;

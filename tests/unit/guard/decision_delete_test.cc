@@ -348,25 +348,96 @@ TEST_F(GuardDelete, AnEmptySelfUserExemptsNobody) {
 }
 
 TEST_F(GuardDelete, GarbageCollectorMayCleanUpAfterTheTarget) {
-  const Json shard = retainedShard(3, "2026-11-25T10:00:00Z");
+  // Attached shards, and retained ones a detach left owned by the target, go with it.
+  const Json retained = ownedByTarget(retainedShard(3, "2026-11-25T10:00:00Z"));
   live_.target_object = LiveRead::absent();
-  Verdict v = judge(deleteRequest(shard, garbageCollector()));
+  Verdict v = judge(deleteRequest(retained, garbageCollector()));
   EXPECT_TRUE(v.allowed) << v.message;
   EXPECT_EQ(v.reason, kAllowCleanup);
+  EXPECT_EQ(judge(deleteRequest(ownedByTarget(activeShard(0)), garbageCollector())).reason,
+            kAllowCleanup);
 
   Json deleting = targetJson(3);
   deleting["metadata"]["deletionTimestamp"] = "2026-11-22T09:59:00Z";
   live_.target_object = LiveRead::found(deleting);
-  EXPECT_EQ(judge(deleteRequest(activeShard(0), garbageCollector())).reason, kAllowCleanup);
+  EXPECT_EQ(judge(deleteRequest(ownedByTarget(activeShard(0)), garbageCollector())).reason,
+            kAllowCleanup);
 
   // The same identity gets no pass while the target lives.
   live_.target_object = LiveRead::found(targetJson(3));
-  v = judge(deleteRequest(activeShard(0), garbageCollector()));
+  v = judge(deleteRequest(ownedByTarget(activeShard(0)), garbageCollector()));
   EXPECT_EQ(v.reason, kRuleActiveShard);
-  EXPECT_EQ(judge(deleteRequest(shard, garbageCollector())).reason, kRuleRetainedBeforeDeadline);
+  EXPECT_EQ(judge(deleteRequest(retained, garbageCollector())).reason, kRuleRetainedBeforeDeadline);
   // Nor does anyone else when the target is gone.
   live_.target_object = LiveRead::absent();
-  EXPECT_EQ(judge(deleteRequest(shard, operatorUser())).reason, kRuleRetainedBeforeDeadline);
+  EXPECT_EQ(judge(deleteRequest(retained, operatorUser())).reason, kRuleRetainedBeforeDeadline);
+}
+
+// A detach moves a retained shard's owner reference to the ShardSet. A foreground deletion of the
+// ShardSet (kubectl delete --cascade=foreground, a GitOps prune) makes the garbage collector
+// delete the ShardSet's dependents while its finalizer has not run yet, as it does whenever no
+// replica leads: it must not take them, whether the target exists or not, whatever the deadline.
+TEST_F(GuardDelete, GarbageCollectorNeverDeletesAShardItsShardSetRetains) {
+  Json foreground = shardSetJson(3);
+  foreground["metadata"]["deletionTimestamp"] = "2026-11-22T09:59:00Z";
+  foreground["metadata"]["finalizers"] = {"foregroundDeletion", "shardscaler.io/release-target"};
+  live_.shard_set = LiveRead::found(foreground);
+  const Json retained = ownedByShardSet(retainedShard(3, "2026-11-25T10:00:00Z"));
+  const Json due = ownedByShardSet(retainedShard(4, "2026-11-01T00:00:00Z"));
+  for (const LiveRead& target : {LiveRead::absent(), LiveRead::found(targetJson(3))}) {
+    live_.target_object = target;
+    for (const Json& shard : {retained, due}) {
+      const Verdict v = judge(deleteRequest(shard, garbageCollector()));
+      EXPECT_FALSE(v.allowed) << v.message;
+      EXPECT_EQ(v.reason, kRuleRetainedByShardSet) << v.message;
+    }
+  }
+  live_.target_object = LiveRead::absent();
+  live_.reads.clear();
+  const Verdict v = judge(deleteRequest(retained, garbageCollector()));
+  EXPECT_THAT(v.message,
+              HasSubstr("rule RetainedByShardSet: StatefulSet monitoring/prometheus-main-shard-3 "
+                        "(shard 3) is retained by ShardSet main, which owns it: the garbage "
+                        "collector may delete a retained shard only with its target or its "
+                        "namespace."));
+  EXPECT_THAT(v.message, HasSubstr("RetainedShardsOrphaned"));
+  // Judged before anything else is read: the namespace only.
+  EXPECT_EQ(live_.reads, (std::vector<std::string>{"namespace monitoring"}));
+}
+
+// The finalizer drops the ShardSet's owner reference and then the ShardSet goes: a DELETE the
+// garbage collector decided on from a read before that finds the shard owned by nothing and its
+// ShardSet gone. It is refused all the same: the collector deletes only what an owner holds.
+TEST_F(GuardDelete, GarbageCollectorsDeleteOfAnOrphanedRetainedShardIsRefused) {
+  live_.shard_set = LiveRead::absent();
+  live_.target_object = LiveRead::absent();
+  const Verdict v =
+      judge(deleteRequest(retainedShard(3, "2026-11-25T10:00:00Z"), garbageCollector()));
+  EXPECT_FALSE(v.allowed) << v.message;
+  EXPECT_EQ(v.reason, kRuleRetainedByShardSet);
+  EXPECT_THAT(v.message, HasSubstr("nothing owns it"));
+  // Anyone else may delete a released shard.
+  EXPECT_EQ(judge(deleteRequest(retainedShard(3, "2026-11-25T10:00:00Z"))).reason,
+            kAllowShardSetGone);
+}
+
+// Namespace deletion takes everything, retained shards included, and must not hang.
+TEST_F(GuardDelete, CleanupOfATerminatingNamespaceTakesRetainedShardsToo) {
+  live_.namespace_object = LiveRead::found(namespaceJson(true));
+  const UserInfo ns_controller{"system:serviceaccount:kube-system:namespace-controller", {}};
+  for (const UserInfo& user : {ns_controller, garbageCollector()}) {
+    for (const Json& shard : {ownedByShardSet(retainedShard(3, "2026-11-25T10:00:00Z")),
+                              retainedShard(4, "0001-01-01T00:00:00Z")}) {
+      const Verdict v = judge(deleteRequest(shard, user));
+      EXPECT_TRUE(v.allowed) << v.message;
+      EXPECT_EQ(v.reason, kAllowCleanup);
+    }
+  }
+  live_.namespace_object = LiveRead::failed("Timeout: no answer");
+  EXPECT_EQ(judge(deleteRequest(ownedByShardSet(retainedShard(3, "2026-11-25T10:00:00Z")),
+                                garbageCollector()))
+                .reason,
+            kRuleReadFailed);
 }
 
 TEST_F(GuardDelete, NamespaceControllerMayCleanUpATerminatingNamespace) {
@@ -390,12 +461,12 @@ TEST_F(GuardDelete, NamespaceControllerMayCleanUpATerminatingNamespace) {
 }
 
 TEST_F(GuardDelete, CleanupIdentitiesAreConfigurable) {
-  config_.cleanup_users = {"admin"};  // the test control plane's controller-manager
+  config_.cleanup_users = {"admin"};
   config_.exempt_groups = {};
   live_.target_object = LiveRead::absent();
-  EXPECT_EQ(judge(deleteRequest(activeShard(0), {"admin", {"system:masters"}})).reason,
-            kAllowCleanup);
-  EXPECT_EQ(judge(deleteRequest(activeShard(0), garbageCollector())).reason, kRuleActiveShard);
+  const Json shard = ownedByTarget(activeShard(0));
+  EXPECT_EQ(judge(deleteRequest(shard, {"admin", {"system:masters"}})).reason, kAllowCleanup);
+  EXPECT_EQ(judge(deleteRequest(shard, garbageCollector())).reason, kRuleActiveShard);
 }
 
 TEST_F(GuardDelete, DryRunIsJudgedTheSame) {

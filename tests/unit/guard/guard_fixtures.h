@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/api/shard_set.h"
 #include "shardscaler/api/well_known.h"
 #include "shardscaler/guard/admission_review.h"
 #include "shardscaler/guard/live_objects.h"
@@ -48,6 +49,28 @@ inline Json retainedShard(int index, const std::optional<std::string>& deadline)
   Json s = test_objects::retainedShard(index, deadline.value_or(""), kGuardShard);
   s["metadata"]["annotations"][api::kDetachedAtAnnotation] = "2026-11-21T10:00:00Z";
   return s;
+}
+
+// The owner references a shard carries, which the garbage collector follows: the target's (set by
+// the operator on every shard it creates, kept by a detach before the ShardSet took it over), or
+// the ShardSet's (moved there by a detach).
+inline Json ownedByTarget(Json shard) {
+  shard["metadata"]["ownerReferences"] = Json::array({{{"apiVersion", "monitoring.coreos.com/v1"},
+                                                       {"kind", "Prometheus"},
+                                                       {"name", "main"},
+                                                       {"uid", "uid-prom-main"},
+                                                       {"controller", true},
+                                                       {"blockOwnerDeletion", true}}});
+  return shard;
+}
+inline Json ownedByShardSet(Json shard) {
+  shard["metadata"]["ownerReferences"] =
+      Json::array({{{"apiVersion", std::string(api::kApiVersion)},
+                    {"kind", std::string(api::kShardSetKind)},
+                    {"name", "main"},
+                    {"uid", "uid-shardset-main"},
+                    {"controller", true}}});
+  return shard;
 }
 
 inline Json unmanagedStatefulSet() {

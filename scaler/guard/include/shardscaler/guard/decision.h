@@ -28,6 +28,10 @@ inline constexpr std::string_view kRuleRetainOnScaleDown = "RetainOnScaleDown";
 inline constexpr std::string_view kRuleUnknownShardIndex = "UnknownShardIndex";
 // A retained shard past its deadline whose data a drain has not found shipped yet.
 inline constexpr std::string_view kRuleNotDrained = "NotDrained";
+// A cleanup identity's DELETE of a retained shard its target does not own: the garbage collector
+// follows the ShardSet (a foreground deletion of it), or a read from before the ShardSet's
+// finalizer orphaned the shard.
+inline constexpr std::string_view kRuleRetainedByShardSet = "RetainedByShardSet";
 inline constexpr std::string_view kRuleReadFailed = "ReadFailed";
 inline constexpr std::string_view kRuleIncompleteReview = "IncompleteReview";
 
