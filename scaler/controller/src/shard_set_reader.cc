@@ -296,10 +296,11 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
 class ShardSetReader::LiveObservation {
  public:
   LiveObservation(const ShardSetReader& reader, const api::ShardSet& shard_set,
-                  retention::TargetKind kind)
+                  retention::TargetKind kind, retention::PlanPurpose purpose)
       : reader_(reader),
         shard_set_(shard_set),
         kind_(kind),
+        release_(purpose == retention::PlanPurpose::Release),
         floor_(reader.own_writes_.newestStatefulSetWrite()),
         name_selector_(std::string(api::kOperatorNameLabel) + "=" + shard_set.spec.target_ref.name),
         guard_selector_(std::string(api::kShardSetLabel) + "=" + shard_set.name) {}
@@ -342,14 +343,18 @@ class ShardSetReader::LiveObservation {
   // has no shard of ours but those the name list returns (the claim comes before any guard
   // label, and a release drops it last). So a first claim, whose caches show the target
   // unclaimed and no detached shard under this ShardSet's label, sends it only if the target
-  // read live turns out missing or claimed after all (sendDeferredGuardList).
+  // read live turns out missing or claimed after all (sendDeferredGuardList). A release trusts
+  // no cache: the StatefulSet informer may trail the target's, and show a shard the last round
+  // detached still attached (unlabelled, under a claim the target no longer carries), so a
+  // release sends both lists.
   void sendShardLists() {
-    if (reader_.caches_.showUnlabelledShards(shard_set_)) {
+    if (release_ || reader_.caches_.showUnlabelledShards(shard_set_)) {
       by_name_ = list(name_selector_);
       guard_selector_ +=
           "," + std::string(api::kOperatorNameLabel) + "!=" + shard_set_.spec.target_ref.name;
     }
-    guard_list_deferred_ = by_name_.valid() && reader_.caches_.showAFirstClaim(shard_set_);
+    guard_list_deferred_ =
+        !release_ && by_name_.valid() && reader_.caches_.showAFirstClaim(shard_set_);
     if (!guard_list_deferred_) by_shard_set_ = list(guard_selector_);
   }
 
@@ -452,6 +457,7 @@ class ShardSetReader::LiveObservation {
   const ShardSetReader& reader_;
   const api::ShardSet& shard_set_;
   const retention::TargetKind kind_;
+  const bool release_;
   const std::uint64_t floor_;
   const std::string name_selector_;
   std::string guard_selector_;
@@ -463,11 +469,11 @@ class ShardSetReader::LiveObservation {
   Observed observed_;
 };
 
-k8s::Result<Observed> ShardSetReader::observe(const api::ShardSet& shard_set,
-                                              bool first_round) const {
+k8s::Result<Observed> ShardSetReader::observe(const api::ShardSet& shard_set, bool first_round,
+                                              retention::PlanPurpose purpose) const {
   auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
   if (!kind || shard_set.spec.target_ref.name.empty()) return Observed{};  // the planner says why
-  LiveObservation observation(*this, shard_set, *kind);
+  LiveObservation observation(*this, shard_set, *kind, purpose);
   auto observed = observation.run(first_round);
   if (observed && observed->target) {
     target_writers_.noteLiveRead(*observed->target);

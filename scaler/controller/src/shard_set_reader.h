@@ -119,8 +119,11 @@ class ShardSetReader {
                  const k8s::Clock& clock);
 
   // The target and its shards, as of now; the guard when a transition may run. `first_round`:
-  // the first read of a reconcile (or of a dry run), which may read the guard early.
-  k8s::Result<Observed> observe(const api::ShardSet& shard_set, bool first_round) const;
+  // the first read of a reconcile (or of a dry run), which may read the guard early. A release
+  // lists the shards by both labels whatever the caches show: a shard it misses keeps the
+  // ShardSet's owner reference after the ShardSet is gone, and garbage collection takes it.
+  k8s::Result<Observed> observe(const api::ShardSet& shard_set, bool first_round,
+                                retention::PlanPurpose purpose) const;
 
   // The target and its shards as the caches hold them, when a plan from them can be trusted to
   // say that nothing but the status is to be written (docs/design.md §12): the caches have

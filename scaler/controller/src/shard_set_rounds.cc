@@ -112,7 +112,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
   PlanApplier applier(writes_as_this, parts_.events, log, parts_.side_requests);
   Rounds rounds;
   for (int round = 0;; ++round) {
-    auto observed = parts_.reader.observe(shard_set, round == 0);
+    auto observed = parts_.reader.observe(shard_set, round == 0, purpose);
     if (!observed) {
       log.error("reading the target failed", {{"error", observed.error().describe()}});
       degraded("observe_failed");
@@ -211,7 +211,7 @@ k8s::Result<retention::Plan> ShardSetReconciler::dryRun(const std::string& ns,
                           ns + "/" + name + ": " + shard_set.error().describe());
   }
   if (shards) shard_set->spec.shards = *shards;
-  auto observed = parts_.reader.observe(*shard_set, true);
+  auto observed = parts_.reader.observe(*shard_set, true, retention::PlanPurpose::Converge);
   if (!observed) return std::unexpected(observed.error());
   return planWithDrains(
       planInput(*shard_set, std::move(*observed), retention::PlanPurpose::Converge));
