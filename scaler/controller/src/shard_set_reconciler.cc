@@ -35,6 +35,14 @@ std::string targetRefText(const api::ShardSet& s) {
   return s.spec.target_ref.kind + "/" + s.spec.target_ref.name;
 }
 
+// The target the ShardSet is to be bound to: its targetRef, or "" when that names no target.
+std::string wantedBinding(const api::ShardSet& s) {
+  if (!retention::parseTargetKind(s.spec.target_ref.kind) || s.spec.target_ref.name.empty()) {
+    return "";
+  }
+  return targetRefText(s);
+}
+
 // The ShardSet as bound to `bound` ("Kind/name"), for planning its release.
 std::optional<api::ShardSet> boundTo(const api::ShardSet& s, const std::string& bound) {
   auto slash = bound.find('/');
@@ -92,9 +100,8 @@ k8s::Result<std::string> ShardSetReconciler::ensureFinalizer(const Json& object,
   // later write then cannot leave a claim that a move or a deletion of the ShardSet would not
   // release. A target it never gets to claim is released without a write.
   std::string after = bound;
-  if (bound.empty() && retention::parseTargetKind(wanted.spec.target_ref.kind) &&
-      !wanted.spec.target_ref.name.empty()) {
-    after = targetRefText(wanted);
+  if (bound.empty() && !wantedBinding(wanted).empty()) {
+    after = wantedBinding(wanted);
     const Json& annotations = field(object, "metadata", "annotations");
     // json_pointer escapes the key's '/' as a JSON Pointer token (RFC 6901).
     const std::string path =
@@ -215,13 +222,16 @@ k8s::ReconcileOutcome ShardSetReconciler::reconcileShardSet(const Json& object,
   }
 
   // spec.targetRef moved (or became invalid): the target it was bound to is released first, so
-  // that it is never left paused or with shards detached.
-  const std::string wanted = targetRefText(*shard_set);
-  if (!bound->empty() && *bound != wanted) {
-    if (auto old = boundTo(*shard_set, *bound)) {
+  // that it is never left paused or with shards detached. The target it moves to is recorded
+  // next, before any plan may claim it: a reconcile that claims it may end before another
+  // completes (a claim is confirmed by the next reconcile; a read may fail mid-transition), and a
+  // second move must still find it to release.
+  const std::string wanted = wantedBinding(*shard_set);
+  if (*bound != wanted) {
+    if (auto old = bound->empty() ? std::nullopt : boundTo(*shard_set, *bound)) {
       if (auto outcome = release(*old, subject, log)) return *outcome;
     }
-    if (auto r = setBoundTarget(object, ""); !r) {
+    if (auto r = setBoundTarget(object, wanted); !r) {
       return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
     }
   }
@@ -230,11 +240,6 @@ k8s::ReconcileOutcome ShardSetReconciler::reconcileShardSet(const Json& object,
   if (rounds.stopped_with) return *rounds.stopped_with;
   // Claimed or guarded, confirmed by the next reconcile, which writes the status (Rounds).
   if (rounds.confirm_from_caches) return {.requeue_after = kConfirmFromCachesAfter};
-  if (rounds.plan.decision.claimed_by == shard_set->name && *bound != wanted) {
-    if (auto r = setBoundTarget(object, wanted); !r) {
-      return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};
-    }
-  }
 
   return report(object, *shard_set, subject, rounds, log);
 }

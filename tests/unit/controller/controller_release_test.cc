@@ -1,13 +1,44 @@
 // Letting go of a target: on deletion and on a move of spec.targetRef, whatever the caches show
 // and however quickly the moves follow each other, no shard is left to garbage collection and no
 // target is left claimed or paused.
+#include <atomic>
+
 #include "controller_fixture.h"
 #include "shardscaler/api/shard_set.h"
 
 namespace shardscaler::controller::testing {
 namespace {
 
+const k8s::Resource kPrometheuses = retention::targetResource(retention::TargetKind::Prometheus);
+
 bool guardEnforced(const std::string&, std::string*) { return true; }
+
+// The Prometheus `name` with `shards` shards, as the operator leaves it: unclaimed, each shard
+// owned by it and without our guard label.
+Json putNamedTarget(FakeKubeClient& fake, const std::string& name, int shards) {
+  Json target = fake.put(kPrometheuses, test_objects::targetJson(shards, Json::object(),
+                                                                 {.name = name,
+                                                                  .uid = "",
+                                                                  .resource_version = "",
+                                                                  .generation = std::nullopt,
+                                                                  .claimed_by = "",
+                                                                  .replicas = 1}));
+  for (int i = 0; i < shards; ++i) {
+    fake.put(
+        k8s::resources::statefulSets(),
+        test_objects::attachedShard(i, {.target_name = name,
+                                        .target_uid = target["metadata"]["uid"].get<std::string>(),
+                                        .guard_label = false,
+                                        .uid_prefix = "",
+                                        .resource_version_base = std::nullopt,
+                                        .replicas = 1}));
+  }
+  return target;
+}
+
+std::string annotationOf(const Json& object, const std::string& key) {
+  return object["metadata"].value("annotations", Json::object()).value(key, "");
+}
 
 bool ownedBy(const Json& object, const std::string& uid) {
   for (const Json& ref : object["metadata"].value("ownerReferences", Json::array())) {
@@ -104,6 +135,65 @@ TEST_F(ControllerTest, AForegroundDeletionIsReleasedAndKeepsTheCollectorsFinaliz
   ASSERT_TRUE(shard);
   EXPECT_FALSE(ownedBy(*shard, shard_set_uid)) << shard->dump();
   EXPECT_TRUE(events_.has("RetainedShardsOrphaned"));
+}
+
+// spec.targetRef moves to b, and before a reconcile confirms that claim it moves on to c; the
+// reconcile in between paused b for a transition and stopped (a conflict, then a failed read).
+// The second move must still let go of b: resumed, its claim dropped.
+TEST_F(ControllerTest, ATargetClaimedBetweenTwoQuickMovesIsLetGo) {
+  putNamedTarget(fake_, "a", 2);
+  putNamedTarget(fake_, "b", 2);
+  putNamedTarget(fake_, "c", 2);
+  fake_.put(api::shardSets(),
+            test_objects::shardSetJson(2, {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}},
+                                       {.target_name = "a", .generation = {}}));
+  startController({.guard_enforced = guardEnforced});
+  ASSERT_EQ(reconcileToStatus().result, k8s::ReconcileResult::Success) << describe(fake_.calls());
+  ASSERT_EQ(annotationOf(*fake_.find(kPrometheuses, kNs, "a"), "shardscaler.io/claimed-by"),
+            "main");
+
+  auto moveTo = [&](const std::string& name, Json spec = Json::object()) {
+    spec["targetRef"] = {{"name", name}};
+    ASSERT_TRUE(
+        fake_.patch(api::shardSets(), kNs, "main", k8s::PatchType::Merge, Json{{"spec", spec}}));
+  };
+  // To b, with one shard fewer: the claim, and the reconcile ends there.
+  moveTo("b", {{"shards", 1}});
+  const ReconcileOutcome claimed = reconcile();
+  ASSERT_EQ(claimed.result, k8s::ReconcileResult::Success) << describe(fake_.calls());
+  ASSERT_EQ(annotationOf(*fake_.find(kPrometheuses, kNs, "b"), "shardscaler.io/claimed-by"),
+            "main");
+
+  // The next one pauses b; its detach meets a conflict, and the read after it fails.
+  std::atomic<bool> injected{false};
+  fake_.setBeforeCall([&](const k8s::testing::Call& call) {
+    if (call.verb == Verb::Patch && call.resource.resource == "statefulsets" &&
+        !injected.exchange(true)) {
+      fake_.failNext({.verb = Verb::Get, .resource = "prometheuses"}, 1,
+                     k8s::testing::statusError(500, "etcd is away"));
+    }
+  });
+  fake_.failNext({.verb = Verb::Patch, .resource = "statefulsets"}, 1,
+                 k8s::testing::statusError(409, "the object has been modified"));
+  EXPECT_EQ(reconcile().result, k8s::ReconcileResult::Error) << describe(fake_.calls());
+  fake_.setBeforeCall({});
+  ASSERT_TRUE(injected);
+  ASSERT_EQ(annotationOf(*fake_.find(kPrometheuses, kNs, "b"), "shardscaler.io/paused-by"), "main");
+
+  moveTo("c");
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    const ReconcileOutcome outcome = reconcile();
+    ASSERT_NE(outcome.result, k8s::ReconcileResult::Error) << outcome.error << "\n"
+                                                           << describe(fake_.calls());
+    if (!outcome.requeue_after) break;
+  }
+  const Json b = *fake_.find(kPrometheuses, kNs, "b");
+  EXPECT_FALSE(b["spec"].value("paused", false)) << "b was left paused: " << b.dump();
+  EXPECT_EQ(annotationOf(b, "shardscaler.io/claimed-by"), "") << "b was left claimed: " << b.dump();
+  EXPECT_EQ(annotationOf(b, "shardscaler.io/paused-by"), "") << b.dump();
+  EXPECT_EQ(annotationOf(*fake_.find(kPrometheuses, kNs, "c"), "shardscaler.io/claimed-by"),
+            "main");
+  EXPECT_EQ(annotationOf(*shardSet(), "shardscaler.io/target"), "Prometheus/c");
 }
 
 }  // namespace
