@@ -37,6 +37,9 @@ void planUndo(PlanContext& c, UndoFor why) {
       last_detach = std::max(last_detach, s.detached_at);
     }
   }
+  std::erase_if(reattach, [&](const ShardStatefulSet* s) {
+    return c.input.reattach_refused.contains(s->object->name);
+  });
   std::ranges::sort(reattach, {}, &ShardStatefulSet::index);
 
   ActionBuilder b(c);

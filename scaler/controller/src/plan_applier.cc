@@ -108,6 +108,8 @@ ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource
         if (!outcome.error) {
           outcome.error = result.error();
           outcome.failed_action = action.summary;
+          outcome.failed_type = action.type;
+          outcome.failed_object = action.object_name;
         }
         continue;
       }

@@ -53,6 +53,8 @@ retention::PlanInput ShardSetReconciler::planInput(const api::ShardSet& shard_se
       .hold_transitions =
           parts_.holds.heldBecause(k8s::objectKey(shard_set.ns, shard_set.name)).has_value(),
       .claim_holder_exists = observed.claim_holder_exists,
+      .reattach_refused =
+          parts_.holds.refusedReattaches(k8s::objectKey(shard_set.ns, shard_set.name)),
   };
 }
 
@@ -188,16 +190,28 @@ bool ShardSetReconciler::afterApply(const std::string& key, ApplyOutcome outcome
   log.error("action failed",
             {{"action", outcome.failed_action}, {"error", outcome.error->describe()}});
   degraded("apply_failed");
-  const bool first_refusal = outcome.isPermanent() && !parts_.holds.heldBecause(key);
+  const bool permanent = outcome.isPermanent();
+  const bool first_refusal = permanent && !parts_.holds.heldBecause(key);
+  // An undo re-attaches the shards the operator still expects before it resumes the target: one
+  // refused for good would keep the target paused for as long as it is refused.
+  const bool refused_reattach =
+      permanent && outcome.failed_type == retention::ActionType::ReattachStatefulSet;
   rounds.failure = std::move(outcome);
-  if (!first_refusal) return false;
-  // Refused for good: retrying the same write cannot help, and the target must not stay paused
-  // waiting for it. Hold new transitions and plan again, which now undoes this one.
-  parts_.holds.hold(key, rounds.failure.failed_action + ": " + rounds.failure.error->describe());
-  log.warn("undoing the transition; transitions held",
-           {{"hold_seconds",
-             std::chrono::duration_cast<std::chrono::seconds>(parts_.holds.holdTime()).count()}});
-  return true;
+  if (first_refusal) {
+    // Refused for good: retrying the same write cannot help, and the target must not stay paused
+    // waiting for it. Hold new transitions and plan again, which now undoes this one.
+    parts_.holds.hold(key, rounds.failure.failed_action + ": " + rounds.failure.error->describe());
+    log.warn("undoing the transition; transitions held",
+             {{"hold_seconds",
+               std::chrono::duration_cast<std::chrono::seconds>(parts_.holds.holdTime()).count()}});
+  }
+  if (refused_reattach) {
+    parts_.holds.refuseReattach(key, rounds.failure.failed_object);
+    log.warn("re-attach refused for good; the target resumes without it, the shard stays retained",
+             {{"statefulset", rounds.failure.failed_object}});
+    degraded("reattach_refused");
+  }
+  return first_refusal || refused_reattach;
 }
 
 k8s::Result<retention::Plan> ShardSetReconciler::dryRun(const std::string& ns,

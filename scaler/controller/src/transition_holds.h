@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "shardscaler/k8s_client/clock.h"
@@ -24,12 +25,17 @@ class TransitionHolds {
   std::optional<std::string> heldBecause(const std::string& key) const;
   // Holds transitions of `key` for the hold time from now; forgets expired holds.
   void hold(const std::string& key, std::string why);
+  // While transitions of `key` are held: the API server refused the re-attach of StatefulSet
+  // `name` for good, so an undo resumes the target without it.
+  void refuseReattach(const std::string& key, const std::string& name);
+  std::set<std::string, std::less<>> refusedReattaches(const std::string& key) const;
   std::chrono::nanoseconds holdTime() const { return hold_; }
 
  private:
   struct Hold {
     k8s::Clock::MonotonicTime until;
     std::string why;
+    std::set<std::string, std::less<>> refused_reattaches;
   };
   const k8s::Clock& clock_;
   const std::chrono::nanoseconds hold_;

@@ -306,5 +306,68 @@ TEST_F(ControllerTest, AShardRecreatedUnderItsGuardLabelPatchIsReplannedNotDegra
   EXPECT_EQ(degradedReason(*shardSet()), "AsExpected") << shardSet()->dump();
 }
 
+// A scale-down 3 -> 2 without the guard, interrupted after the detach of shard 2: lowering
+// spec.shards is refused for good, so the transition is undone at the target's count, which
+// re-attaches shard 2. That re-attach is refused for good too (as the API server's
+// OwnerReferencesPermissionEnforcement refuses one without update on prometheuses/finalizers):
+// the undo resumes the target without it rather than leave it paused, and shard 2 stays, retained.
+TEST_F(ControllerTest, AReattachRefusedForGoodDoesNotLeaveTheTargetPaused) {
+  Json t = test_objects::pausedBy(prometheusJson(3), "main");
+  t["metadata"]["generation"] = 7;
+  t["metadata"]["annotations"] = {{"shardscaler.io/claimed-by", "main"},
+                                  {"shardscaler.io/paused-by", "main"},
+                                  {"shardscaler.io/paused-at", "2019-12-19T23:58:00Z"}};
+  t = fake_.put(retention::targetResource(retention::TargetKind::Prometheus), t);
+  const std::string target_uid = t["metadata"]["uid"];
+  Json ss = shardSetJson(2);
+  ss["metadata"]["finalizers"] = {kFinalizer};
+  ss["metadata"]["annotations"] = {{kBoundAnnotation, "Prometheus/main"}};
+  const std::string shard_set_uid = fake_.put(api::shardSets(), ss)["metadata"]["uid"];
+  for (int i = 0; i < 2; ++i) {
+    Json sts = statefulSetJson(i, target_uid);
+    sts["metadata"]["labels"]["shardscaler.io/shardset"] = "main";
+    fake_.put(k8s::resources::statefulSets(), sts);
+  }
+  Json detached = test_objects::retainedShard(2, "2019-12-21T00:00:00Z",
+                                              {.target_uid = target_uid,
+                                               .uid_prefix = "",
+                                               .resource_version_base = std::nullopt,
+                                               .replicas = 1});
+  detached["metadata"]["annotations"]["shardscaler.io/deletion-deadline"] = "2019-12-21T00:00:00Z";
+  detached["metadata"]["annotations"]["shardscaler.io/detached-at"] = "2019-12-19T23:58:30Z";
+  detached["metadata"]["ownerReferences"] = {{{"apiVersion", "shardscaler.io/v1alpha1"},
+                                              {"kind", "ShardSet"},
+                                              {"name", "main"},
+                                              {"uid", shard_set_uid},
+                                              {"controller", true}}};
+  fake_.put(k8s::resources::statefulSets(), detached);
+  startController();
+  fake_.failNext({.verb = Verb::Patch, .resource = "prometheuses"}, 1,
+                 k8s::testing::statusError(403,
+                                           "prometheuses.monitoring.coreos.com \"main\" is "
+                                           "forbidden: admission says no"));
+  fake_.failNext({.verb = Verb::Patch, .resource = "statefulsets", .name = shardName(2)},
+                 FakeKubeClient::kEveryCall,
+                 k8s::testing::statusError(
+                     403, "statefulsets.apps \"" + shardName(2) +
+                              "\" is forbidden: cannot set blockOwnerDeletion if an "
+                              "ownerReference refers to a resource you can't set finalizers on"));
+
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    (void)reconcile();
+    if (!(*target())["spec"].value("paused", false)) break;
+  }
+  const Json after = *target();
+  EXPECT_FALSE(after["spec"].value("paused", false)) << "left paused: " << after.dump() << "\n"
+                                                     << describe(fake_.calls());
+  EXPECT_FALSE(after["metadata"]["annotations"].contains("shardscaler.io/paused-by"));
+  EXPECT_EQ(after["spec"].value("shards", 0), 3) << "an undo keeps the target's count";
+  const auto kept = fake_.find(k8s::resources::statefulSets(), kNs, shardName(2));
+  ASSERT_TRUE(kept) << "shard 2 was deleted";
+  EXPECT_EQ((*kept)["metadata"]["labels"].value("shardscaler.io/retained", ""), "true");
+  EXPECT_TRUE(fake_.calls({.verb = Verb::Remove}).empty());
+  EXPECT_EQ(degradedReason(*shardSet()), "ApplyFailed") << shardSet()->dump();
+}
+
 }  // namespace
 }  // namespace shardscaler::controller::testing

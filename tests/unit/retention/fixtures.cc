@@ -24,6 +24,7 @@ PlanInput World::input() const {
   in.safety = safety();
   in.purpose = purpose;
   in.hold_transitions = hold;
+  in.reattach_refused = reattach_refused;
   in.claim_holder_exists = claim_holder_exists;
   in.drain_readings = drain_readings;
   return in;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,7 @@ struct World {
   std::chrono::nanoseconds settle = std::chrono::seconds(10);
   PlanPurpose purpose = PlanPurpose::Converge;
   bool hold = false;
+  std::set<std::string, std::less<>> reattach_refused;
   std::optional<bool> claim_holder_exists;
   std::map<std::string, DrainReading, std::less<>> drain_readings;
   TransitionSafety safety() const {

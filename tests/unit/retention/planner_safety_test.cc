@@ -432,6 +432,19 @@ TEST(Hold, APausedTransitionIsUndoneAndNoneStarts) {
   EXPECT_EQ(none.decision.waiting_for, "a write refused for good to be retried");
 }
 
+// The undo's re-attach of shard 4 was refused for good (no update on the target's finalizers):
+// the target resumes without it, and the shard stays retained, rather than stay paused.
+TEST(Hold, AnUndoResumesWithoutAReattachRefusedForGood) {
+  World mid{shardSetJson(3, retain3d()), pausedAt(targetJson(5), "2026-11-22T09:59:00Z"),
+            attachedShards(0, 4) + std::vector{retainedShard(4, kFuture)}};
+  mid.hold = true;
+  mid.reattach_refused = {shardName(4)};
+  for (const bool guarded : {true, false}) {
+    mid.guarded = guarded;
+    EXPECT_THAT(steps(planShardSet(mid.input())), ElementsAre("update unpause"));
+  }
+}
+
 // Found by the planner property test (seed 180, Delete): an undone scale-up kept the shard the
 // operator had created above the target's count with a "never" deadline, under whenScaled=Delete.
 // Undone, an exposed shard is kept either way, never deleted on doubt; under Retain for the

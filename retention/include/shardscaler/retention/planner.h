@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,10 @@ struct PlanInput {
   // When the target is claimed by another ShardSet: whether that ShardSet exists (a claim left
   // by a ShardSet that is gone is taken over). nullopt: not looked up (counts as existing).
   std::optional<bool> claim_holder_exists;
+  // StatefulSets whose re-attach the API server refused for good while transitions are held (no
+  // update on the target's finalizers, say): an undo resumes the target without re-attaching them
+  // rather than keep it paused; they stay retained.
+  std::set<std::string, std::less<>> reattach_refused;
   // The drain checks of due shards, by StatefulSet name (Decision::drain_checks asks for them).
   std::map<std::string, DrainReading, std::less<>> drain_readings;
 };

@@ -22,6 +22,9 @@ struct ApplyOutcome {
   // other StatefulSets sent together with the failing one).
   std::optional<k8s::Error> error;
   std::string failed_action;  // the failing action's summary
+  // The failing action's type and object (a StatefulSet or the target), when one failed.
+  std::optional<retention::ActionType> failed_type;
+  std::string failed_object;
   // The resourceVersions the API server answered this apply's writes with, the newest of the
   // target's and of the StatefulSets' (0: none written): a read at least this new shows them.
   std::uint64_t target_version = 0;
