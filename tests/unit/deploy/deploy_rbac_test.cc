@@ -40,6 +40,9 @@ const std::vector<ControllerCall>& controllerCalls() {
       {"shardscaler.io", "shardsets/status", {"patch"}},
       {"monitoring.coreos.com", "prometheuses", {"get", "list", "watch", "patch"}},
       {"monitoring.coreos.com", "prometheusagents", {"get", "list", "watch", "patch"}},
+      // retention/src/patches.cc: a re-attach sets blockOwnerDeletion on the target's reference.
+      {"monitoring.coreos.com", "prometheuses/finalizers", {"update"}},
+      {"monitoring.coreos.com", "prometheusagents/finalizers", {"update"}},
       {"apps", "statefulsets", {"get", "list", "watch", "patch", "delete"}},
       {"autoscaling", "horizontalpodautoscalers", {"list"}},
       {"", "events", {"create", "patch"}},
