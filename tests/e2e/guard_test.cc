@@ -8,14 +8,17 @@
 // nothing but the guard acts there. (Active shards carry shardscaler.io/shardset once the
 // controller labels them; until then only this setup does.) Users: user-1 (plain, may delete and
 // patch StatefulSets), user-2 (the operator emulator, a plain user with the operator's rights).
-// The test control plane's garbage collector and namespace controller run as "admin"
-// (system:masters, no --use-service-account-credentials).
+// The test control plane's garbage collector and namespace controller run as their own
+// ServiceAccounts (--use-service-account-credentials, as kubeadm runs them), which are the guard's
+// default cleanup identities.
 #include <gmock/gmock.h>
 
 #include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <sstream>
 #include <string_view>
 #include <thread>
 
@@ -476,14 +479,12 @@ TEST_F(GuardTest, ScalingTheClaimedTargetDirectlyLosesNothing) {
   EXPECT_EQ(statefulSetUids(), uids) << "a shard was deleted or replaced";
 }
 
-// Without exempt groups, and with the control plane's controller-manager user ("admin") as the
-// cleanup identity: admin's own deletes are judged like anyone's, but the garbage collector and
-// the namespace controller clean up behind a deleted target or namespace.
+// Without exempt groups: admin's own deletes are judged like anyone's, but the garbage collector
+// and the namespace controller (the default cleanup identities) clean up behind a deleted target
+// or namespace.
 class GuardCleanupTest : public GuardScenario {
  protected:
-  std::vector<std::string> guardArgs() const override {
-    return {"--guard-exempt-groups=", "--guard-cleanup-users=admin"};
-  }
+  std::vector<std::string> guardArgs() const override { return {"--guard-exempt-groups="}; }
 };
 
 TEST_F(GuardCleanupTest, DeletingTheTargetIsNotBlocked) {
@@ -576,6 +577,177 @@ TEST_F(GuardCleanupTest, DeletingTheNamespaceIsNotBlocked) {
         return n.is_null();
       },
       120s));
+}
+
+// A ShardSet deleted with --cascade=foreground (as Argo CD prunes by default): the garbage
+// collector deletes the ShardSet's dependents, its retained shards (a detach makes the ShardSet
+// their owner), while the release finalizer has not run. Here no replica leads (a failover
+// window: a replica serves the guard but holds no Lease), so no finalizer runs at all: the guard
+// must refuse every such deletion, with the target present or gone. Once a replica leads, its
+// finalizer orphans each retained shard, names it in a RetainedShardsOrphaned Event, and the
+// ShardSet goes; nothing was deleted.
+class GuardForegroundDeletionTest : public GuardScenario {
+ protected:
+  // The retained shards 1 and 2 of a ShardSet scaled from 3 to 1 survive its foreground deletion.
+  void deleteInTheForegroundWithoutALeader(bool target_gone);
+
+  // Replaces shardscaler by a replica that serves the guard but does not lead: the Lease is held
+  // by another identity for an hour.
+  void startAReplicaThatDoesNotLead() {
+    const std::string renewed = k8s::formatMicroTime(std::chrono::system_clock::now());
+    apply(
+        "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: shardscaler, "
+        "namespace: " +
+        ns_ + "}\nspec: {holderIdentity: elsewhere, leaseDurationSeconds: 3600, acquireTime: \"" +
+        renewed + "\", renewTime: \"" + renewed + "\"}\n");
+    shardscaler_.reset();
+    ShardscalerOptions options;
+    options.kubeconfig =
+        cluster().writeKubeconfig("shardscaler-" + ns_, serviceAccountToken(ns_, "shardscaler"));
+    options.namespaces = {ns_};
+    options.extra_args = shardscalerArgs();
+    options.extra_args.insert(
+        options.extra_args.end(),
+        {"--leader-elect=true", "--leader-election-namespace=" + ns_, "--identity=standby"});
+    options.log_file = testLogDir() / "shardscaler-standby.log";
+    shardscaler_ = std::make_unique<ShardscalerProcess>(options);
+    ASSERT_TRUE(waitFor("the standby ready", [&](std::string* seen) {
+      const auto ready = shardscaler_->httpGet(shardscaler_->probePort(), "/readyz");
+      *seen = std::to_string(ready.first) + " " + ready.second;
+      return ready.first == 200;
+    }));
+    ASSERT_TRUE(waitUntilCalled(*shardscaler_, ns_));
+    ASSERT_EQ(metricSum(*shardscaler_, "shardscaler_leader").value_or(-1), 0);
+  }
+};
+
+void GuardForegroundDeletionTest::deleteInTheForegroundWithoutALeader(bool target_gone) {
+  createPrometheus(3);
+  applyShardSet({.shards = 3, .when_scaled = "Retain", .retention_period = "1h"});
+  ASSERT_TRUE(waitForSettled(3, 0));
+  scaleWithKubectl(1);
+  ASSERT_TRUE(waitForSettled(1, 2));
+  const std::string shard_set_uid = shardSet()["metadata"]["uid"];
+  std::map<std::string, std::string> retained;  // name -> uid
+  for (int i : {1, 2}) {
+    const Json sts = getOrNull(k8s::resources::statefulSets(), ns_, shardName(i));
+    ASSERT_TRUE(sts.is_object());
+    ASSERT_EQ(sts["metadata"]["ownerReferences"][0].value("uid", ""), shard_set_uid)
+        << "a detach makes the ShardSet the retained shard's owner: " << sts["metadata"].dump();
+    retained[shardName(i)] = sts["metadata"]["uid"];
+  }
+  if (target_gone) {
+    auto deleted = kubectl("delete prometheus main -n " + ns_ + " --wait=false");
+    ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+    ASSERT_TRUE(waitGone(ns_, shardName(0), 90s)) << "the attached shard goes with its target";
+  }
+  ASSERT_NO_FATAL_FAILURE(startAReplicaThatDoesNotLead());
+  // A dependent that blocks the ShardSet's deletion, held by a finalizer of the test's: the
+  // collector keeps the foreground deletion open, and so keeps trying the retained shards, until
+  // the test lets it go. Without it the collector's attempts on them race its own removal of the
+  // foregroundDeletion finalizer (no retained shard blocks: a detach sets no blockOwnerDeletion).
+  const Json holder{{"apiVersion", "v1"},
+                    {"kind", "Secret"},
+                    {"metadata",
+                     {{"name", "hold-foreground-deletion"},
+                      {"finalizers", {"e2e.shardscaler.io/hold"}},
+                      {"ownerReferences",
+                       {{{"apiVersion", "shardscaler.io/v1alpha1"},
+                         {"kind", "ShardSet"},
+                         {"name", "main"},
+                         {"uid", shard_set_uid},
+                         {"blockOwnerDeletion", true}}}}}}};
+  ASSERT_TRUE(adminClient().create(k8s::resources::secrets(), ns_, holder));
+
+  auto deleted = kubectl("delete shardset main -n " + ns_ + " --cascade=foreground --wait=false");
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.err;
+  // The collector, as its own ServiceAccount, has tried each retained shard: refused, or deleted.
+  const std::string collector = "user=system:serviceaccount:kube-system:generic-garbage-collector";
+  ASSERT_TRUE(waitFor(
+      "the garbage collector's attempts on both retained shards",
+      [&](std::string* seen) {
+        const std::string log = shardscaler_->logTail(std::size_t{1} << 20);
+        seen->clear();
+        bool all = true;
+        for (const auto& [name, uid] : retained) {
+          bool refused = false;
+          std::istringstream lines(log);
+          for (std::string line; std::getline(lines, line);) {
+            refused = refused || (line.find("shard guard denied a request") != std::string::npos &&
+                                  line.find("statefulset=" + name + " ") != std::string::npos &&
+                                  line.find(collector) != std::string::npos);
+          }
+          const bool taken = !intact(ns_, name);
+          *seen += name + (refused ? " refused" : taken ? " deleted" : " not tried yet") + "; ";
+          all = all && (refused || taken);
+        }
+        return all;
+      },
+      120s));
+  // Let the foreground deletion end: the collector drops its finalizer from the ShardSet.
+  auto released = kubectl("patch secret hold-foreground-deletion -n " + ns_ +
+                          " --type=merge -p '{\"metadata\":{\"finalizers\":null}}'");
+  ASSERT_EQ(released.exit_code, 0) << released.err;
+  ASSERT_TRUE(waitFor(
+      "the collector done with the ShardSet",
+      [&](std::string* seen) {
+        const Json finalizers = shardSet()["metadata"].value("finalizers", Json::array());
+        *seen = finalizers.dump();
+        return std::ranges::find(finalizers, Json("foregroundDeletion")) == finalizers.end();
+      },
+      120s));
+  for (const auto& [name, uid] : retained) {
+    const Json sts = getOrNull(k8s::resources::statefulSets(), ns_, name);
+    ASSERT_TRUE(sts.is_object() && sts["metadata"].value("uid", "") == uid)
+        << name << " was deleted";
+    EXPECT_FALSE(sts["metadata"].contains("deletionTimestamp")) << name << " is being deleted";
+  }
+  EXPECT_GE(metric(kDenials, R"(rule="RetainedByShardSet",requester="controller")"), 2);
+  ASSERT_TRUE(shardSet().is_object()) << "no finalizer ran, the ShardSet must still be there";
+
+  // A replica leads: the finalizer orphans the retained shards, and the ShardSet goes.
+  auto lease = kubectl("delete lease shardscaler -n " + ns_);
+  ASSERT_EQ(lease.exit_code, 0) << lease.err;
+  ASSERT_TRUE(waitFor(
+      "ShardSet main released and gone",
+      [&](std::string* seen) {
+        const Json ss = shardSet();
+        *seen = ss.is_null() ? "gone" : ss["metadata"].dump();
+        return ss.is_null();
+      },
+      90s));
+  for (const auto& [name, uid] : retained) {
+    const Json sts = getOrNull(k8s::resources::statefulSets(), ns_, name);
+    ASSERT_TRUE(sts.is_object() && sts["metadata"].value("uid", "") == uid)
+        << name << " was deleted";
+    EXPECT_TRUE(sts["metadata"].value("ownerReferences", Json::array()).empty())
+        << name << " keeps an owner the garbage collector could follow: " << sts["metadata"].dump();
+  }
+  std::string orphaned;
+  ASSERT_TRUE(waitFor("a RetainedShardsOrphaned Event naming both", [&](std::string* seen) {
+    for (const std::string& e : shardSetEvents()) {
+      if (e.starts_with("RetainedShardsOrphaned: ") && e.find(shardName(1)) != std::string::npos &&
+          e.find(shardName(2)) != std::string::npos) {
+        orphaned = e;
+        return true;
+      }
+    }
+    *seen = ::testing::PrintToString(shardSetEvents());
+    return false;
+  }));
+  EXPECT_THAT(orphaned, HasSubstr("will not be deleted at their deadline"));
+  if (!target_gone) {
+    EXPECT_TRUE(intact(ns_, shardName(0)));
+    EXPECT_EQ(prometheus()["spec"].value("shards", 0), 1) << "a release never scales";
+  }
+}
+
+TEST_F(GuardForegroundDeletionTest, KeepsTheRetainedShardsOfAGoneTarget) {
+  deleteInTheForegroundWithoutALeader(/*target_gone=*/true);
+}
+
+TEST_F(GuardForegroundDeletionTest, KeepsTheRetainedShardsOfATargetThatStays) {
+  deleteInTheForegroundWithoutALeader(/*target_gone=*/false);
 }
 
 // ---- start-up: shardscaler's own identity, and the certificate from files (cert-manager) ----

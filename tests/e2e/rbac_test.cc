@@ -142,6 +142,33 @@ TEST_F(RbacTest, RenderedRbacIsEnoughToScaleDownWithRetain) {
   EXPECT_FALSE(mentionsForbidden(shardscaler_->logTail(1 << 20))) << shardscaler_->logTail();
 }
 
+// 4 -> 2 -> 4: the scale-up re-attaches the retained shards, each with its target's controller
+// ownerReference back as the operator writes it (blockOwnerDeletion: true). The test control
+// plane's API server runs OwnerReferencesPermissionEnforcement, as OpenShift's does: that takes
+// update on prometheuses/finalizers, which the rendered RBAC grants.
+TEST_F(RbacTest, RenderedRbacIsEnoughToReattachOnScaleUp) {
+  ASSERT_NO_FATAL_FAILURE(startWithFourShards());
+  ASSERT_TRUE(waitForLeaseHolder("replica-a"));
+  const auto uids_before = statefulSetUids();
+  scaleWithKubectl(2);
+  ASSERT_TRUE(waitForSettled(2, 2));
+  scaleWithKubectl(4);
+  ASSERT_TRUE(waitForSettled(4, 0)) << shardscaler_->logTail();
+  const std::string target_uid = prometheus()["metadata"]["uid"];
+  for (int i : {2, 3}) {
+    const Json sts = getOrNull(k8s::resources::statefulSets(), ns_,
+                               "prometheus-main-shard-" + std::to_string(i));
+    ASSERT_TRUE(sts.is_object());
+    const Json refs = sts["metadata"].value("ownerReferences", Json::array());
+    ASSERT_EQ(refs.size(), 1U) << sts["metadata"].dump();
+    EXPECT_EQ(refs[0].value("uid", ""), target_uid);
+    EXPECT_EQ(refs[0].value("controller", false), true);
+    EXPECT_EQ(refs[0].value("blockOwnerDeletion", false), true);
+  }
+  EXPECT_EQ(statefulSetUids(), uids_before) << "a StatefulSet was deleted or replaced";
+  EXPECT_FALSE(mentionsForbidden(shardscaler_->logTail(1 << 20))) << shardscaler_->logTail();
+}
+
 // Two replicas with the same ServiceAccount: one holds the Lease (create, then update), the other
 // reads it (get) and takes over when the first releases it on SIGTERM (update).
 TEST_F(RbacTest, TwoReplicasElectOneLeaderAndHandOver) {
@@ -230,6 +257,54 @@ TEST_F(RbacWithoutStatefulSetPatchTest, LogsTheForbiddenVerbAndResourceAndDelete
   Json target = prometheus();
   EXPECT_EQ(target["spec"]["shards"], 4);
   EXPECT_TRUE(shardscaler_->running()) << "a refused call must not stop shardscaler";
+}
+
+// The same RBAC without update on the targets' finalizers: the API server refuses a re-attach
+// for good. The scale-up is undone and held (Degraded, ApplyFailed, naming the refusal), and the
+// target is never left paused; nothing is deleted.
+class RbacWithoutTargetFinalizersTest : public RenderedRbacScenario {
+ protected:
+  void restrict(std::vector<Json>& objects) override {
+    bool removed = false;
+    for (Json& object : objects) {
+      if (object.value("kind", "") != "ClusterRole" ||
+          object["metadata"].value("name", "") != "shardscaler-" + ns_) {
+        continue;
+      }
+      Json rules = Json::array();
+      for (const Json& rule : object["rules"]) {
+        const Json& resources = rule["resources"];
+        if (std::ranges::find(resources, Json("prometheuses/finalizers")) != resources.end()) {
+          removed = true;
+        } else {
+          rules.push_back(rule);
+        }
+      }
+      object["rules"] = rules;
+    }
+    ASSERT_TRUE(removed) << "deploy/base grants nothing on prometheuses/finalizers to remove";
+  }
+};
+
+TEST_F(RbacWithoutTargetFinalizersTest, ARefusedReattachLeavesTheTargetResumed) {
+  ASSERT_NO_FATAL_FAILURE(startWithFourShards());
+  scaleWithKubectl(2);
+  ASSERT_TRUE(waitForSettled(2, 2));
+  const auto uids_before = statefulSetUids();
+  scaleWithKubectl(4);
+  EXPECT_TRUE(waitFor("a Degraded condition naming the refused re-attach", [&](std::string* seen) {
+    auto degraded = condition("Degraded");
+    *seen = degraded ? degraded->dump() : "no Degraded condition";
+    return degraded && degraded->value("reason", "") == "ApplyFailed" &&
+           degraded->value("message", "").find("finalizers") != std::string::npos;
+  }));
+  EXPECT_TRUE(waitFor("the target resumed at its count", [&](std::string* seen) {
+    const Json target = prometheus();
+    *seen = target["spec"].dump();
+    return !target["spec"].value("paused", false) && target["spec"].value("shards", 0) == 2;
+  }));
+  EXPECT_EQ(statefulSetUids(), uids_before);
+  EXPECT_TRUE(emulatorStatefulSetWrites("delete").empty());
 }
 
 // Each rendering of deploy/ is accepted by the API server as it is (server-side dry run: schema,

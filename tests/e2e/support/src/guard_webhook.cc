@@ -113,7 +113,9 @@ void grantOperatorRole(const std::string& ns, const std::string& user) {
       ns +
       "}\nrules:\n- {apiGroups: [monitoring.coreos.com], resources: [prometheuses, "
       "prometheusagents, prometheuses/status, prometheusagents/status], verbs: [get, list, "
-      "watch, update, patch]}\n- {apiGroups: [apps], resources: [statefulsets], verbs: [get, "
+      "watch, update, patch]}\n- {apiGroups: [monitoring.coreos.com], resources: "
+      "[prometheuses/finalizers, prometheusagents/finalizers], verbs: [update]}\n- {apiGroups: "
+      "[apps], resources: [statefulsets], verbs: [get, "
       "list, watch, create, update, patch, delete]}\n- {apiGroups: [\"\"], resources: [secrets, "
       "services, configmaps], verbs: [get, list, watch, create, update, patch, delete]}\n- "
       "{apiGroups: [\"\"], resources: [pods], verbs: [get, list, watch]}\n- {apiGroups: [\"\"], "

@@ -219,7 +219,10 @@ void ControlPlane::State::start() {
       "--service-cluster-ip-range=" + std::string(kServiceClusterIpRange),
       // Endpoints may not hold a loopback address, so the "kubernetes" Service gets none
       // instead of a reconciler failing forever.
-      "--endpoint-reconciler-type=none", "--allow-privileged=true", "--profiling=false"};
+      "--endpoint-reconciler-type=none", "--allow-privileged=true", "--profiling=false",
+      // As OpenShift runs it: setting blockOwnerDeletion needs `update` on the owner's
+      // finalizers, as the operator's shards and shardscaler's re-attach carry it.
+      "--enable-admission-plugins=OwnerReferencesPermissionEnforcement"};
   if (front_proxy) {
     apiserver_args.insert(
         apiserver_args.end(),
@@ -257,6 +260,9 @@ void ControlPlane::State::start() {
   if (!options.start_controller_manager) return;
 
   const auto kcm_kubeconfig = writeKubeconfig("controller-manager", admin_token, "");
+  // Each controller runs as its own ServiceAccount (--use-service-account-credentials), as
+  // kubeadm runs them: the shard guard sees the garbage collector and the namespace controller as
+  // who they are in a real cluster.
   std::vector<std::string> kcm_args = {
       binaries.kube_controller_manager.string(),
       "--kubeconfig=" + kcm_kubeconfig.string(),
@@ -268,6 +274,7 @@ void ControlPlane::State::start() {
       "--cert-dir=" + (dir / "controller-manager-certs").string(),
       "--leader-elect=false",
       "--controllers=*",
+      "--use-service-account-credentials",
       "--service-account-private-key-file=" + pki.service_account_key.string(),
       "--root-ca-file=" + pki.ca_cert.string(),
       "--horizontal-pod-autoscaler-sync-period=2s",
