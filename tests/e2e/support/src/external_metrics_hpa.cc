@@ -72,6 +72,11 @@ void enterMetricsApiNetworkNamespace() {
 
 MetricsApiRegistration::MetricsApiRegistration(std::string ns)
     : ns_(std::move(ns)), port_(freeMetricsApiPort()) {
+  // The HPA controller asks as system:serviceaccount:kube-system:horizontal-pod-autoscaler, which
+  // shardscaler's SubjectAccessReview must find allowed: deploy/'s ClusterRole and binding, as is.
+  const auto reader =
+      kubectl("apply -f " + (sourceDir() / "deploy/metrics-api/hpa_reader.yaml").string());
+  if (reader.exit_code != 0) throw std::runtime_error("kubectl apply hpa_reader: " + reader.err);
   const std::string port = std::to_string(port_);
   const std::string service = kMetricsApiService;
   apply("apiVersion: v1\nkind: Service\nmetadata: {name: " + service + ", namespace: " + ns_ +

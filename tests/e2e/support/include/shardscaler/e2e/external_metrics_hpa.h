@@ -29,8 +29,9 @@ inline const k8s::Resource kApiServices{"apiregistration.k8s.io", "v1", "apiserv
 void enterMetricsApiNetworkNamespace();
 
 // The Service, its Endpoints at a free port on kMetricsApiAddress and the APIService
-// kMetricsApiServiceName naming them. Create it before shardscaler starts: shardscaler injects
-// the caBundle into an APIService it finds naming its Service.
+// kMetricsApiServiceName naming them, and deploy/metrics-api's read access to the metrics for the
+// HPA controller (its own ServiceAccount in the test control plane). Create it before shardscaler
+// starts: shardscaler injects the caBundle into an APIService it finds naming its Service.
 class MetricsApiRegistration {
  public:
   explicit MetricsApiRegistration(std::string ns);  // throws when kubectl apply fails
