@@ -81,6 +81,7 @@ std::string describeCacheFailures(const CacheFailures& failures) {
 Expected<k8s::KubeConfig> loadConfig(const std::string& kubeconfig) {
   auto config = k8s::loadKubeConfig(k8s::ConfigSources::fromEnvironment(kubeconfig));
   if (!config) return std::unexpected(config.error().message);
+  config->user_agent = "shardscaler/" + telemetry::buildInfo().version;
   return *config;
 }
 

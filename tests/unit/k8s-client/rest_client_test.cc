@@ -44,7 +44,7 @@ TEST(RestClient, GetSendsPathCredentialsAndUserAgent) {
   EXPECT_EQ(requests[0].path, "/api/v1/namespaces/ns1/pods/web-0");
   EXPECT_EQ(requests[0].header("Authorization"), "Bearer secret-token");
   EXPECT_EQ(requests[0].header("Accept"), "application/json");
-  EXPECT_EQ(requests[0].header("User-Agent"), "shardscaler/0.1.0");
+  EXPECT_EQ(requests[0].header("User-Agent"), "shardscaler");
 }
 
 TEST(RestClient, ListEncodesSelectorsAndPaging) {

@@ -38,7 +38,8 @@ struct KubeConfig {
 
   std::chrono::milliseconds request_timeout{std::chrono::seconds(30)};
   std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
-  std::string user_agent = "shardscaler/0.1.0";
+  // shardscaler sets its version (telemetry::buildInfo); the client library knows none.
+  std::string user_agent = "shardscaler";
 
   // Where this came from, for messages: `kubeconfig "/x" context "y"` or "in-cluster".
   std::string origin;
