@@ -423,7 +423,7 @@ TEST_F(GuardTest, TheOperatorCannotRelabelARetainedShard) {
     *seen = "no refused patch of " + shardName(1) + " in " + emulator.actionLogPath().string();
     return false;
   }));
-  EXPECT_THAT(outcome, HasSubstr("admission webhook \"update.guard.shardscaler.io\" denied the "
+  EXPECT_THAT(outcome, HasSubstr("admission webhook \"retained.guard.shardscaler.io\" denied the "
                                  "request: shardscaler guard: rule Reattach: this UPDATE puts "
                                  "operator.prometheus.io/name back on StatefulSet " +
                                  ns +

@@ -1,7 +1,6 @@
 #include "shardscaler/guard/webhook_configuration.h"
 
 #include <algorithm>
-#include <array>
 
 #include "shardscaler/guard/shard_guard.h"
 #include "shardscaler/k8s_client/label_selector.h"
@@ -15,13 +14,18 @@ using Json = nlohmann::json;
 struct ExpectedWebhook {
   std::string_view name;
   std::string_view operation;
-  std::string_view selector_label;
+  std::string_view selector_label;  // the objects it sees carry it ...
+  std::string_view excluded_label;  // ... and not this one (may be empty)
+  std::string_view failure_policy;  // as deploy/ installs it
 };
 
-constexpr std::array<ExpectedWebhook, 2> kExpected = {{
-    {kDeleteWebhookName, "DELETE", api::kShardSetLabel},
-    {kUpdateWebhookName, "UPDATE", api::kShardSetLabel},
-}};
+constexpr ExpectedWebhook kDelete = {kDeleteWebhookName, "DELETE", api::kShardSetLabel, "", "Fail"};
+// Retained shards are retained.guard's: an UPDATE that keeps one retained is judged once, and a
+// denial names one webhook.
+constexpr ExpectedWebhook kUpdate = {kUpdateWebhookName, "UPDATE", api::kShardSetLabel,
+                                     api::kRetainedLabel, "Ignore"};
+constexpr ExpectedWebhook kRetained = {kRetainedWebhookName, "UPDATE", api::kRetainedLabel, "",
+                                       "Fail"};
 
 Json clientConfig(const WebhookClientConfig& client) {
   Json client_config = Json::object();
@@ -38,6 +42,10 @@ Json clientConfig(const WebhookClientConfig& client) {
 }
 
 Json webhook(const ExpectedWebhook& expected, const WebhookClientConfig& client) {
+  Json expressions = Json::array({{{"key", expected.selector_label}, {"operator", "Exists"}}});
+  if (!expected.excluded_label.empty()) {
+    expressions.push_back({{"key", expected.excluded_label}, {"operator", "DoesNotExist"}});
+  }
   return {
       {"name", expected.name},
       {"clientConfig", clientConfig(client)},
@@ -46,10 +54,8 @@ Json webhook(const ExpectedWebhook& expected, const WebhookClientConfig& client)
                               {"resources", {"statefulsets"}},
                               {"operations", {expected.operation}},
                               {"scope", "Namespaced"}}})},
-      {"objectSelector",
-       {{"matchExpressions",
-         Json::array({{{"key", expected.selector_label}, {"operator", "Exists"}}})}}},
-      {"failurePolicy", "Fail"},
+      {"objectSelector", {{"matchExpressions", expressions}}},
+      {"failurePolicy", expected.failure_policy},
       {"matchPolicy", "Equivalent"},
       {"sideEffects", "None"},
       {"timeoutSeconds", kWebhookTimeoutSeconds},
@@ -102,9 +108,11 @@ bool coversStatefulSets(const Json& rules, std::string_view operation) {
   });
 }
 
-// True when the selector selects at least every object that carries `label`: empty, or only
-// `label Exists` terms.
-bool selectsEveryLabelled(const Json& selector, std::string_view label) {
+// True when the selector selects at least every object that carries `label` (and lacks
+// `excluded`, when that is not empty): empty, or only `label Exists` (and `excluded DoesNotExist`)
+// terms.
+bool selectsEveryLabelled(const Json& selector, std::string_view label,
+                          std::string_view excluded = {}) {
   if (selector.is_null()) return true;
   if (!selector.is_object()) return false;
   if (selector.contains("matchLabels") && !selector["matchLabels"].is_null() &&
@@ -114,24 +122,43 @@ bool selectsEveryLabelled(const Json& selector, std::string_view label) {
   const Json expressions = selector.value("matchExpressions", Json::array());
   if (!expressions.is_array()) return false;
   return std::ranges::all_of(expressions, [&](const Json& e) {
-    return e.is_object() && e.value("key", "") == label && e.value("operator", "") == "Exists";
+    if (!e.is_object()) return false;
+    const std::string key = e.value("key", "");
+    const std::string op = e.value("operator", "");
+    return (key == label && op == "Exists") ||
+           (!excluded.empty() && key == excluded && op == "DoesNotExist");
   });
 }
 
-std::string checkWebhook(const Json& hook, const ExpectedWebhook& expected,
+std::string selectorText(const ExpectedWebhook& expected) {
+  std::string text = std::string(expected.selector_label) + " Exists";
+  if (!expected.excluded_label.empty()) {
+    text.append(", ").append(expected.excluded_label).append(" DoesNotExist");
+  }
+  return text;
+}
+
+std::string failurePolicyOf(const Json& hook) {
+  return hook.value("failurePolicy", "Fail");  // the v1 default
+}
+
+// Why `hook` does not judge every `expected.operation` of the StatefulSets labelled
+// `expected.selector_label` in this namespace, or "" when it does. With `fail_closed`, also why it
+// would let them through while shardscaler does not answer.
+std::string checkWebhook(const Json& hook, const ExpectedWebhook& expected, bool fail_closed,
                          const Json& namespace_object) {
   const std::string name(expected.name);
-  const std::string policy = hook.value("failurePolicy", "Fail");  // the v1 default
-  if (policy != "Fail") {
+  const std::string policy = failurePolicyOf(hook);
+  if (fail_closed && policy != "Fail") {
     return "webhook " + name + " has failurePolicy " + policy + ", not Fail";
   }
   if (!coversStatefulSets(hook.value("rules", Json()), expected.operation)) {
     return "webhook " + name + " has no rule for " + std::string(expected.operation) +
            " of apps/v1 statefulsets";
   }
-  if (!selectsEveryLabelled(hook.value("objectSelector", Json()), expected.selector_label)) {
-    return "webhook " + name + "'s objectSelector is narrower than " +
-           std::string(expected.selector_label) + " Exists";
+  if (!selectsEveryLabelled(hook.value("objectSelector", Json()), expected.selector_label,
+                            expected.excluded_label)) {
+    return "webhook " + name + "'s objectSelector is narrower than " + selectorText(expected);
   }
   if (!listHas(hook.value("admissionReviewVersions", Json()), "v1")) {
     return "webhook " + name + "'s admissionReviewVersions lacks v1";
@@ -156,11 +183,39 @@ std::string checkWebhook(const Json& hook, const ExpectedWebhook& expected,
   return {};
 }
 
+const Json* webhookNamed(const Json& webhooks, std::string_view name) {
+  if (!webhooks.is_array()) return nullptr;
+  const auto hook = std::ranges::find_if(
+      webhooks, [&](const Json& h) { return h.is_object() && h.value("name", "") == name; });
+  return hook == webhooks.end() ? nullptr : &*hook;
+}
+
+// "" when the configuration enforces the guard, else why not.
+std::string whyNotEnforced(const Json& webhooks, const Json& namespace_object) {
+  const auto check = [&](const ExpectedWebhook& expected, bool fail_closed) -> std::string {
+    const Json* hook = webhookNamed(webhooks, expected.name);
+    if (hook == nullptr) return "has no webhook " + std::string(expected.name);
+    return checkWebhook(*hook, expected, fail_closed, namespace_object);
+  };
+  if (auto why = check(kDelete, true); !why.empty()) return why;
+  if (auto why = check(kUpdate, false); !why.empty()) return why;
+  // A retained shard's UPDATEs fail closed: through update.guard where it sees them and fails
+  // closed itself (as earlier installs had it), else through retained.guard.
+  const Json* update = webhookNamed(webhooks, kUpdate.name);
+  if (update != nullptr && failurePolicyOf(*update) == "Fail" &&
+      selectsEveryLabelled(update->value("objectSelector", Json()), kUpdate.selector_label)) {
+    return {};
+  }
+  return check(kRetained, true);
+}
+
 }  // namespace
 
 Json webhookConfiguration(std::string_view name, const WebhookClientConfig& client) {
   Json webhooks = Json::array();
-  for (const auto& expected : kExpected) webhooks.push_back(webhook(expected, client));
+  for (const auto& expected : {kDelete, kUpdate, kRetained}) {
+    webhooks.push_back(webhook(expected, client));
+  }
   webhooks.push_back(targetWebhook(client));
   return {{"apiVersion", "admissionregistration.k8s.io/v1"},
           {"kind", "ValidatingWebhookConfiguration"},
@@ -170,24 +225,12 @@ Json webhookConfiguration(std::string_view name, const WebhookClientConfig& clie
 
 GuardStatus checkWebhookConfiguration(const Json& configuration, const Json& namespace_object) {
   const std::string name = configuration.value("/metadata/name"_json_pointer, "");
-  const Json webhooks = configuration.value("webhooks", Json::array());
-  for (const auto& expected : kExpected) {
-    const auto hook =
-        webhooks.is_array()
-            ? std::ranges::find_if(webhooks,
-                                   [&](const Json& h) {
-                                     return h.is_object() && h.value("name", "") == expected.name;
-                                   })
-            : webhooks.end();
-    if (!webhooks.is_array() || hook == webhooks.end()) {
-      return {false, "ValidatingWebhookConfiguration " + name + " has no webhook " +
-                         std::string(expected.name)};
-    }
-    if (auto why = checkWebhook(*hook, expected, namespace_object); !why.empty()) {
-      std::string reason = "ValidatingWebhookConfiguration " + name;
-      reason.append(": ").append(why);
-      return {false, std::move(reason)};
-    }
+  const std::string why =
+      whyNotEnforced(configuration.value("webhooks", Json::array()), namespace_object);
+  if (!why.empty()) {
+    std::string reason = "ValidatingWebhookConfiguration " + name;
+    reason.append(why.starts_with("has ") ? " " : ": ").append(why);
+    return {false, std::move(reason)};
   }
   return {true, "ValidatingWebhookConfiguration " + name + " enforces the guard"};
 }
