@@ -19,6 +19,10 @@ std::string typeName(EventType type) { return std::string(toString(type)); }
 // "namespace/name": the same `key` field the reconcile of that ShardSet logs.
 std::string involvedKey(const InvolvedObject& o) { return o.ns + "/" + o.name; }
 
+// Where the Event lives: its object's namespace, or "default" for a cluster-scoped object (as
+// client-go's recorder puts it, and where `kubectl describe` finds it).
+std::string eventNamespace(const InvolvedObject& o) { return o.ns.empty() ? "default" : o.ns; }
+
 std::string correlationKey(const InvolvedObject& o, EventType type, const std::string& reason,
                            const std::string& message) {
   return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", o.ns, o.kind, o.name, o.uid,
@@ -109,7 +113,7 @@ void KubeEventRecorder::write(const Pending& pending) {
 
 bool KubeEventRecorder::bumpExisting(const Pending& pending, Sent& sent) {
   Json patch = {{"count", sent.count + 1}, {"lastTimestamp", eventTime(pending.at)}};
-  auto result = client_.patch(resources::events(), pending.object.ns, sent.event_name,
+  auto result = client_.patch(resources::events(), eventNamespace(pending.object), sent.event_name,
                               PatchType::Merge, patch);
   if (!result) {
     // Expired or deleted by the server's event TTL: start a new Event.
@@ -133,7 +137,7 @@ void KubeEventRecorder::createNew(const Pending& pending, const std::string& key
   Json event = {
       {"apiVersion", "v1"},
       {"kind", "Event"},
-      {"metadata", {{"name", name}, {"namespace", o.ns}}},
+      {"metadata", {{"name", name}, {"namespace", eventNamespace(o)}}},
       {"involvedObject",
        {{"apiVersion", o.api_version},
         {"kind", o.kind},
@@ -151,7 +155,7 @@ void KubeEventRecorder::createNew(const Pending& pending, const std::string& key
       {"lastTimestamp", at},
       {"count", 1},
   };
-  auto result = client_.create(resources::events(), o.ns, event);
+  auto result = client_.create(resources::events(), eventNamespace(o), event);
   if (!result) {
     base::logEvent(base::LogLevel::Warn, "event write failed",
                    {{"key", involvedKey(o)},

@@ -58,7 +58,8 @@ std::string describe(const ApiServiceState& state, const ServiceReference& ours)
       return name + " belongs to " + state.owner + ", not to shardscaler (" + ours.describe() +
              "): only one server can own external.metrics.k8s.io, so HPAs on "
              "shardscaler_samples_per_second fail; use that server's own metrics (for KEDA, "
-             "deploy/examples/keda_scaled_object.yaml) or point the APIService at " +
+             "deploy/examples/keda) or delete that APIService for shardscaler to register one "
+             "for " +
              ours.describe();
     case Ownership::Local:
       return name +
@@ -66,8 +67,8 @@ std::string describe(const ApiServiceState& state, const ServiceReference& ours)
              "shardscaler's metrics are not reachable";
     case Ownership::Missing:
       return name +
-             " does not exist: apply deploy/ (metrics-api) for HPAs to read "
-             "shardscaler's metrics";
+             " does not exist: shardscaler registers it with --register-api-service "
+             "(deploy/components/external-metrics-api) for HPAs to read its metrics";
   }
   return name;
 }

@@ -8,6 +8,7 @@
 #include "shardscaler/base/log.h"
 #include "shardscaler/guard/self_identity.h"
 #include "shardscaler/guard/untrusted_text.h"
+#include "shardscaler/k8s_client/base64.h"
 
 namespace shardscaler::service {
 namespace {
@@ -58,14 +59,15 @@ bool pause(const k8s::Clock& clock, std::chrono::nanoseconds d,
 }  // namespace
 
 GuardServer::GuardServer(const RunOptions& options, k8s::RestClient& client,
-                         std::shared_ptr<const k8s::Clock> clock, telemetry::Metrics& metrics)
+                         std::shared_ptr<const k8s::Clock> clock, telemetry::Metrics& metrics,
+                         k8s::EventRecorder& events)
     : options_(options),
       client_(client),
       clock_(std::move(clock)),
       metrics_(metrics),
       warnings_(clock_) {
   if (options.external_metrics_api) {
-    metrics_api_ = std::make_unique<MetricsApiServer>(options, client_, clock_, metrics_);
+    metrics_api_ = std::make_unique<MetricsApiServer>(options, client_, clock_, metrics_, events);
   }
 }
 
@@ -220,7 +222,10 @@ Expected<void> GuardServer::start(const std::function<bool()>& stopping) {
   // resourceVersion precondition, and a standby keeps it right while the leader is gone.
   if (certificates_.injector) certificates_.injector->start();
   if (metrics_api_) {
-    metrics_api_->start();
+    metrics_api_->start([source = certificates_.source]() -> std::string {
+      const auto current = source ? source->current() : nullptr;
+      return current ? k8s::base64Encode(current->caBundlePem()) : std::string();
+    });
     base::logEvent(base::LogLevel::Info, "external metrics API serving",
                    {{"api", "external.metrics.k8s.io/v1beta1"}, {"port", *port}});
   }

@@ -12,6 +12,7 @@
 #include "shardscaler/base/expected.h"
 #include "shardscaler/guard/shard_guard.h"
 #include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/rest_client.h"
 #include "shardscaler/service/run_options.h"
 #include "shardscaler/serving/https_server.h"
@@ -27,8 +28,10 @@ class GuardServer {
  public:
   // `client` is shardscaler's own (its credentials say who shardscaler is); the guard's live reads
   // go through a client of their own with a timeout inside the webhook's.
+  // `events` carries what the external metrics API says about its APIService.
   GuardServer(const RunOptions& options, k8s::RestClient& client,
-              std::shared_ptr<const k8s::Clock> clock, telemetry::Metrics& metrics);
+              std::shared_ptr<const k8s::Clock> clock, telemetry::Metrics& metrics,
+              k8s::EventRecorder& events);
   ~GuardServer();
   GuardServer(const GuardServer&) = delete;
   GuardServer& operator=(const GuardServer&) = delete;

@@ -11,13 +11,19 @@ const std::vector<RunSpec>& metricsApiRunSpecs() {
   static const std::vector<RunSpec> specs = {
       {"external-metrics-api", "externalMetricsApi", "", "false",
        "serve external.metrics.k8s.io/v1beta1 (shardscaler_samples_per_second, ...) for HPAs on "
-       "the webhook's HTTPS server; needs the aggregation layer and the APIService in deploy/",
+       "the webhook's HTTPS server; needs the aggregation layer and the APIService "
+       "(--register-api-service)",
        boolean(&O::external_metrics_api)},
       {"external-metrics-service", "externalMetricsService", "[NS/]NAME",
        "shardscaler-metrics-api in the pod's namespace",
        "the Service the APIService v1beta1.external.metrics.k8s.io must name for shardscaler to "
        "keep its caBundle (an APIService of another server is left alone and reported)",
        objectReference(&O::external_metrics_service_namespace, &O::external_metrics_service)},
+      {"register-api-service", "registerApiService", "", "false",
+       "create the APIService v1beta1.external.metrics.k8s.io naming --external-metrics-service "
+       "where none exists; one that names another server (KEDA, prometheus-adapter) is left in "
+       "place, and a Warning Event on it says why",
+       boolean(&O::register_api_service)},
       {"external-metrics-max-age-intervals", "externalMetricsMaxAgeIntervals", "N", "3",
        "a ShardSet's rates older than N of its ingestion intervals are an error to the HPA (it "
        "keeps the shard count), never a value",
@@ -34,7 +40,14 @@ Applied finishMetricsApiOptions(RunOptions& options, const std::string& pod_name
   if (options.external_metrics_service_namespace.empty()) {
     options.external_metrics_service_namespace = pod_namespace;
   }
-  if (!options.external_metrics_api) return {};
+  if (!options.external_metrics_api) {
+    if (options.register_api_service) {
+      return fail(
+          "--register-api-service registers the external metrics API: it needs "
+          "--external-metrics-api");
+    }
+    return {};
+  }
   if (!options.webhook_bind_address) {
     return fail(
         "--external-metrics-api is served by the webhook's HTTPS server: it needs "

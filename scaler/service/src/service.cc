@@ -140,7 +140,7 @@ class Service {
             .degraded = [this](std::string_view reason) { metrics_.incDegraded(reason); },
         }) {
     if (options.webhook_bind_address) {
-      guard_ = std::make_unique<GuardServer>(options, client_, clock_, metrics_);
+      guard_ = std::make_unique<GuardServer>(options, client_, clock_, metrics_, events_);
     }
   }
 

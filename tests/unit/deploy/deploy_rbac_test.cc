@@ -99,6 +99,12 @@ std::set<Grant> expectedGrants(const service::RunOptions& options) {
       out.insert({"", "apiregistration.k8s.io", "apiservices", "get", api_service});
       out.insert({"", "apiregistration.k8s.io", "apiservices", "patch", api_service});
     }
+    // scaler/service/src/api_service_registration.cc creates it where none exists (a create names
+    // no object in its URL, so it cannot be limited by name); its owner is the webhook
+    // configuration, read with the guard's get.
+    if (options.register_api_service) {
+      out.insert({"", "apiregistration.k8s.io", "apiservices", "create", ""});
+    }
   }
   if (options.leader_elect) {
     // k8s-client/src/leader_elector.cc: get and update by name, create without one.

@@ -146,6 +146,29 @@ TEST(EventRecorderTest, WritesACoreV1EventAboutTheObject) {
   EXPECT_EQ(event["metadata"]["name"].get<std::string>().rfind("web.", 0), 0u);
 }
 
+// An Event about a cluster-scoped object (an APIService) lives in "default", where client-go's
+// recorder puts it and `kubectl describe` looks; its involvedObject has no namespace.
+TEST(EventRecorderTest, AnEventAboutAClusterScopedObjectLivesInDefault) {
+  ManualClock clock;
+  EventsOnlyClient client;
+  const InvolvedObject api_service{.api_version = "apiregistration.k8s.io/v1",
+                                   .kind = "APIService",
+                                   .name = "v1beta1.external.metrics.k8s.io",
+                                   .uid = "uid-2"};
+  KubeEventRecorder recorder(client, clock, {});
+  recorder.record(api_service, EventType::Warning, "ApiServiceNotOurs", "left in place");
+  recorder.flush();
+  recorder.record(api_service, EventType::Warning, "ApiServiceNotOurs", "left in place");
+  recorder.flush();
+  auto writes = client.writes();
+  ASSERT_EQ(writes.size(), 2u);
+  EXPECT_EQ(writes[0].ns, "default");
+  EXPECT_EQ(writes[0].body["metadata"]["namespace"], "default");
+  EXPECT_EQ(writes[0].body["involvedObject"]["namespace"], "");
+  EXPECT_EQ(writes[1].verb, "patch");
+  EXPECT_EQ(writes[1].ns, "default");
+}
+
 TEST(EventRecorderTest, TheSameEventWithinTheWindowBumpsTheCountOfTheFirst) {
   ManualClock clock;
   EventsOnlyClient client;

@@ -34,6 +34,7 @@ RunOptions run(std::initializer_list<std::string_view> args) {
 TEST(OptionsMetricsApiTest, OffByDefaultAndTheCertificateUnchanged) {
   const RunOptions o = run({"run"});
   EXPECT_FALSE(o.external_metrics_api);
+  EXPECT_FALSE(o.register_api_service);
   EXPECT_EQ(o.external_metrics_service_namespace, "monitoring");
   EXPECT_EQ(o.external_metrics_service, "shardscaler-metrics-api");
   EXPECT_EQ(o.external_metrics_max_age_intervals, 3);
@@ -46,6 +47,7 @@ TEST(OptionsMetricsApiTest, OnItsServiceJoinsTheServingCertificate) {
       run({"run", "--external-metrics-api", "--external-metrics-service=ops/api",
            "--external-metrics-max-age-intervals=5", "--external-metrics-min-max-age=1m"});
   EXPECT_TRUE(o.external_metrics_api);
+  EXPECT_FALSE(o.register_api_service);
   EXPECT_EQ(o.external_metrics_service_namespace, "ops");
   EXPECT_EQ(o.external_metrics_service, "api");
   EXPECT_EQ(o.external_metrics_max_age_intervals, 5);
@@ -58,6 +60,14 @@ TEST(OptionsMetricsApiTest, OnItsServiceJoinsTheServingCertificate) {
                                 "--webhook-hosts=shardscaler-metrics-api.monitoring.svc"});
   EXPECT_EQ(given.webhook_hosts, (Strings{"shardscaler-metrics-api.monitoring.svc",
                                           "shardscaler-metrics-api.monitoring.svc.cluster.local"}));
+}
+
+TEST(OptionsMetricsApiTest, RegisteringTheApiServiceNeedsTheApi) {
+  EXPECT_TRUE(
+      run({"run", "--external-metrics-api", "--register-api-service"}).register_api_service);
+  EXPECT_THAT(parse({"run", "--register-api-service"}).error(),
+              HasSubstr("--register-api-service registers the external metrics API: it needs "
+                        "--external-metrics-api"));
 }
 
 TEST(OptionsMetricsApiTest, BadValuesNameTheFlag) {
@@ -74,7 +84,7 @@ TEST(OptionsMetricsApiTest, BadValuesNameTheFlag) {
 TEST(OptionsMetricsApiTest, HelpListsTheFlags) {
   const std::string help = runHelp();
   for (const char* line :
-       {"--external-metrics-api", "--external-metrics-service [NS/]NAME",
+       {"--external-metrics-api", "--external-metrics-service [NS/]NAME", "--register-api-service",
         "--external-metrics-max-age-intervals N", "--external-metrics-min-max-age DURATION"}) {
     EXPECT_THAT(help, HasSubstr(line));
   }

@@ -91,6 +91,8 @@ struct RunOptions {
   // pod's; --external-metrics-service takes NAME or NAMESPACE/NAME.
   std::string external_metrics_service_namespace;
   std::string external_metrics_service = "shardscaler-metrics-api";
+  // Create the APIService for that Service where none exists (never one another server owns).
+  bool register_api_service = false;
   // A ShardSet's rates older than this many ingestion intervals (and at least the floor) are an
   // error to the HPA, never a value.
   int external_metrics_max_age_intervals = 3;
