@@ -71,26 +71,23 @@ TEST(ExamplesTest, TheAlternativesScaleTheSameShardSet) {
             (*shard_set)["spec"]["ingestion"].value("prometheusURL", ""));
 }
 
-// Each install that serves the external metrics API renders its APIService, pointed at a Service
-// of that install that reaches the port the API is served on.
-TEST(MetricsApiTest, TheApiServiceReachesShardscalersServingPort) {
+// No install renders the APIService: shardscaler creates it where none exists, so that applying
+// an install never takes external.metrics.k8s.io from another server. Each install that serves
+// the API registers it for a Service of that install that reaches the port the API is served on.
+TEST(MetricsApiTest, ShardscalerRegistersTheApiServiceForAServiceThatReachesIt) {
+  int serving = 0;
   for (const auto& install : shardscalerInstalls()) {
     SCOPED_TRACE("deploy/" + install.dir);
     const ShardscalerPod pod = shardscalerPod(install);
     const auto& objects = render(install.dir).objects;
-    auto api_service = find(objects, "APIService", "v1beta1.external.metrics.k8s.io");
+    EXPECT_TRUE(ofKind(objects, "APIService").empty()) << "an install applies an APIService";
     if (!pod.options.external_metrics_api) {
-      EXPECT_FALSE(api_service) << "an APIService for a shardscaler that does not serve it";
+      EXPECT_FALSE(pod.options.register_api_service);
+      EXPECT_FALSE(find(objects, "Service", pod.options.external_metrics_service));
       continue;
     }
-    ASSERT_TRUE(api_service);
-    const Json& spec = (*api_service)["spec"];
-    EXPECT_EQ(spec.value("group", ""), "external.metrics.k8s.io");
-    EXPECT_EQ(spec.value("version", ""), "v1beta1");
-    EXPECT_FALSE(spec.value("insecureSkipTLSVerify", false));
-    EXPECT_EQ(spec["service"].value("namespace", ""),
-              pod.options.external_metrics_service_namespace);
-    EXPECT_EQ(spec["service"].value("name", ""), pod.options.external_metrics_service);
+    ++serving;
+    EXPECT_TRUE(pod.options.register_api_service) << "serves the API but never registers it";
     EXPECT_EQ(pod.options.external_metrics_service_namespace, pod.ns);
     auto service = find(objects, "Service", pod.options.external_metrics_service);
     ASSERT_TRUE(service);
@@ -98,7 +95,7 @@ TEST(MetricsApiTest, TheApiServiceReachesShardscalersServingPort) {
     EXPECT_TRUE(selects((*service)["spec"]["selector"],
                         pod.deployment["spec"]["template"]["metadata"]["labels"]));
     const Json& port = (*service)["spec"]["ports"][0];
-    EXPECT_EQ(port.value("port", 0), spec["service"].value("port", 0));
+    EXPECT_EQ(port.value("port", 0), 443) << "the port shardscaler's APIService names";
     int64_t target = -1;
     for (const Json& declared : pod.container["ports"]) {
       if (declared.value("name", "") == port.value("targetPort", "")) {
@@ -106,29 +103,25 @@ TEST(MetricsApiTest, TheApiServiceReachesShardscalersServingPort) {
       }
     }
     EXPECT_EQ(target, pod.options.webhook_bind_address->port);
-    // The serving certificate names the Service (shardscaler's own, or cert-manager's).
-    if (pod.options.webhook_cert_dir.empty()) {
-      EXPECT_NE(std::ranges::find(pod.options.webhook_hosts,
-                                  pod.options.external_metrics_service + "." + pod.ns + ".svc"),
-                pod.options.webhook_hosts.end());
-    } else {
-      EXPECT_TRUE(
-          (*api_service)["metadata"]["annotations"].contains("cert-manager.io/inject-ca-from"));
-    }
+    EXPECT_TRUE(pod.options.webhook_cert_dir.empty());
+    EXPECT_NE(std::ranges::find(pod.options.webhook_hosts,
+                                pod.options.external_metrics_service + "." + pod.ns + ".svc"),
+              pod.options.webhook_hosts.end());
     // The front proxy's ConfigMap can only be read from kube-system.
     auto reader =
         find(objects, "RoleBinding", "shardscaler-extension-apiserver-authentication-reader");
     ASSERT_TRUE(reader);
     EXPECT_EQ((*reader)["metadata"].value("namespace", ""), "kube-system");
   }
+  EXPECT_EQ(serving, 1) << "overlays/external-metrics, and only it, serves the API";
 }
 
 // The HPA controller may read every metric shardscaler serves, as its ServiceAccount and as
 // kube-controller-manager's own user.
 TEST(MetricsApiTest, TheHpaControllerMayReadTheMetrics) {
-  auto role = find(render("base").objects, "ClusterRole", "shardscaler-external-metrics-reader");
-  auto binding =
-      find(render("base").objects, "ClusterRoleBinding", "shardscaler-external-metrics-reader");
+  const auto& objects = render("overlays/external-metrics").objects;
+  auto role = find(objects, "ClusterRole", "shardscaler-external-metrics-reader");
+  auto binding = find(objects, "ClusterRoleBinding", "shardscaler-external-metrics-reader");
   ASSERT_TRUE(role);
   ASSERT_TRUE(binding);
   std::vector<std::string> resources = (*role)["rules"][0]["resources"];
@@ -142,6 +135,19 @@ TEST(MetricsApiTest, TheHpaControllerMayReadTheMetrics) {
                              "namespace":"kube-system"},
                             {"apiGroup":"rbac.authorization.k8s.io","kind":"User",
                              "name":"system:kube-controller-manager"}])"));
+}
+
+// The same HPA for the API servers before autoscaling/v2 (1.23): only the apiVersion differs.
+TEST(ExamplesTest, TheAutoscalingV2beta2HpaIsTheV2OneForOlderClusters) {
+  auto v2 = find(examples(), "HorizontalPodAutoscaler", "prometheus-main-shards");
+  auto v2beta2 = find(render("examples/autoscaling-v2beta2").objects, "HorizontalPodAutoscaler",
+                      "prometheus-main-shards");
+  ASSERT_TRUE(v2);
+  ASSERT_TRUE(v2beta2);
+  EXPECT_EQ((*v2).value("apiVersion", ""), "autoscaling/v2");
+  EXPECT_EQ((*v2beta2).value("apiVersion", ""), "autoscaling/v2beta2");
+  EXPECT_EQ((*v2beta2)["spec"], (*v2)["spec"]);
+  EXPECT_EQ((*v2beta2)["metadata"], (*v2)["metadata"]);
 }
 
 TEST(ExamplesTest, EachPodMonitorSelectsAShardscalerPodAndItsMetricsPort) {

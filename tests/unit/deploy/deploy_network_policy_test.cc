@@ -1,9 +1,13 @@
-// Who may reach shardscaler's pods as deploy/ installs them: the webhook port (the shard guard and
-// the external metrics API) only from the API server, every other port of the pod (shardscaler's
-// /metrics and probes, the operator's own in the sidecar install) from anywhere as before.
+// Who may reach shardscaler's pods: no install restricts it by default (a NetworkPolicy that does
+// not fit the cluster drops the API server's calls, and the guard fails closed). With one of the
+// opt-in components deploy/components/network-policy-*, the webhook port (the shard guard and the
+// external metrics API) admits only the API server as that variant reaches pods, and every other
+// port of the pod (shardscaler's /metrics and probes, the operator's own in the sidecar install)
+// stays open to anyone.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <set>
 
@@ -12,9 +16,25 @@
 namespace shardscaler::deploy_test {
 namespace {
 
-class NetworkPolicyTest : public ::testing::TestWithParam<ShardscalerInstall> {
+// An install with a variant, and the peer that variant admits to the webhook port.
+struct PolicyCase {
+  ShardscalerInstall install;
+  std::string peer;  // "pod-network", "konnectivity" or "host-network"
+};
+std::ostream& operator<<(std::ostream& os, const PolicyCase& c) { return os << c.install; }
+
+const std::vector<PolicyCase>& policyCases() {
+  static const std::vector<PolicyCase> cases = {
+      {{"examples/network-policy/host-network", "shardscaler"}, "host-network"},
+      {{"examples/network-policy/konnectivity-sidecar", "prometheus-operator"}, "konnectivity"},
+      {{"examples/network-policy/pod-network-namespaced", "shardscaler"}, "pod-network"},
+  };
+  return cases;
+}
+
+class NetworkPolicyTest : public ::testing::TestWithParam<PolicyCase> {
  protected:
-  const std::vector<Json>& objects() const { return render(GetParam().dir).objects; }
+  const std::vector<Json>& objects() const { return render(GetParam().install.dir).objects; }
 };
 
 // The container port a NetworkPolicy port names (by name or number) in this pod, if any.
@@ -31,18 +51,31 @@ std::optional<int64_t> containerPort(const Json& pod_spec, const Json& port) {
   return std::nullopt;
 }
 
-// The API server as deploy/network-policy names it: a peer in kube-system, narrowed to pods.
-bool isApiServerPeer(const Json& peer) {
+// The API server as the variant names it: a peer in kube-system narrowed to the API server's pods
+// or the Konnectivity agent's, or (host network) an ipBlock of the control plane's addresses.
+bool isApiServerPeer(const Json& peer, const std::string& variant) {
+  if (variant == "host-network") {
+    return peer.size() == 1 && peer.contains("ipBlock") &&
+           !peer["ipBlock"].value("cidr", "").empty() && !peer["ipBlock"].contains("except") &&
+           peer["ipBlock"].value("cidr", "") != "0.0.0.0/0";
+  }
   const Json ns = peer.value("namespaceSelector", Json::object()).value("matchLabels", Json());
   const Json pods = peer.value("podSelector", Json::object()).value("matchLabels", Json());
+  const Json want = variant == "konnectivity" ? Json{{"k8s-app", "konnectivity-agent"}}
+                                              : Json{{"component", "kube-apiserver"}};
   return !peer.contains("ipBlock") && ns == Json{{"kubernetes.io/metadata.name", "kube-system"}} &&
-         pods.is_object() && !pods.empty() &&
-         (pods == Json{{"component", "kube-apiserver"}} ||
-          pods == Json{{"k8s-app", "konnectivity-agent"}});
+         pods == want;
+}
+
+TEST(NetworkPolicyDefaultsTest, NoInstallRestrictsWhoReachesItsPods) {
+  for (const auto& install : shardscalerInstalls()) {
+    EXPECT_TRUE(ofKind(render(install.dir).objects, "NetworkPolicy").empty())
+        << "deploy/" << install.dir << " renders a NetworkPolicy: it must be opt-in";
+  }
 }
 
 TEST_P(NetworkPolicyTest, TheWebhookPortAdmitsTheApiServerOnlyAndEveryOtherPortStaysOpen) {
-  const ShardscalerPod p = shardscalerPod(GetParam());
+  const ShardscalerPod p = shardscalerPod(GetParam().install);
   const Json& pod_labels = p.deployment["spec"]["template"]["metadata"]["labels"];
   std::vector<Json> policies;
   for (const Json& policy : ofKind(objects(), "NetworkPolicy")) {
@@ -70,7 +103,9 @@ TEST_P(NetworkPolicyTest, TheWebhookPortAdmitsTheApiServerOnlyAndEveryOtherPortS
       if (*number == webhook) {
         webhook_admitted = true;
         ASSERT_FALSE(from.empty()) << "the webhook port is open to anyone: " << rule;
-        for (const Json& peer : from) EXPECT_TRUE(isApiServerPeer(peer)) << peer;
+        for (const Json& peer : from) {
+          EXPECT_TRUE(isApiServerPeer(peer, GetParam().peer)) << GetParam().peer << ": " << peer;
+        }
       } else if (from.empty()) {
         open_to_all.insert(*number);
       }
@@ -89,16 +124,38 @@ TEST_P(NetworkPolicyTest, TheWebhookPortAdmitsTheApiServerOnlyAndEveryOtherPortS
   }
 }
 
-std::string installName(const ::testing::TestParamInfo<ShardscalerInstall>& info) {
-  std::string name = info.param.dir;
+std::string installName(const ::testing::TestParamInfo<PolicyCase>& info) {
+  std::string name = info.param.install.dir;
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Deploy, NetworkPolicyTest, ::testing::ValuesIn(shardscalerInstalls()),
+INSTANTIATE_TEST_SUITE_P(Deploy, NetworkPolicyTest, ::testing::ValuesIn(policyCases()),
                          installName);
+
+// Each variant component is the one its example adds, and the host-network one cannot be used
+// unchanged by accident: its ipBlock matches no API server until it is replaced.
+TEST(NetworkPolicyComponentsTest, EveryVariantHasAnExampleAndTheHostNetworkOneNeedsYourAddresses) {
+  for (const char* variant : {"pod-network", "konnectivity", "host-network"}) {
+    const std::string component = "network-policy-" + std::string(variant);
+    EXPECT_TRUE(
+        std::filesystem::exists(deployDir() / "components" / component / "kustomization.yaml"))
+        << component;
+    EXPECT_TRUE(std::ranges::any_of(
+        policyCases(),
+        [&](const PolicyCase& c) {
+          return c.peer == variant &&
+                 readFile(deployDir() / c.install.dir / "kustomization.yaml").find(component) !=
+                     std::string::npos;
+        }))
+        << "no example adds " << component;
+  }
+  const std::string host =
+      readFile(deployDir() / "components/network-policy-host-network/kustomization.yaml");
+  EXPECT_NE(host.find("cidr: 192.0.2.0/24"), std::string::npos);
+}
 
 TEST(NetworkPolicyReadmeTest, SaysWhereTheApiServerCannotBeSelected) {
   const std::string readme = readFile(deployDir() / "README.md");

@@ -99,7 +99,7 @@ std::set<Grant> expectedGrants(const service::RunOptions& options) {
       out.insert({"", "apiregistration.k8s.io", "apiservices", "get", api_service});
       out.insert({"", "apiregistration.k8s.io", "apiservices", "patch", api_service});
     }
-    // scaler/service/src/api_service_registration.cc creates it where none exists (a create names
+    // scaler/service/src/metrics_api_server.cc creates it where none exists (a create names
     // no object in its URL, so it cannot be limited by name); its owner is the webhook
     // configuration, read with the guard's get.
     if (options.register_api_service) {

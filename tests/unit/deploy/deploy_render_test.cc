@@ -54,9 +54,12 @@ TEST(RenderSetTest, CoversTheExpectedKustomizations) {
   const auto found = kustomizationDirs();
   const std::set<std::string> dirs(found.begin(), found.end());
   for (const char* expected :
-       {"base", "crds", "examples", "monitoring", "overlays/cert-manager", "overlays/monitoring",
-        "overlays/namespaced", "overlays/prometheus-operator-sidecar", "network-policy",
-        "webhook"}) {
+       {"base", "crds", "examples", "examples/autoscaling-v2beta2",
+        "examples/network-policy/host-network", "examples/network-policy/konnectivity-sidecar",
+        "examples/network-policy/pod-network-namespaced", "examples/pod-disruption-budget",
+        "metrics-api", "monitoring", "overlays/cert-manager", "overlays/external-metrics",
+        "overlays/monitoring", "overlays/namespaced", "overlays/prometheus-operator-sidecar",
+        "network-policy", "webhook"}) {
     EXPECT_TRUE(dirs.contains(expected)) << "deploy/" << expected;
   }
 }

@@ -1,7 +1,7 @@
 // The shard guard as deploy/ installs it: the webhook configuration is the one guard/ expects (so
 // the controller's status check finds it enforced once the caBundle is in), its Service reaches
-// the port shardscaler serves on, the certificate covers the Service's name, and a drain keeps one
-// replica answering.
+// the port shardscaler serves on, the certificate covers the Service's name, and the opt-in
+// PodDisruptionBudget keeps one replica answering through a drain.
 #include <gtest/gtest.h>
 
 #include "shardscaler/guard/shard_guard.h"
@@ -26,8 +26,8 @@ TEST_P(WebhookTest, ConfigurationIsTheOneTheGuardChecks) {
   const ShardscalerPod p = shardscalerPod(GetParam());
   ASSERT_TRUE(p.options.webhook_bind_address) << "the guard is off";
   Json vwc = webhookConfiguration(p);
-  // The two StatefulSet webhooks, then the target webhook.
-  ASSERT_EQ(vwc.value("webhooks", Json::array()).size(), 3u);
+  // The three StatefulSet webhooks, then the target webhook.
+  ASSERT_EQ(vwc.value("webhooks", Json::array()).size(), 4u);
   // What the API server holds once the caBundle is injected.
   for (Json& hook : vwc["webhooks"]) hook["clientConfig"]["caBundle"] = "Y2E=";
   const Json ns = {{"metadata", {{"labels", {{"kubernetes.io/metadata.name", p.ns}}}}}};
@@ -35,7 +35,7 @@ TEST_P(WebhookTest, ConfigurationIsTheOneTheGuardChecks) {
   EXPECT_TRUE(status.enforced) << status.reason;
   // And field by field what guard/ builds (tests create that one), but for where it is served.
   Json expected = guard::webhookConfiguration(p.options.webhook_configuration, {});
-  for (size_t i = 0; i < 3; ++i) {
+  for (size_t i = 0; i < 4; ++i) {
     Json got = vwc["webhooks"][i];
     got.erase("clientConfig");
     got.erase("namespaceSelector");
@@ -126,9 +126,10 @@ std::string installName(const ::testing::TestParamInfo<ShardscalerInstall>& info
 INSTANTIATE_TEST_SUITE_P(Deploy, WebhookTest, ::testing::ValuesIn(shardscalerInstalls()),
                          installName);
 
-TEST(WebhookDisruptionTest, StandaloneKeepsOneReplicaThroughADrain) {
-  const ShardscalerPod p = shardscalerPod(shardscalerInstalls()[0]);
-  auto pdb = find(render("base").objects, "PodDisruptionBudget", "shardscaler");
+TEST(WebhookDisruptionTest, TheOptInBudgetKeepsOneReplicaThroughADrain) {
+  const ShardscalerPod p = shardscalerPod({"examples/pod-disruption-budget", "shardscaler"});
+  auto pdb =
+      find(render("examples/pod-disruption-budget").objects, "PodDisruptionBudget", "shardscaler");
   ASSERT_TRUE(pdb);
   EXPECT_EQ((*pdb)["metadata"].value("namespace", ""), p.ns);
   const int64_t min_available = (*pdb)["spec"].value("minAvailable", 0);

@@ -11,6 +11,7 @@ const std::vector<ShardscalerInstall>& shardscalerInstalls() {
       {"overlays/namespaced", "shardscaler"},
       {"overlays/prometheus-operator-sidecar", "prometheus-operator"},
       {"overlays/cert-manager", "shardscaler"},
+      {"overlays/external-metrics", "shardscaler"},
   };
   return installs;
 }

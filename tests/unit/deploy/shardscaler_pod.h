@@ -22,7 +22,8 @@ inline std::ostream& operator<<(std::ostream& os, const ShardscalerInstall& inst
   return os << "deploy/" << install.dir;
 }
 // deploy/base, deploy/overlays/namespaced, deploy/overlays/prometheus-operator-sidecar,
-// deploy/overlays/cert-manager.
+// deploy/overlays/cert-manager, deploy/overlays/external-metrics: the sources of the release
+// flavours (hack/release.sh).
 const std::vector<ShardscalerInstall>& shardscalerInstalls();
 
 struct ShardscalerPod {

@@ -16,7 +16,8 @@ namespace shardscaler::e2e {
 
 // The identity objects of the rendering of deploy/<dir>: ServiceAccounts, their token Secrets and
 // the RBAC, with their namespace and their subjects' moved to `ns`, and "-<ns>" added to the names
-// of the cluster-scoped ones so that tests do not share them.
+// of the cluster-scoped ones so that tests do not share them. A binding that deploy/ puts in
+// kube-system (the front proxy's ConfigMap can only be read there) stays there, its name suffixed.
 inline std::vector<Json> renderedIdentities(const std::string& dir, const std::string& ns) {
   static const std::set<std::string> kinds = {"ServiceAccount", "ClusterRole", "ClusterRoleBinding",
                                               "Role",           "RoleBinding", "Secret"};
@@ -30,7 +31,7 @@ inline std::vector<Json> renderedIdentities(const std::string& dir, const std::s
       continue;
     }
     Json& metadata = object["metadata"];
-    if (kind.starts_with("Cluster")) {
+    if (kind.starts_with("Cluster") || metadata.value("namespace", "") == "kube-system") {
       metadata["name"] = metadata.value("name", "") + "-" + ns;
     } else {
       metadata["namespace"] = ns;
@@ -76,6 +77,20 @@ inline std::vector<std::string> clusterScoped(const std::vector<Json>& objects) 
       out.push_back(kind + "/" + object["metadata"].value("name", ""));
   }
   return out;
+}
+
+// The args of the container named "shardscaler" in the rendering of deploy/<dir>: what an install
+// runs shardscaler with.
+inline std::vector<std::string> renderedArgs(const std::string& dir) {
+  auto rendered = kubectl("kustomize " + (sourceDir() / "deploy" / dir).string());
+  if (rendered.exit_code != 0) throw std::runtime_error("kubectl kustomize: " + rendered.err);
+  for (const Json& object : deploy_test::yamlStreamToJson(rendered.out)) {
+    if (object.value("kind", "") != "Deployment") continue;
+    for (const Json& c : object["spec"]["template"]["spec"]["containers"]) {
+      if (c.value("name", "") == "shardscaler") return c.value("args", std::vector<std::string>{});
+    }
+  }
+  throw std::runtime_error("deploy/" + dir + " runs no shardscaler container");
 }
 
 // kubectl apply's input for the objects: one JSON document each.
