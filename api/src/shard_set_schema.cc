@@ -34,6 +34,7 @@ std::vector<FieldSchema> buildFields() {
   out.push_back(f({kSpec}, T::Object));
   out.push_back(f({kSpec, kTargetRef}, T::Object));
   out.push_back(f({kSpec, kTargetRef, kKind}, T::String));
+  out.back().enum_values = strings(kTargetKindValues);
   out.push_back(f({kSpec, kTargetRef, kName}, T::String));
   out.push_back(f({kSpec, kShards}, T::Integer));
   out.back().minimum = kShardsMinimum;
@@ -73,10 +74,10 @@ std::vector<FieldSchema> buildFields() {
   out.push_back(f({kSpec, kIngestion, kTargetSamplesPerShard}, T::Integer));
   out.back().minimum = kTargetSamplesPerShardMinimum;
 
-  // Unknown status fields are kept, so that a status written by a newer shardscaler survives an
-  // older one's update.
+  // Status states its fields like spec, unknown ones are pruned: Kubernetes 1.20 publishes no
+  // field of an object that keeps unknown fields, and `kubectl explain shardset.status` must
+  // describe every one. The CRD and the binary are released together.
   out.push_back(f({kStatus}, T::Object));
-  out.back().preserves_unknown_fields = true;
   out.push_back(f({kStatus, kObservedGeneration}, T::Integer));
   out.push_back(f({kStatus, kShards}, T::Integer));
   out.push_back(f({kStatus, kSelector}, T::String));
@@ -96,7 +97,6 @@ std::vector<FieldSchema> buildFields() {
   out.push_back(f({kStatus, kRetainedShards, "[]", kDrainingSince}, T::String));
   out.push_back(f({kStatus, kRetainedShards, "[]", kDrainedAt}, T::String));
   out.push_back(f({kStatus, kIngestion}, T::Object));
-  out.back().preserves_unknown_fields = true;
   out.push_back(f({kStatus, kIngestion, kTotalSamplesPerSecond}, T::Number));
   out.push_back(f({kStatus, kIngestion, kPerShard}, T::Array));
   out.push_back(f({kStatus, kIngestion, kPerShard, "[]"}, T::Object));

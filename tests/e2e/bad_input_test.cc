@@ -66,16 +66,6 @@ class BadInputTest : public ShardSetScenario {
   }
 };
 
-TEST_F(BadInputTest, UnknownTargetKind) {
-  auto uids = runningTarget(3);
-  applyShardSet({.target_kind = "Thanos", .shards = 1, .when_scaled = "Delete"});
-  auto message = waitForCondition("Degraded", "True", "InvalidSpec");
-  EXPECT_THAT(message, HasSubstr("spec.targetRef.kind"));
-  EXPECT_THAT(message, HasSubstr("Thanos"));
-  EXPECT_THAT(waitForEvent("InvalidSpec"), HasSubstr("must be Prometheus or PrometheusAgent"));
-  expectUntouched(uids, 3);
-}
-
 TEST_F(BadInputTest, MissingTarget) {
   auto uids = runningTarget(2);
   applyShardSet({.target_name = "absent", .shards = 1, .when_scaled = "Delete"});

@@ -130,6 +130,32 @@ TEST(CrdSchema, AgreesWithTheTypesOnTypesBoundsEnumsAndDefaults) {
   }
 }
 
+// `kubectl explain shardset...` is the API reference: every field says what it does, and states
+// its default, its bounds and its allowed values, as the schema enforces them.
+TEST(CrdSchema, EveryFieldIsDescribedWithItsDefaultBoundsAndValues) {
+  const Json schema = crdSchema();
+  EXPECT_FALSE(schema.value("description", "").empty()) << "the ShardSet itself";
+  const auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (const auto& [path, node] : schemaFields()) {
+    const std::string d = node.value("description", "");
+    EXPECT_FALSE(d.empty()) << path << " has no description";
+    if (d.empty()) continue;
+    if (node.contains("default")) {
+      EXPECT_NE(d.find("Default: " + text(node["default"])), std::string::npos)
+          << path << ": the description does not state the default " << node["default"];
+    }
+    for (const char* bound : {"minimum", "maximum", "maxLength"}) {
+      if (!node.contains(bound)) continue;
+      EXPECT_NE(d.find(text(node[bound])), std::string::npos)
+          << path << ": the description does not state its " << bound << " " << node[bound];
+    }
+    for (const Json& value : node.value("enum", Json::array())) {
+      EXPECT_NE(d.find(text(value)), std::string::npos)
+          << path << ": the description does not name the value " << value;
+    }
+  }
+}
+
 TEST(CrdSchema, TheRequiredSpecFieldsAreOnesTheTypesRead) {
   const Json schema = crdSchema();
   const auto types = typeFields("spec");

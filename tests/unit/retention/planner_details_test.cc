@@ -250,6 +250,20 @@ TEST(PlannerEvents, TargetNotFoundAndInvalidSpecAreWarnings) {
   EXPECT_EQ(invalid.decision.mode, PlanMode::InvalidSpec);
 }
 
+// The CRD's enum keeps other kinds out; a ShardSet stored before the CRD had it is still refused.
+TEST(PlannerEvents, AnUnknownTargetKindIsInvalidAndWritesNothing) {
+  const Plan plan =
+      planShardSet(World{shardSetJson(1, {{"targetRef", {{"kind", "Thanos"}, {"name", "main"}}}}),
+                         targetJson(3), attachedShards(0, 3)}
+                       .input());
+  EXPECT_EQ(plan.decision.mode, PlanMode::InvalidSpec);
+  ASSERT_EQ(plan.events.size(), 1u);
+  EXPECT_EQ(plan.events[0].message,
+            "invalid spec: spec.targetRef.kind: must be Prometheus or PrometheusAgent, got "
+            "\"Thanos\"");
+  EXPECT_TRUE(plan.actions.empty());
+}
+
 TEST(PlannerEvents, InvalidSpecSaysWhyTheTargetStaysPaused) {
   // Without the guard, a shard kept by detaching it must be out of the operator's view before
   // the target resumes: the settle time.

@@ -52,6 +52,11 @@ inline constexpr std::string_view kOnTimeoutDelete = "Delete";
 inline constexpr std::array<std::string_view, 2> kOnTimeoutValues = {kOnTimeoutKeep,
                                                                      kOnTimeoutDelete};
 
+// spec.targetRef.kind: the CRD's enum (the planner refuses anything else in objects stored before
+// the CRD had it).
+inline constexpr std::array<std::string_view, 2> kTargetKindValues = {"Prometheus",
+                                                                      "PrometheusAgent"};
+
 // spec.targetRef: a Prometheus or PrometheusAgent in the ShardSet's namespace.
 struct TargetRef {
   std::string kind;  // as written; "" when absent or of the wrong type
