@@ -98,7 +98,7 @@ TEST(CliTest, BadFlagsAndConfigFilesGiveOneErrorLineAndExitCode2) {
       {"unknown command",
        {"rnu"},
        {},
-       R"(unknown command "rnu" (run, plan or version) (did you mean "run"?))"},
+       R"(unknown command "rnu" (run, plan, release or version) (did you mean "run"?))"},
       {"plan without --shards",
        {"plan", "--shardset", "ns/main"},
        {},

@@ -43,6 +43,11 @@ int dispatch(const service::Command& command) {
                           base::configureLogging(base::LogLevel::Warn, base::LogFormat::Text);
                           return service::runPlan(options);
                         },
+                        [](const service::ReleaseOptions& options) {
+                          // What was released goes to stdout; problems are logged, on stderr.
+                          base::configureLogging(base::LogLevel::Warn, base::LogFormat::Text);
+                          return service::runRelease(options);
+                        },
                     },
                     command);
 }

@@ -15,10 +15,10 @@ namespace {
 
 using namespace detail;
 
-constexpr std::string_view kCommands = "run, plan or version";
+constexpr std::string_view kCommands = "run, plan, release or version";
 
 const std::vector<std::string>& commandNames() {
-  static const std::vector<std::string> names = {"run", "plan", "version"};
+  static const std::vector<std::string> names = {"run", "plan", "release", "version"};
   return names;
 }
 
@@ -126,7 +126,7 @@ class CommandLine {
     return root_.get_formatter()->make_help(&root_, root_.get_name(), CLI::AppFormatMode::Normal);
   }
   const CLI::App* commandNamed(std::string_view name) const {
-    for (const CLI::App* c : {run_, plan_, version_}) {
+    for (const CLI::App* c : {run_, plan_, release_, version_}) {
       if (c->get_name() == name) return c;
     }
     return nullptr;
@@ -142,6 +142,7 @@ class CommandLine {
   CLI::App root_;
   CLI::App* run_;
   CLI::App* plan_;
+  CLI::App* release_;
   CLI::App* version_;
   CLI::App* help_;
   std::string help_topic_;
@@ -192,11 +193,22 @@ CommandLine::CommandLine()
                      "shards would take.\n");
   addFlags(*plan_, planSpecs());
 
+  release_ = addCommand(
+      "release",
+      "finish the release of ShardSets being deleted when shardscaler is not running\n\n"
+      "Does, once, what shardscaler's finalizer does for every ShardSet being deleted: resumes\n"
+      "a target it paused and re-attaches shards it detached mid-transition, keeps the target's\n"
+      "shard count, orphans the retained StatefulSets (a RetainedShardsOrphaned Event names\n"
+      "them; nothing deletes them) and removes the finalizer shardscaler.io/release-target.\n"
+      "For an install deleted before its ShardSets: run it with a kubeconfig of your own.\n"
+      "ShardSets not being deleted are left alone.\n");
+  addFlags(*release_, releaseSpecs());
+
   version_ = addCommand("version",
                         "print the version and the git commit\n\n"
                         "Prints the version and the git commit shardscaler was built from.\n");
   help_ = addCommand("help", "show the help of a command\n");
-  help_->add_option("command", help_topic_, "run, plan or version")->type_name("");
+  help_->add_option("command", help_topic_, "run, plan, release or version")->type_name("");
   // Set last: the commands would copy it.
   root_.footer("Run 'shardscaler <command> --help' for the flags of a command.");
 }
@@ -218,7 +230,7 @@ Expected<std::vector<std::string>> CommandLine::normalized(
     const std::string name(arg.substr(0, arg.size() - 1));
     const CLI::Option* opt = nullptr;
     if (arg.starts_with("--") && arg.find('=') == arg.size() - 1) {
-      for (const CLI::App* c : {run_, plan_}) {
+      for (const CLI::App* c : {run_, plan_, release_}) {
         if (opt == nullptr) opt = c->get_option_no_throw(name);
       }
     }
@@ -237,7 +249,7 @@ Expected<std::vector<std::string>> CommandLine::normalized(
 // An unknown flag or a stray argument, named, with a guess at what was meant.
 std::optional<std::string> CommandLine::unexpectedArgument(
     const std::vector<std::string>& args) const {
-  for (const CLI::App* c : {run_, plan_, version_, help_}) {
+  for (const CLI::App* c : {run_, plan_, release_, version_, help_}) {
     if (!c->parsed() || c->remaining_size() == 0) continue;
     const std::string arg = c->remaining().front();
     if (arg.starts_with("-") && arg != "-") {
@@ -280,7 +292,7 @@ std::string CommandLine::errorLine(const CLI::ParseError& e,
     return "plan: " + std::string(e.what());
   }
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) == nullptr || args.empty()) return e.what();
-  for (const CLI::App* c : {run_, plan_}) {
+  for (const CLI::App* c : {run_, plan_, release_}) {
     const CLI::Option* opt = c->parsed() ? c->get_option_no_throw(args.back()) : nullptr;
     if (opt != nullptr) return args.back() + ": missing value (" + opt->get_option_text() + ")";
   }
@@ -325,6 +337,13 @@ Expected<Command> CommandLine::parsedCommand(const OptionsEnvironment& env) cons
     }
     return options;
   }
+  if (release_->parsed()) {
+    ReleaseOptions options;
+    if (auto ok = applyValues(options, *release_, releaseSpecs(), {}); !ok) {
+      return std::unexpected(ok.error());
+    }
+    return options;
+  }
   if (version_->parsed()) return VersionCommand{};
   if (help_->parsed()) {
     if (help_topic_.empty()) return HelpCommand{help(nullptr)};
@@ -357,6 +376,7 @@ Expected<Command> parseCommandLine(int argc, const char* const* argv,
 std::string mainHelp() { return helpOf(""); }
 std::string runHelp() { return helpOf("run"); }
 std::string planHelp() { return helpOf("plan"); }
+std::string releaseHelp() { return helpOf("release"); }
 std::string versionHelp() { return helpOf("version"); }
 
 }  // namespace shardscaler::service

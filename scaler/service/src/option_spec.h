@@ -46,6 +46,7 @@ struct OptionSpec {
 
 using RunSpec = OptionSpec<RunOptions>;
 using PlanSpec = OptionSpec<PlanOptions>;
+using ReleaseSpec = OptionSpec<ReleaseOptions>;
 
 std::string inQuotes(std::string_view s);
 std::unexpected<std::string> fail(std::string message);
@@ -144,6 +145,7 @@ const std::vector<RunSpec>& ingestionRunSpecs();
 // All rows of `run` (run_options.cc), and its defaults and cross-checks once every value is in.
 const std::vector<RunSpec>& runSpecs();
 const std::vector<PlanSpec>& planSpecs();
+const std::vector<ReleaseSpec>& releaseSpecs();
 Applied finishRunOptions(RunOptions& options, const OptionsEnvironment& env);
 
 }  // namespace shardscaler::service::detail

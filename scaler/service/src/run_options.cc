@@ -124,6 +124,22 @@ const std::vector<PlanSpec>& planSpecs() {
   return specs;
 }
 
+const std::vector<ReleaseSpec>& releaseSpecs() {
+  using O = ReleaseOptions;
+  static const std::vector<ReleaseSpec> specs = {
+      {"namespace", "", "NS", "all namespaces",
+       "namespace of the ShardSets to release; repeat the flag (or separate with commas) for "
+       "several",
+       list(&O::namespaces, checkNamespaceName, "empty namespace name")},
+      {"timeout", "", "DURATION", "2m",
+       "how long to work at releasing them before giving up on the ones left",
+       duration(&O::timeout)},
+      {"kubeconfig", "", "PATH", "$KUBECONFIG, else in-cluster",
+       "kubeconfig file to reach the API server", text(&O::kubeconfig)},
+  };
+  return specs;
+}
+
 Applied finishRunOptions(RunOptions& options, const OptionsEnvironment& env) {
   const std::string pod_namespace = env.pod_namespace.value_or("default");
   if (options.leader_election_namespace.empty()) {

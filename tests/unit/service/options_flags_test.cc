@@ -214,11 +214,12 @@ TEST(OptionsFlagsTest, LeaderElectionTimingsFollowClientGoRules) {
 }
 
 TEST(OptionsFlagsTest, Commands) {
-  EXPECT_EQ(errorOf({}), "missing command (run, plan or version); see shardscaler --help");
+  EXPECT_EQ(errorOf({}), "missing command (run, plan, release or version); see shardscaler --help");
   EXPECT_EQ(errorOf({"rnu"}),
-            "unknown command \"rnu\" (run, plan or version) (did you mean \"run\"?)");
+            "unknown command \"rnu\" (run, plan, release or version) (did you mean \"run\"?)");
   EXPECT_EQ(errorOf({"--kubeconfig=/k"}),
-            "unknown flag \"--kubeconfig=/k\" (flags go after the command: run, plan or version)");
+            "unknown flag \"--kubeconfig=/k\" (flags go after the command: run, plan, release or "
+            "version)");
   EXPECT_EQ(errorOf({"version", "--short"}), "unknown flag \"--short\"");
   auto v = parse({"version"});
   ASSERT_TRUE(v);
@@ -311,8 +312,30 @@ TEST(OptionsFlagsTest, HelpCommandShowsTheHelpOfACommand) {
   EXPECT_THAT(mainHelp(), HasSubstr("  run "));
   EXPECT_THAT(mainHelp(), HasSubstr("  plan "));
   EXPECT_THAT(mainHelp(), HasSubstr("  version "));
+  EXPECT_THAT(mainHelp(), HasSubstr("  release "));
   EXPECT_THAT(planHelp(), HasSubstr("Usage: shardscaler plan [flags]"));
-  EXPECT_EQ(errorOf({"help", "nope"}), "unknown command \"nope\" (run, plan or version)");
+  EXPECT_EQ(text({"help", "release"}), releaseHelp());
+  EXPECT_THAT(releaseHelp(), HasSubstr("Usage: shardscaler release [flags]"));
+  for (const char* line : {"--namespace NS", "--timeout DURATION", "(default: 2m)"}) {
+    EXPECT_THAT(releaseHelp(), HasSubstr(line));
+  }
+  EXPECT_EQ(errorOf({"help", "nope"}), "unknown command \"nope\" (run, plan, release or version)");
+}
+
+TEST(OptionsFlagsTest, ReleaseTakesNamespacesATimeoutAndAKubeconfig) {
+  auto c =
+      parse({"release", "--namespace=a,b", "--namespace", "c", "--timeout=30s", "--kubeconfig=/k"});
+  ASSERT_TRUE(c) << c.error();
+  const auto& o = std::get<ReleaseOptions>(*c);
+  EXPECT_EQ(o.namespaces, (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(o.timeout, std::chrono::seconds(30));
+  EXPECT_EQ(o.kubeconfig, "/k");
+  const auto defaults = parse({"release"});
+  ASSERT_TRUE(defaults) << defaults.error();
+  EXPECT_TRUE(std::get<ReleaseOptions>(*defaults).namespaces.empty());
+  EXPECT_EQ(std::get<ReleaseOptions>(*defaults).timeout, std::chrono::minutes(2));
+  EXPECT_THAT(errorOf({"release", "--timeout=soon"}), HasSubstr("--timeout"));
+  EXPECT_THAT(errorOf({"release", "--namespace=Bad_Name"}), HasSubstr("--namespace"));
 }
 
 TEST(OptionsFlagsTest, ProcessEnvironmentGivesAUniqueIdentity) {

@@ -120,12 +120,20 @@ struct PlanOptions {
   int shards = 0;
 };
 
+// `shardscaler release [--namespace NS]... [--timeout DURATION]`: finishes, without a running
+// shardscaler, what the finalizer of every ShardSet being deleted would have done.
+struct ReleaseOptions {
+  std::string kubeconfig;               // as in RunOptions
+  std::vector<std::string> namespaces;  // empty = all namespaces
+  std::chrono::nanoseconds timeout = std::chrono::minutes(2);
+};
+
 struct VersionCommand {};
 // --help / -h / `help [command]`: the text to print on stdout, exit 0.
 struct HelpCommand {
   std::string text;
 };
-using Command = std::variant<RunOptions, PlanOptions, VersionCommand, HelpCommand>;
+using Command = std::variant<RunOptions, PlanOptions, ReleaseOptions, VersionCommand, HelpCommand>;
 
 // What defaults depend on outside the command line; fromProcess() reads the real ones, tests build
 // their own.
@@ -148,6 +156,7 @@ Expected<Command> parseCommandLine(int argc, const char* const* argv,
 std::string mainHelp();
 std::string runHelp();
 std::string planHelp();
+std::string releaseHelp();
 std::string versionHelp();
 
 }  // namespace shardscaler::service

@@ -1,4 +1,5 @@
-// The sub-commands main dispatches to: `shardscaler run` and `shardscaler plan`.
+// The sub-commands main dispatches to: `shardscaler run`, `shardscaler plan` and
+// `shardscaler release`.
 // They must never call exit(): they return the process exit code to main.
 #pragma once
 
@@ -8,5 +9,6 @@ namespace shardscaler::service {
 
 int runService(const RunOptions& options);
 int runPlan(const PlanOptions& options);
+int runRelease(const ReleaseOptions& options);
 
 }  // namespace shardscaler::service
