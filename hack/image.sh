@@ -7,20 +7,39 @@
 # those come from: about a tenth of a Debian root filesystem, and no shell or package manager.
 # The root filesystem (upgraded from the -updates and -security suites) is cached as a tarball in
 # $SHARDSCALER_CACHE_DIR/image, keyed by the package list: a warm run only assembles the image.
-# Usage: hack/image.sh [--binary PATH] [--tag NAME]   (as root; prints the image's id on stdout)
+# With --push REGISTRY it then pushes the image to REGISTRY/shardscaler:VERSION, the name the
+# release manifests use (hack/release.sh --registry REGISTRY renders them for it).
+# Usage: hack/image.sh [--binary PATH] [--tag NAME] [--push REGISTRY [--tls-verify=false]]
+#        (as root)
+#   --push REGISTRY      host[:port][/path] to push to; the tag becomes REGISTRY/shardscaler:VERSION
+#   --tls-verify=false   push over plain HTTP or without verifying the registry's certificate (a
+#                        registry of your own on loopback)
+#   buildah's credentials apply: `buildah login REGISTRY` first where the registry wants them.
 # Env:   SHARDSCALER_CACHE_DIR, and buildah's own (CONTAINERS_STORAGE_CONF picks the image store)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 binary=$SHARDSCALER_ROOT/build/bin/shardscaler
 tag=""
+push=""
+tls_verify=true
+usage="usage: hack/image.sh [--binary PATH] [--tag NAME] [--push REGISTRY [--tls-verify=false]]"
 while [ $# -gt 0 ]; do
   case $1 in
-    --binary) binary=$2; shift 2 ;;
-    --tag) tag=$2; shift 2 ;;
-    *) die "unknown argument '$1' (usage: hack/image.sh [--binary PATH] [--tag NAME])" ;;
+    --binary) [ $# -ge 2 ] || die "$usage"; binary=$2; shift 2 ;;
+    --tag) [ $# -ge 2 ] || die "$usage"; tag=$2; shift 2 ;;
+    --push) [ $# -ge 2 ] || die "$usage"; push=${2%/}; shift 2 ;;
+    --push=*) push=${1#--push=}; push=${push%/}; shift ;;
+    --tls-verify=true) tls_verify=true; shift ;;
+    --tls-verify=false) tls_verify=false; shift ;;
+    *) die "unknown argument '$1' ($usage)" ;;
   esac
 done
+if [ -n "$push" ]; then
+  [[ $push =~ ^[a-z0-9]([a-z0-9.:_-]*[a-z0-9])?(/[a-z0-9._-]+)*$ ]] ||
+    die "--push '$push' is not a registry host with an optional path (host[:port][/path])"
+  [ -z "$tag" ] || die "--push names the image REGISTRY/shardscaler:VERSION; leave out --tag"
+fi
 [ "$(id -u)" -eq 0 ] || die "hack/image.sh runs debootstrap and chroot: run it as root"
 [ -x "$binary" ] || die "no shardscaler binary at $binary: build it first (see hack/test.sh)"
 ensure_packages "${SHARDSCALER_IMAGE_PACKAGES[@]}"
@@ -30,7 +49,15 @@ uid=65532       # deploy/Dockerfile's USER, and the Deployment's runAsUser
 # "shardscaler 0.1.0 (commit e6cdfebb498c)"
 version=$("$binary" version | awk '{ print $2 }') || die "$binary version failed"
 [ -n "$version" ] || die "$binary version printed no version"
-[ -n "$tag" ] || tag=localhost/shardscaler:$version
+# The tag is what the release manifests (hack/release.sh) name: VERSION's.
+want=$(head -1 "$SHARDSCALER_ROOT/VERSION")
+[ "$version" = "$want" ] ||
+  die "$binary is version $version, VERSION says $want: build it from this tree first"
+if [ -n "$push" ]; then
+  tag=$push/shardscaler:$version
+elif [ -z "$tag" ]; then
+  tag=localhost/shardscaler:$version
+fi
 
 # The runtime stage's packages: the last `apt-get install` of deploy/Dockerfile (tests/unit/deploy
 # checks that list against the binary's libraries), so both ways of building install the same.
@@ -180,3 +207,10 @@ buildah config --user "$uid:$uid" --port 8080 --port 8081 \
   --label "org.opencontainers.image.version=$version" "$ctr"
 buildah commit --quiet --rm "$ctr" "$tag"
 ctr=""
+
+if [ -n "$push" ]; then
+  log "pushing $tag"
+  buildah push --quiet --tls-verify="$tls_verify" "$tag" "docker://$tag" >/dev/null ||
+    die "buildah push $tag failed (credentials: buildah login ${push%%/*})"
+  echo "pushed $tag"
+fi

@@ -9,7 +9,8 @@ die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
 # Packages, all from Debian's archive: what building the shardscaler binary needs (the image's
 # build stage installs only these), and what the tests, lint, fuzzing and benchmarks add (gnuplot:
-# the demo's picture).
+# the demo's picture; docker-registry: the registry on loopback the release test pushes the image
+# to and pulls it from; jq: that test's reading of pods and Secrets).
 SHARDSCALER_BUILD_PACKAGES=(
   cmake ninja-build g++ pkg-config git ca-certificates
   libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev
@@ -20,6 +21,7 @@ SHARDSCALER_TEST_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev librapidcheck-dev
   etcd-server prometheus zlib1g-dev iproute2
   gnuplot-nox
+  docker-registry jq
 )
 # hack/image.sh and its test: the image is built with buildah from a debootstrap root filesystem
 # and run with podman; runc, because crun refuses the cgroup v1+v2 hybrid some CI sandboxes mount.
