@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -63,15 +65,15 @@ std::optional<double> readValue(std::string_view text) {
   return value;
 }
 
-}  // namespace
-
-std::optional<double> sumSamples(std::string_view exposition, std::string_view name,
-                                 std::string_view labels) {
-  std::string_view wanted_text = labels;
+// Calls each(labels, value) for every sample named `name` whose labels include every one of
+// `matchers` (a label list as a series writes it).
+template <typename Each>
+void forEachSample(std::string_view exposition, std::string_view name, std::string_view matchers,
+                   Each each) {
+  std::string_view wanted_text = matchers;
   const auto wanted = readLabels(wanted_text, false);
-  if (!wanted) throw std::invalid_argument("not a label list: " + std::string(labels));
+  if (!wanted) throw std::invalid_argument("not a label list: " + std::string(matchers));
 
-  std::optional<double> sum;
   while (!exposition.empty()) {
     const auto eol = std::min(exposition.find('\n'), exposition.size());
     const std::string_view line = trimmed(exposition.substr(0, eol));
@@ -100,9 +102,34 @@ std::optional<double> sumSamples(std::string_view exposition, std::string_view n
         })) {
       continue;
     }
-    sum = sum.value_or(0) + *value;
+    each(sample_labels, *value);
   }
+}
+
+}  // namespace
+
+std::optional<double> sumSamples(std::string_view exposition, std::string_view name,
+                                 std::string_view labels) {
+  std::optional<double> sum;
+  forEachSample(exposition, name, labels,
+                [&](const std::vector<Label>&, double value) { sum = sum.value_or(0) + value; });
   return sum;
+}
+
+std::map<std::string, double> sumSamplesBy(std::string_view exposition, std::string_view name,
+                                           std::span<const std::string_view> by,
+                                           std::string_view labels) {
+  std::map<std::string, double> sums;
+  forEachSample(exposition, name, labels, [&](const std::vector<Label>& sample, double value) {
+    std::string key;
+    for (std::string_view label : by) {
+      auto it = std::ranges::find(sample, label, &Label::name);
+      if (!key.empty()) key += ' ';
+      key += it == sample.end() ? std::string_view() : it->value;
+    }
+    sums[key] += value;
+  });
+  return sums;
 }
 
 }  // namespace shardscaler::test_kit

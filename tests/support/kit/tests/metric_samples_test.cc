@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <stdexcept>
+#include <string>
 
 namespace shardscaler::test_kit {
 namespace {
@@ -69,6 +71,24 @@ TEST(SumSamples, AMalformedSampleOfTheNameOrMatcherThrows) {
   EXPECT_THROW(sumSamples("", "x", "a=1"), std::invalid_argument);
   // Another name's lines are not read.
   EXPECT_EQ(sumSamples("y{{{ z\nx 2\n", "x"), 2);
+}
+
+TEST(SumSamplesBy, SumsPerCombinationOfTheGroupingLabels) {
+  constexpr std::string_view kVerb[] = {"verb"};
+  EXPECT_EQ(sumSamplesBy(kExposition, "shardscaler_kube_requests_total", kVerb),
+            (std::map<std::string, double>{{"get", 40}, {"list", 9}}));
+  constexpr std::string_view kVerbCode[] = {"code", "verb"};
+  EXPECT_EQ(
+      sumSamplesBy(kExposition, "shardscaler_kube_requests_total", kVerbCode, R"(verb="list")"),
+      (std::map<std::string, double>{{"200 list", 7}, {"<error> list", 2}}));
+}
+
+TEST(SumSamplesBy, AMissingGroupingLabelReadsAsEmptyAndNoSampleAsNoEntry) {
+  constexpr std::string_view kName[] = {"name"};
+  EXPECT_EQ(sumSamplesBy(kExposition, "shardscaler_leader", kName),
+            (std::map<std::string, double>{{"", 0}}));
+  EXPECT_TRUE(sumSamplesBy(kExposition, "shardscaler_absent", kName).empty());
+  EXPECT_THROW(sumSamplesBy(kExposition, "x", kName, "a=1"), std::invalid_argument);
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 // serves): the sum of a metric's samples. It reads a body it is given and never fetches one.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
 
 namespace shardscaler::test_kit {
@@ -14,5 +17,12 @@ namespace shardscaler::test_kit {
 // Throws std::invalid_argument on a malformed `labels` or a malformed sample of `name`.
 std::optional<double> sumSamples(std::string_view exposition, std::string_view name,
                                  std::string_view labels = {});
+
+// The same sums, one per combination of the values of the labels `by` that occurs: keyed by those
+// values in the order of `by`, joined with a space ("PATCH statefulsets.apps/v1"), a missing label
+// read as "". Empty when no sample matches.
+std::map<std::string, double> sumSamplesBy(std::string_view exposition, std::string_view name,
+                                           std::span<const std::string_view> by,
+                                           std::string_view labels = {});
 
 }  // namespace shardscaler::test_kit
