@@ -99,7 +99,7 @@ class Service {
                     .observer =
                         [this](const k8s::RequestRecord& r) {
                           metrics_.observeKubeRequest(
-                              r.verb, r.http_status,
+                              r.verb, r.resource, r.http_status,
                               std::chrono::duration<double>(r.latency).count());
                           noteCacheRequest(r);
                         },

@@ -7,7 +7,12 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
+#include <array>
+#include <initializer_list>
+#include <optional>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 namespace shardscaler::telemetry {
@@ -51,22 +56,87 @@ std::string_view resultLabel(ReconcileResult r) {
 
 }  // namespace
 
+// The per-shard series are prometheus-cpp gauges: they exist only for shards being ingested or
+// retained. The series every ShardSet has (its counts, its shards by phase, its conditions, the
+// guard and its pause) are kept here as plain values and written out at each scrape
+// (stateFamilies): a prometheus-cpp gauge costs about 600 bytes of heap (its label map, twice
+// over, and its hash node), and a ShardSet has a dozen such series, 7 KB each, 7 MB for 1,000.
 struct Metrics::ShardSetSeries {
+  struct Condition {
+    std::string type;
+    std::string status;
+    std::string reason;
+  };
+  struct Paused {
+    std::string kind;
+    std::string target;
+    double since = 0;
+  };
   Labels labels;
   std::map<int, prometheus::Gauge*> shard_samples;
   prometheus::Gauge* total_samples = nullptr;
   prometheus::Gauge* recommended = nullptr;
-  prometheus::Gauge* desired = nullptr;
-  prometheus::Gauge* active = nullptr;
-  prometheus::Gauge* retained = nullptr;
-  std::map<std::string, prometheus::Gauge*> by_phase;
   std::map<int, prometheus::Gauge*> drain_lag;
   std::map<int, prometheus::Gauge*> draining_since;
   std::map<int, prometheus::Gauge*> deadline;
-  std::map<std::string, prometheus::Gauge*> conditions;  // by type
-  prometheus::Gauge* paused_since = nullptr;
-  prometheus::Gauge* guard_enforced = nullptr;
+  std::optional<std::array<int, 3>> counts;         // desired, active, retained
+  std::vector<std::pair<std::string, int>> phases;  // by phase, in order of appearance
+  std::vector<Condition> conditions;                // one per type, in the status's order
+  std::optional<Paused> paused;
+  std::optional<bool> guard_enforced;
 };
+
+namespace {
+
+// The families of the series ShardSetSeries keeps as values: name, help, and the labels after
+// namespace and shardset that each series adds.
+struct StateFamily {
+  const char* name;
+  const char* help;
+};
+constexpr StateFamily kDesiredShards{"shardscaler_desired_shards",
+                                     "Shards the ShardSet asks for (spec.shards after clamping)."};
+constexpr StateFamily kActiveShards{"shardscaler_active_shards",
+                                    "Shards of the target observed active (status.shards)."};
+constexpr StateFamily kRetainedShards{"shardscaler_retained_shards",
+                                      "StatefulSets of removed shards kept until their deadline."};
+constexpr StateFamily kShardsByPhase{
+    "shardscaler_shards",
+    "Shards of a ShardSet's target by phase: active, and the retained ones as Retained, Draining "
+    "(due, data not shipped yet) or Deleting."};
+constexpr StateFamily kShardSetCondition{
+    "shardscaler_shardset_condition",
+    "1 for each condition of a ShardSet as in its status (type, status True/False/Unknown, "
+    "reason)."};
+constexpr StateFamily kTargetPausedSince{
+    "shardscaler_target_paused_since_timestamp_seconds",
+    "Unix time since which the target has been paused by this ShardSet (shardscaler.io/"
+    "paused-at); absent while it is not."};
+constexpr StateFamily kGuardEnforced{
+    "shardscaler_guard_enforced",
+    "1 when the API server sends this ShardSet's StatefulSets to the shard guard (webhook "
+    "configuration present, caBundle set, namespace selected), else 0."};
+
+prometheus::MetricFamily gaugeFamily(const StateFamily& f) {
+  return {.name = f.name, .help = f.help, .type = prometheus::MetricType::Gauge, .metric = {}};
+}
+
+// A sample labelled namespace, shardset and `more`, the labels sorted by name as prometheus-cpp
+// writes its own.
+void addSample(prometheus::MetricFamily& family, const std::string& ns, const std::string& shardset,
+               std::initializer_list<std::pair<const char*, const std::string*>> more,
+               double value) {
+  prometheus::ClientMetric metric;
+  metric.label.reserve(2 + more.size());
+  metric.label.push_back({"namespace", ns});
+  metric.label.push_back({"shardset", shardset});
+  for (const auto& [name, text] : more) metric.label.push_back({name, *text});
+  std::ranges::sort(metric.label, {}, &prometheus::ClientMetric::Label::name);
+  metric.gauge.value = value;
+  family.metric.push_back(std::move(metric));
+}
+
+}  // namespace
 
 Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
@@ -86,24 +156,6 @@ Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus
                                  "Shard count the ingestion rate calls for, clamped to "
                                  "minShards..maxShards.")
                              .Register(r);
-  desired_shards_ = &prometheus::BuildGauge()
-                         .Name("shardscaler_desired_shards")
-                         .Help("Shards the ShardSet asks for (spec.shards after clamping).")
-                         .Register(r);
-  active_shards_ = &prometheus::BuildGauge()
-                        .Name("shardscaler_active_shards")
-                        .Help("Shards of the target observed active (status.shards).")
-                        .Register(r);
-  retained_shards_ = &prometheus::BuildGauge()
-                          .Name("shardscaler_retained_shards")
-                          .Help("StatefulSets of removed shards kept until their deadline.")
-                          .Register(r);
-  shards_by_phase_ = &prometheus::BuildGauge()
-                          .Name("shardscaler_shards")
-                          .Help(
-                              "Shards of a ShardSet's target by phase: active, and the retained "
-                              "ones as Retained, Draining (due, data not shipped yet) or Deleting.")
-                          .Register(r);
   drain_lag_ = &prometheus::BuildGauge()
                     .Name("shardscaler_shard_drain_lag_seconds")
                     .Help(
@@ -122,25 +174,6 @@ Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus
                                 "Deletion deadline of a retained shard's StatefulSet, as Unix "
                                 "time.")
                             .Register(r);
-  shardset_condition_ = &prometheus::BuildGauge()
-                             .Name("shardscaler_shardset_condition")
-                             .Help(
-                                 "1 for each condition of a ShardSet as in its status (type, "
-                                 "status True/False/Unknown, reason).")
-                             .Register(r);
-  target_paused_since_ = &prometheus::BuildGauge()
-                              .Name("shardscaler_target_paused_since_timestamp_seconds")
-                              .Help(
-                                  "Unix time since which the target has been paused by this "
-                                  "ShardSet (shardscaler.io/paused-at); absent while it is not.")
-                              .Register(r);
-  guard_enforced_ = &prometheus::BuildGauge()
-                         .Name("shardscaler_guard_enforced")
-                         .Help(
-                             "1 when the API server sends this ShardSet's StatefulSets to the "
-                             "shard guard (webhook configuration present, caBundle set, namespace "
-                             "selected), else 0.")
-                         .Register(r);
   transitions_ = &prometheus::BuildCounter()
                       .Name("shardscaler_transitions_total")
                       .Help("Scale transitions of a ShardSet, by direction and outcome.")
@@ -175,8 +208,8 @@ Metrics::Metrics(const BuildInfo& build) : registry_(std::make_shared<prometheus
   kube_requests_ = &prometheus::BuildCounter()
                         .Name("shardscaler_kube_requests_total")
                         .Help(
-                            "Requests to the Kubernetes API, by verb and HTTP status code "
-                            "(<error> when no response came).")
+                            "Requests to the Kubernetes API, by verb, resource and HTTP status "
+                            "code (<error> when no response came).")
                         .Register(r);
   kube_request_duration_ = &prometheus::BuildHistogram()
                                 .Name("shardscaler_kube_request_duration_seconds")
@@ -344,13 +377,7 @@ void Metrics::setRecommendedShards(std::string_view ns, std::string_view shardse
 void Metrics::setShardCounts(std::string_view ns, std::string_view shardset, int desired,
                              int active, int retained) {
   std::lock_guard lock(mutex_);
-  auto& s = shardSetLocked(ns, shardset);
-  if (s.desired == nullptr) s.desired = &desired_shards_->Add(s.labels);
-  if (s.active == nullptr) s.active = &active_shards_->Add(s.labels);
-  if (s.retained == nullptr) s.retained = &retained_shards_->Add(s.labels);
-  s.desired->Set(desired);
-  s.active->Set(active);
-  s.retained->Set(retained);
+  shardSetLocked(ns, shardset).counts = {desired, active, retained};
 }
 
 namespace {
@@ -395,15 +422,7 @@ void Metrics::setRetainedShards(std::string_view ns, std::string_view shardset, 
     if (shard.draining_since) since[shard.shard] = *shard.draining_since;
     if (shard.deadline) deadlines[shard.shard] = *shard.deadline;
   }
-  for (const auto& [phase, count] : counts) {
-    auto& gauge = s.by_phase[phase];
-    if (gauge == nullptr) {
-      prometheus::Labels with_phase = s.labels;
-      with_phase["phase"] = phase;
-      gauge = &shards_by_phase_->Add(with_phase);
-    }
-    gauge->Set(count);
-  }
+  s.phases.assign(counts.begin(), counts.end());
   setPerShard(*drain_lag_, s.drain_lag, lags, s.labels);
   setPerShard(*draining_since_, s.draining_since, since, s.labels);
   // The deadline series also names the StatefulSet: dropped and made again when that changes.
@@ -426,28 +445,16 @@ void Metrics::setShardSetConditions(std::string_view ns, std::string_view shards
                                     std::span<const ConditionState> conditions) {
   std::lock_guard lock(mutex_);
   auto& s = shardSetLocked(ns, shardset);
-  std::map<std::string, prometheus::Labels> wanted;
+  s.conditions.clear();
   for (const ConditionState& c : conditions) {
-    prometheus::Labels labels = s.labels;
-    labels["type"] = std::string(c.type);
-    labels["status"] = std::string(c.status);
-    labels["reason"] = std::string(c.reason);
-    wanted[std::string(c.type)] = std::move(labels);
-  }
-  for (auto it = s.conditions.begin(); it != s.conditions.end();) {
-    auto keep = wanted.find(it->first);
-    if (keep != wanted.end() && shardset_condition_->Has(keep->second)) {
-      ++it;
-      continue;
+    auto same_type = std::ranges::find(s.conditions, c.type, &ShardSetSeries::Condition::type);
+    ShardSetSeries::Condition condition{std::string(c.type), std::string(c.status),
+                                        std::string(c.reason)};
+    if (same_type != s.conditions.end()) {
+      *same_type = std::move(condition);  // one series per type: the last one given
+    } else {
+      s.conditions.push_back(std::move(condition));
     }
-    shardset_condition_->Remove(it->second);
-    it = s.conditions.erase(it);
-  }
-  for (const auto& [type, labels] : wanted) {
-    if (s.conditions.contains(type)) continue;
-    auto& gauge = shardset_condition_->Add(labels);
-    gauge.Set(1);
-    s.conditions[type] = &gauge;
   }
 }
 
@@ -455,21 +462,13 @@ void Metrics::setTargetPaused(std::string_view ns, std::string_view shardset, st
                               std::string_view target, std::optional<double> since) {
   std::lock_guard lock(mutex_);
   auto& s = shardSetLocked(ns, shardset);
-  if (s.paused_since != nullptr) target_paused_since_->Remove(s.paused_since);
-  s.paused_since = nullptr;
-  if (!since) return;
-  prometheus::Labels labels = s.labels;
-  labels["target_kind"] = std::string(kind);
-  labels["target"] = std::string(target);
-  s.paused_since = &target_paused_since_->Add(labels);
-  s.paused_since->Set(*since);
+  s.paused.reset();
+  if (since) s.paused = ShardSetSeries::Paused{std::string(kind), std::string(target), *since};
 }
 
 void Metrics::setGuardEnforced(std::string_view ns, std::string_view shardset, bool enforced) {
   std::lock_guard lock(mutex_);
-  auto& s = shardSetLocked(ns, shardset);
-  if (s.guard_enforced == nullptr) s.guard_enforced = &guard_enforced_->Add(s.labels);
-  s.guard_enforced->Set(enforced ? 1 : 0);
+  shardSetLocked(ns, shardset).guard_enforced = enforced;
 }
 
 void Metrics::observeTransition(std::string_view ns, std::string_view shardset,
@@ -495,16 +494,9 @@ void Metrics::removeShardSet(std::string_view ns, std::string_view shardset) {
   if (it == shardsets_.end()) return;
   auto& s = *it->second;
   clearIngestionLocked(s);
-  if (s.desired != nullptr) desired_shards_->Remove(s.desired);
-  if (s.active != nullptr) active_shards_->Remove(s.active);
-  if (s.retained != nullptr) retained_shards_->Remove(s.retained);
-  for (auto& [phase, gauge] : s.by_phase) shards_by_phase_->Remove(gauge);
   for (auto& [shard, gauge] : s.drain_lag) drain_lag_->Remove(gauge);
   for (auto& [shard, gauge] : s.draining_since) draining_since_->Remove(gauge);
   for (auto& [shard, gauge] : s.deadline) retained_deadline_->Remove(gauge);
-  for (auto& [type, gauge] : s.conditions) shardset_condition_->Remove(gauge);
-  if (s.paused_since != nullptr) target_paused_since_->Remove(s.paused_since);
-  if (s.guard_enforced != nullptr) guard_enforced_->Remove(s.guard_enforced);
   shardsets_.erase(it);
 }
 
@@ -519,10 +511,13 @@ void Metrics::incWatchRestart(std::string_view resource, std::string_view reason
       .Increment();
 }
 
-void Metrics::observeKubeRequest(std::string_view verb, int code, double seconds) {
+void Metrics::observeKubeRequest(std::string_view verb, std::string_view resource, int code,
+                                 double seconds) {
   const Labels labels = {{"verb", std::string(verb)},
                          {"code", code == 0 ? "<error>" : std::to_string(code)}};
-  kube_requests_->Add(labels).Increment();
+  Labels with_resource = labels;
+  with_resource.emplace("resource", std::string(resource));
+  kube_requests_->Add(with_resource).Increment();
   kube_request_duration_->Add(labels, kubeBuckets()).Observe(seconds);
 }
 
@@ -584,12 +579,47 @@ void Metrics::incDegraded(std::string_view reason) {
   degraded_->Add({{"reason", std::string(reason)}}).Increment();
 }
 
+void Metrics::appendStateFamiliesLocked(std::vector<prometheus::MetricFamily>& families) const {
+  prometheus::MetricFamily desired = gaugeFamily(kDesiredShards);
+  prometheus::MetricFamily active = gaugeFamily(kActiveShards);
+  prometheus::MetricFamily retained = gaugeFamily(kRetainedShards);
+  prometheus::MetricFamily phases = gaugeFamily(kShardsByPhase);
+  prometheus::MetricFamily conditions = gaugeFamily(kShardSetCondition);
+  prometheus::MetricFamily paused = gaugeFamily(kTargetPausedSince);
+  prometheus::MetricFamily guard = gaugeFamily(kGuardEnforced);
+  for (const auto& [key, series] : shardsets_) {
+    const auto& [ns, name] = key;
+    const ShardSetSeries& s = *series;
+    if (s.counts) {
+      addSample(desired, ns, name, {}, (*s.counts)[0]);
+      addSample(active, ns, name, {}, (*s.counts)[1]);
+      addSample(retained, ns, name, {}, (*s.counts)[2]);
+    }
+    for (const auto& [phase, count] : s.phases) {
+      addSample(phases, ns, name, {{"phase", &phase}}, count);
+    }
+    for (const ShardSetSeries::Condition& c : s.conditions) {
+      addSample(conditions, ns, name,
+                {{"type", &c.type}, {"status", &c.status}, {"reason", &c.reason}}, 1);
+    }
+    if (s.paused) {
+      addSample(paused, ns, name, {{"target_kind", &s.paused->kind}, {"target", &s.paused->target}},
+                s.paused->since);
+    }
+    if (s.guard_enforced) addSample(guard, ns, name, {}, *s.guard_enforced ? 1 : 0);
+  }
+  for (auto* family : {&desired, &active, &retained, &phases, &conditions, &paused, &guard}) {
+    families.push_back(std::move(*family));
+  }
+}
+
 std::string Metrics::serialize() const {
   std::vector<prometheus::MetricFamily> families;
   {
     // So one scrape never shows a ShardSet half removed.
     std::lock_guard lock(mutex_);
     families = registry_->Collect();
+    appendStateFamiliesLocked(families);
   }
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, families);

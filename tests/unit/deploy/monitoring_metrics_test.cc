@@ -64,7 +64,7 @@ std::string exposition() {
   m.setShardCounts("monitoring", "main", 1, 1, 0);
   m.observeReconcile(telemetry::ReconcileResult::Error, 0.5);
   m.incWatchRestart("statefulsets", "gone");
-  m.observeKubeRequest("GET", 200, 0.01);
+  m.observeKubeRequest("GET", "statefulsets.apps/v1", 200, 0.01);
   m.observePromQuery(0.1, "timeout");
   m.setWorkQueueDepth("shardsets", 1);
   m.incWorkQueueAdds("shardsets");

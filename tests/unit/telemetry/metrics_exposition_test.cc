@@ -32,9 +32,9 @@ void populateEveryFamily(Metrics& m) {
   m.observeReconcile(ReconcileResult::Success, 0.02);
   m.observeReconcile(ReconcileResult::Error, 1.5);
   m.incWatchRestart("statefulsets", "gone");
-  m.observeKubeRequest("GET", 200, 0.003);
-  m.observeKubeRequest("PATCH", 409, 0.01);
-  m.observeKubeRequest("LIST", 0, 30);
+  m.observeKubeRequest("GET", "statefulsets.apps/v1", 200, 0.003);
+  m.observeKubeRequest("PATCH", "prometheuses.monitoring.coreos.com/v1", 409, 0.01);
+  m.observeKubeRequest("LIST", "statefulsets.apps/v1", 0, 30);
   m.observePromQuery(0.2);
   m.observePromQuery(10, "timeout");
   m.setWorkQueueDepth("shardsets", 3);
@@ -99,8 +99,8 @@ TEST(MetricsExpositionTest, EveryFamilyIsExported) {
           R"(shardscaler_reconcile_errors_total 1)",
           R"(shardscaler_reconcile_duration_seconds_count 2)",
           R"(shardscaler_watch_restarts_total{reason="gone",resource="statefulsets"} 1)",
-          R"(shardscaler_kube_requests_total{code="409",verb="PATCH"} 1)",
-          R"(shardscaler_kube_requests_total{code="<error>",verb="LIST"} 1)",
+          R"(shardscaler_kube_requests_total{code="409",resource="prometheuses.monitoring.coreos.com/v1",verb="PATCH"} 1)",
+          R"(shardscaler_kube_requests_total{code="<error>",resource="statefulsets.apps/v1",verb="LIST"} 1)",
           R"(shardscaler_kube_request_duration_seconds_bucket{code="200",verb="GET",le="0.005"} 1)",
           R"(shardscaler_promql_queries_total 2)",
           R"(shardscaler_promql_query_errors_total{kind="timeout"} 1)",
@@ -183,7 +183,7 @@ TEST(MetricsExpositionTest, ConcurrentUpdatesRemovalsAndScrapes) {
         const std::string name = "s" + std::to_string(i % 5);
         m.setShardSamples("ns", name, t, i);
         m.setShardCounts("ns", name, t, t, t);
-        m.observeKubeRequest("GET", 200, 0.001);
+        m.observeKubeRequest("GET", "", 200, 0.001);
         if (i % 7 == t) m.removeShardSet("ns", name);
       }
     });
@@ -192,8 +192,9 @@ TEST(MetricsExpositionTest, ConcurrentUpdatesRemovalsAndScrapes) {
     for (int i = 0; i < kRounds / 3; ++i) EXPECT_FALSE(m.serialize().empty());
   });
   for (auto& th : threads) th.join();
-  EXPECT_THAT(m.serialize(),
-              HasSubstr(R"(shardscaler_kube_requests_total{code="200",verb="GET"} 900)"));
+  EXPECT_THAT(
+      m.serialize(),
+      HasSubstr(R"(shardscaler_kube_requests_total{code="200",resource="",verb="GET"} 900)"));
 }
 
 TEST(MetricsExpositionTest, PromtoolAcceptsTheExposition) {

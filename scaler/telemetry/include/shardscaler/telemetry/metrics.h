@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "shardscaler/k8s_client/reconciler.h"
 #include "shardscaler/telemetry/build_info.h"
@@ -21,6 +22,7 @@ class Gauge;
 class Histogram;
 template <typename T>
 class Family;
+struct MetricFamily;
 }  // namespace prometheus
 
 namespace shardscaler::telemetry {
@@ -89,7 +91,11 @@ class Metrics {
   void observeReconcile(ReconcileResult result, double seconds);
   void incWatchRestart(std::string_view resource, std::string_view reason);
   // code: the HTTP status, or 0 when no response came (exported as "<error>", as client-go does).
-  void observeKubeRequest(std::string_view verb, int code, double seconds);
+  // resource: k8s::Resource::describe() ("statefulsets.apps/v1"), "" for a path that is not one;
+  // the request counter carries it, so that what a claim or a transition costs per resource can be
+  // counted (the request budget test); the latency histogram does not, to keep its series few.
+  void observeKubeRequest(std::string_view verb, std::string_view resource, int code,
+                          double seconds);
   // error_kind: nullopt on success, else e.g. "timeout", "bad_data", "transport".
   void observePromQuery(double seconds, std::optional<std::string_view> error_kind = std::nullopt);
   void setWorkQueueDepth(std::string_view queue, std::size_t depth);
@@ -129,22 +135,17 @@ class Metrics {
   struct ShardSetSeries;
 
   ShardSetSeries& shardSetLocked(std::string_view ns, std::string_view shardset);
+  // The families of the series ShardSetSeries keeps as values, one sample per series.
+  void appendStateFamiliesLocked(std::vector<prometheus::MetricFamily>& families) const;
   void clearIngestionLocked(ShardSetSeries& series);
 
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Gauge>* shard_samples_;
   prometheus::Family<prometheus::Gauge>* total_samples_;
   prometheus::Family<prometheus::Gauge>* recommended_shards_;
-  prometheus::Family<prometheus::Gauge>* desired_shards_;
-  prometheus::Family<prometheus::Gauge>* active_shards_;
-  prometheus::Family<prometheus::Gauge>* retained_shards_;
-  prometheus::Family<prometheus::Gauge>* shards_by_phase_;
   prometheus::Family<prometheus::Gauge>* drain_lag_;
   prometheus::Family<prometheus::Gauge>* draining_since_;
   prometheus::Family<prometheus::Gauge>* retained_deadline_;
-  prometheus::Family<prometheus::Gauge>* shardset_condition_;
-  prometheus::Family<prometheus::Gauge>* target_paused_since_;
-  prometheus::Family<prometheus::Gauge>* guard_enforced_;
   prometheus::Family<prometheus::Counter>* transitions_;
   prometheus::Family<prometheus::Histogram>* transition_duration_;
   prometheus::Family<prometheus::Counter>* reconciles_;
