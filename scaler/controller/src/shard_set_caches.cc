@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "shardscaler/api/api_resources.h"
+#include "shardscaler/controller/cache_fields.h"
 #include "shardscaler/retention/naming.h"
 
 #include "object_fields.h"
@@ -40,9 +41,9 @@ const k8s::Informer* ShardSetCaches::add(const k8s::Resource& resource, const st
 }
 
 void ShardSetCaches::start(ShardSetEventMapper& mapper) {
-  const auto shard_set_fields = ShardSetEventMapper::shardSetFields();
-  const auto target_fields = ShardSetEventMapper::targetFields();
-  const auto stateful_set_fields = ShardSetEventMapper::statefulSetFields();
+  const auto shard_set_fields = shardSetCacheFields();
+  const auto target_fields = targetCacheFields();
+  const auto stateful_set_fields = statefulSetCacheFields();
   for (const std::string& ns : options_.namespaces) {
     add(api::shardSets(), ns,
         {.fields = shard_set_fields,

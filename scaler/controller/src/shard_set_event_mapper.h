@@ -29,11 +29,6 @@ class ShardSetEventMapper {
   k8s::EventHandlers targetHandlers(retention::TargetKind kind);
   k8s::EventHandlers statefulSetHandlers();
 
-  // What each cache keeps: what maps an event to its ShardSets, what tells a change worth a
-  // reconcile from one that is not, and what a plan from the caches reads; nothing else.
-  static std::shared_ptr<const k8s::FieldMask> shardSetFields();
-  static std::shared_ptr<const k8s::FieldMask> targetFields();
-  static std::shared_ptr<const k8s::FieldMask> statefulSetFields();
   // The indexers behind kTargetIndex, kAttachedIndex and kDetachedIndex.
   static std::vector<std::string> shardSetTargets(const k8s::Json& shard_set);
   static std::vector<std::string> attachedTo(const k8s::Json& stateful_set);
