@@ -174,33 +174,45 @@ void TargetWriters::fill(Observed& observed) {
   }
 }
 
-// One list of the namespace's HPAs a minute, shared by its ShardSets. A failed list (no RBAC for
-// HPAs, say) reports none until the next; it never fails a reconcile.
-std::vector<std::string> TargetWriters::hpasAimedAt(const retention::Target& target) {
+std::optional<k8s::Json> TargetWriters::freshHpas(const std::string& ns) {
+  std::lock_guard lock(mutex_);
+  auto it = hpas_.find(ns);
+  if (it == hpas_.end() || clock_.monotonicNow() - it->second.read_at >= kHpaListPeriod) {
+    return std::nullopt;
+  }
+  return it->second.items;
+}
+
+// A failed list (no RBAC for HPAs, say) reports none until the next; it never fails a reconcile.
+k8s::Json TargetWriters::listHpas(const std::string& ns) {
   const auto now = clock_.monotonicNow();
-  k8s::Json items;
-  {
-    std::lock_guard lock(mutex_);
-    auto it = hpas_.find(target.ns);
-    if (it != hpas_.end() && now - it->second.read_at < kHpaListPeriod) items = it->second.items;
-  }
-  if (items.is_null()) {
-    items = k8s::Json::array();
-    auto list = client_.list(k8s::resources::horizontalPodAutoscalers(), target.ns, {});
-    if (list) {
-      for (const k8s::Json& hpa : list->value("items", k8s::Json::array())) {
-        const k8s::Json& ref = k8s::meta::field(hpa, "spec", "scaleTargetRef");
-        if (!ref.is_object()) continue;
-        items.push_back({ref.value("kind", k8s::Json()), ref.value("name", k8s::Json()),
-                         k8s::meta::stringAt(hpa, "metadata", "name")});
-      }
-    } else {
-      base::logEvent(base::LogLevel::Debug, "listing HorizontalPodAutoscalers failed",
-                     {{"namespace", target.ns}, {"error", list.error().describe()}});
+  k8s::Json items = k8s::Json::array();
+  auto list = client_.list(k8s::resources::horizontalPodAutoscalers(), ns, {});
+  if (list) {
+    for (const k8s::Json& hpa : list->value("items", k8s::Json::array())) {
+      const k8s::Json& ref = k8s::meta::field(hpa, "spec", "scaleTargetRef");
+      if (!ref.is_object()) continue;
+      items.push_back({ref.value("kind", k8s::Json()), ref.value("name", k8s::Json()),
+                       k8s::meta::stringAt(hpa, "metadata", "name")});
     }
-    std::lock_guard lock(mutex_);
-    hpas_[target.ns] = HpaList{.read_at = now, .items = items};
+  } else {
+    base::logEvent(base::LogLevel::Debug, "listing HorizontalPodAutoscalers failed",
+                   {{"namespace", ns}, {"error", list.error().describe()}});
   }
+  std::lock_guard lock(mutex_);
+  hpas_[ns] = HpaList{.read_at = now, .items = items};
+  return items;
+}
+
+std::future<void> TargetWriters::refreshHpas(const std::string& ns, k8s::TaskPool& pool) {
+  if (freshHpas(ns)) return {};
+  return pool.submit([this, ns] { listHpas(ns); });
+}
+
+// One list of the namespace's HPAs a minute, shared by its ShardSets.
+std::vector<std::string> TargetWriters::hpasAimedAt(const retention::Target& target) {
+  std::optional<k8s::Json> fresh = freshHpas(target.ns);
+  const k8s::Json items = fresh ? std::move(*fresh) : listHpas(target.ns);
   std::vector<std::string> aimed;
   for (const k8s::Json& item : items) {
     if (item[0] == std::string(retention::toString(target.kind)) && item[1] == target.name) {
@@ -473,8 +485,12 @@ k8s::Result<Observed> ShardSetReader::observe(const api::ShardSet& shard_set, bo
                                               retention::PlanPurpose purpose) const {
   auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
   if (!kind || shard_set.spec.target_ref.name.empty()) return Observed{};  // the planner says why
+  // A stale list of the namespace's HPAs is renewed beside the reads, not after them: a
+  // transition's first round would otherwise wait for it once a minute.
+  std::future<void> hpas = target_writers_.refreshHpas(shard_set.ns, side_requests_);
   LiveObservation observation(*this, shard_set, *kind, purpose);
   auto observed = observation.run(first_round);
+  if (hpas.valid()) hpas.wait();
   if (observed && observed->target) {
     target_writers_.noteLiveRead(*observed->target);
     target_writers_.fill(*observed);

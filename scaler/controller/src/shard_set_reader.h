@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -92,11 +93,17 @@ class TargetWriters {
       : client_(client), clock_(clock) {}
 
   void noteLiveRead(const retention::Target& target);
-  // Fills observed.target_writers and target_hpas for `observed.target`.
+  // Fills observed.target_writers and target_hpas for `observed.target`; lists the HPAs when the
+  // namespace's list is stale.
   void fill(Observed& observed);
+  // Lists `ns`'s HPAs on `pool` when its list is stale, so that the list runs beside a live read.
+  // Invalid when the list is fresh. The future must be waited for before `this` goes.
+  std::future<void> refreshHpas(const std::string& ns, k8s::TaskPool& pool);
 
  private:
   std::vector<std::string> hpasAimedAt(const retention::Target& target);
+  std::optional<k8s::Json> freshHpas(const std::string& ns);
+  k8s::Json listHpas(const std::string& ns);
 
   struct HpaList {
     k8s::Clock::MonotonicTime read_at;
