@@ -38,18 +38,22 @@ void LiveReadRecord::forget(const std::string& key) {
 std::optional<bool> GuardStatusCache::enforced(const std::string& ns) {
   constexpr auto kMaxAge = std::chrono::minutes(1);
   if (!read_) return std::nullopt;
+  std::optional<std::promise<bool>> read;
+  std::shared_future<bool> enforced;
   {
     std::lock_guard lock(mutex_);
-    if (auto it = entries_.find(ns);
-        it != entries_.end() && clock_.monotonicNow() - it->second.read_at < kMaxAge) {
-      return it->second.enforced;
+    Entry& entry = entries_[ns];
+    if (!entry.enforced.valid() || clock_.monotonicNow() - entry.read_at >= kMaxAge) {
+      read.emplace();
+      entry = Entry{read->get_future().share(), clock_.monotonicNow()};
     }
+    enforced = entry.enforced;
   }
-  std::string why;
-  const bool enforced = read_(ns, &why);  // a live read, outside the lock
-  std::lock_guard lock(mutex_);
-  entries_[ns] = Entry{enforced, clock_.monotonicNow()};
-  return enforced;
+  if (read) {
+    std::string why;
+    read->set_value(read_(ns, &why));  // a live read, outside the lock
+  }
+  return enforced.get();
 }
 
 namespace {
@@ -174,18 +178,19 @@ void TargetWriters::fill(Observed& observed) {
   }
 }
 
-std::optional<k8s::Json> TargetWriters::freshHpas(const std::string& ns) {
+std::shared_future<k8s::Json> TargetWriters::hpaList(const std::string& ns,
+                                                     std::optional<std::promise<k8s::Json>>& read) {
   std::lock_guard lock(mutex_);
-  auto it = hpas_.find(ns);
-  if (it == hpas_.end() || clock_.monotonicNow() - it->second.read_at >= kHpaListPeriod) {
-    return std::nullopt;
+  HpaList& list = hpas_[ns];
+  if (!list.items.valid() || clock_.monotonicNow() - list.read_at >= kHpaListPeriod) {
+    read.emplace();
+    list = HpaList{.read_at = clock_.monotonicNow(), .items = read->get_future().share()};
   }
-  return it->second.items;
+  return list.items;
 }
 
 // A failed list (no RBAC for HPAs, say) reports none until the next; it never fails a reconcile.
 k8s::Json TargetWriters::listHpas(const std::string& ns) {
-  const auto now = clock_.monotonicNow();
   k8s::Json items = k8s::Json::array();
   auto list = client_.list(k8s::resources::horizontalPodAutoscalers(), ns, {});
   if (list) {
@@ -199,20 +204,25 @@ k8s::Json TargetWriters::listHpas(const std::string& ns) {
     base::logEvent(base::LogLevel::Debug, "listing HorizontalPodAutoscalers failed",
                    {{"namespace", ns}, {"error", list.error().describe()}});
   }
-  std::lock_guard lock(mutex_);
-  hpas_[ns] = HpaList{.read_at = now, .items = items};
   return items;
 }
 
 std::future<void> TargetWriters::refreshHpas(const std::string& ns, k8s::TaskPool& pool) {
-  if (freshHpas(ns)) return {};
-  return pool.submit([this, ns] { listHpas(ns); });
+  std::optional<std::promise<k8s::Json>> read;
+  hpaList(ns, read);
+  if (!read) return {};
+  return pool.submit(
+      [this, ns, read = std::make_shared<std::promise<k8s::Json>>(std::move(*read))] {
+        read->set_value(listHpas(ns));
+      });
 }
 
 // One list of the namespace's HPAs a minute, shared by its ShardSets.
 std::vector<std::string> TargetWriters::hpasAimedAt(const retention::Target& target) {
-  std::optional<k8s::Json> fresh = freshHpas(target.ns);
-  const k8s::Json items = fresh ? std::move(*fresh) : listHpas(target.ns);
+  std::optional<std::promise<k8s::Json>> read;
+  const std::shared_future<k8s::Json> list = hpaList(target.ns, read);
+  if (read) read->set_value(listHpas(target.ns));
+  const k8s::Json& items = list.get();
   std::vector<std::string> aimed;
   for (const k8s::Json& item : items) {
     if (item[0] == std::string(retention::toString(target.kind)) && item[1] == target.name) {

@@ -71,8 +71,10 @@ class GuardStatusCache {
   std::optional<bool> enforced(const std::string& ns);
 
  private:
+  // A read under way is shared: the workers that start together after a restart wait for one
+  // read instead of each sending its own.
   struct Entry {
-    bool enforced = false;
+    std::shared_future<bool> enforced;
     k8s::Clock::MonotonicTime read_at;
   };
   const k8s::Clock& clock_;
@@ -102,12 +104,16 @@ class TargetWriters {
 
  private:
   std::vector<std::string> hpasAimedAt(const retention::Target& target);
-  std::optional<k8s::Json> freshHpas(const std::string& ns);
+  // The namespace's list read less than kHpaListPeriod ago or being read (one read shared by
+  // every caller); when neither, `read` is set and the caller fulfils it with listHpas.
+  std::shared_future<k8s::Json> hpaList(const std::string& ns,
+                                        std::optional<std::promise<k8s::Json>>& read);
   k8s::Json listHpas(const std::string& ns);
 
   struct HpaList {
     k8s::Clock::MonotonicTime read_at;
-    k8s::Json items = k8s::Json::array();  // (kind, name) of each scaleTargetRef, with its name
+    // (kind, name) of each scaleTargetRef, with the HPA's name
+    std::shared_future<k8s::Json> items;
   };
   k8s::KubeClient& client_;
   const k8s::Clock& clock_;
