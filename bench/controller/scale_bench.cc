@@ -8,8 +8,10 @@
 //   restart   a new shardscaler process on that steady workload (claims and labels in place,
 //             ShardSet statuses cleared so that convergence can be seen): its full relist,
 //             then a status for every ShardSet.
-// Times are wall-clock, CPU-seconds and RSS are shardscaler's own (from /proc). Nothing is
-// asserted: the numbers go to bench/README.md.
+// Times are wall-clock, CPU-seconds and RSS are shardscaler's own (from /proc). Each phase also
+// prints its requests by verb and resource, shardscaler's and the API server's (all clients):
+// counts that a loaded machine does not change. Nothing is asserted: the numbers go to
+// bench/README.md.
 //
 // With --restart-workers=4,16 each run ends with one more restart per worker count (statuses
 // cleared again each time): the restart phase costs a minute where a whole run costs many.
@@ -32,6 +34,7 @@
 
 #include "bench_flags.h"
 #include "process_usage.h"
+#include "request_counts.h"
 #include "scale_progress.h"
 #include "scale_workload.h"
 #include "shardscaler/e2e/shardscaler_metrics.h"
@@ -145,10 +148,11 @@ e2e::ShardscalerOptions shardscalerOptions(const testenv::ControlPlane& cp, cons
 
 // A new shardscaler process on the steady workload, every ShardSet status cleared first so
 // that its convergence can be seen. Stops the process before it returns.
-RestartResult restartOnce(const testenv::ControlPlane& cp, k8s::KubeClient& client,
+RestartResult restartOnce(const testenv::ControlPlane& cp, k8s::RestClient& client,
                           const Options& o, int workers) {
   RestartResult result{.workers = workers};
   must(clearShardSetStatus(client, o.shape), "clear status");
+  const RequestCounts api_before = apiServerRequests(client);
   ConvergenceWatch watch(client, o.shape.shards, o.shape.targets);
   const auto started = SteadyClock::now();
   e2e::ShardscalerProcess shardscaler(shardscalerOptions(
@@ -164,6 +168,10 @@ RestartResult restartOnce(const testenv::ControlPlane& cp, k8s::KubeClient& clie
   result.drain_s = drained->count();
   result.reconciles = e2e::metricSum(shardscaler, "shardscaler_reconciles_total").value_or(0);
   result.requests = e2e::metricSum(shardscaler, "shardscaler_kube_requests_total").value_or(0);
+  const std::string phase = "restart (workers " + std::to_string(workers) + ")";
+  printCounts(phase + ", shardscaler's requests", shardscalerRequests(shardscaler));
+  printCounts(phase + ", the API server's requests (all clients)",
+              since(apiServerRequests(client), api_before));
   std::this_thread::sleep_for(10s);
   result.steady = readProcessUsage(shardscaler.pid());
   shardscaler.terminate(15s);
@@ -198,6 +206,8 @@ RunResult runOnce(const Options& o) {
   std::cerr << "workload: " << workload.stateful_sets << " StatefulSets in " << result.generate_s
             << " s; creating ShardSets\n";
 
+  const RequestCounts own_before = shardscalerRequests(*shardscaler);
+  const RequestCounts api_before = apiServerRequests(client);
   {
     ConvergenceWatch watch(client, o.shape.shards, n);
     const auto before = readProcessUsage(shardscaler->pid());
@@ -217,6 +227,10 @@ RunResult runOnce(const Options& o) {
         e2e::metricSum(*shardscaler, "shardscaler_reconciles_total").value_or(0);
     result.first_requests =
         e2e::metricSum(*shardscaler, "shardscaler_kube_requests_total").value_or(0);
+    printCounts("first start, shardscaler's requests",
+                since(shardscalerRequests(*shardscaler), own_before));
+    printCounts("first start, the API server's requests (all clients, the ShardSets' creation too)",
+                since(apiServerRequests(client), api_before));
   }
   std::this_thread::sleep_for(10s);
   result.first_steady = readProcessUsage(shardscaler->pid());
@@ -224,8 +238,12 @@ RunResult runOnce(const Options& o) {
             << " s after the last ShardSet\n";
 
   TransitionProbe probe(client, "scale-0", targetName(0), o.shape.shards, *shardscaler);
-  result.down = probe.scaleTo(o.shape.shards - 1);
-  result.up = probe.scaleTo(o.shape.shards);
+  for (const int to : {o.shape.shards - 1, o.shape.shards}) {
+    const RequestCounts before = shardscalerRequests(*shardscaler);
+    (to < o.shape.shards ? result.down : result.up) = probe.scaleTo(to);
+    printCounts("transition to " + std::to_string(to) + ", shardscaler's requests",
+                since(shardscalerRequests(*shardscaler), before));
+  }
 
   shardscaler->terminate(15s);
   shardscaler.reset();

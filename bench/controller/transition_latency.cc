@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "request_counts.h"
 #include "shardscaler/e2e/cluster.h"
 #include "shardscaler/e2e/guard_webhook.h"
 #include "shardscaler/e2e/resources.h"
@@ -203,6 +204,8 @@ bool run(bool guarded, int transitions) {
     return false;
   }
 
+  const bench::RequestCounts requests_before = bench::shardscalerRequests(shardscaler);
+  const bench::RequestCounts webhooks_before = bench::apiServerWebhookCalls(adminClient());
   std::vector<double> down_ms, up_ms;
   for (int i = 0; i < transitions; ++i) {
     const int to = i % 2 == 0 ? 2 : 4;
@@ -234,6 +237,18 @@ bool run(bool guarded, int transitions) {
     (to == 2 ? down_ms : up_ms).push_back(ms);
   }
 
+  // Counted over every transition with what follows each (the status, the reads after the
+  // writes, the operator's follow-up writes): per transition, these do not change with load.
+  auto per_transition = [&](bench::RequestCounts counts) {
+    for (auto& [key, value] : counts) value /= transitions;
+    return counts;
+  };
+  bench::printCounts(
+      mode + ": shardscaler's requests per transition",
+      per_transition(bench::since(bench::shardscalerRequests(shardscaler), requests_before)));
+  bench::printCounts(
+      mode + ": admission webhook calls per transition (all writers)",
+      per_transition(bench::since(bench::apiServerWebhookCalls(adminClient()), webhooks_before)));
   std::vector<double> all = down_ms;
   all.insert(all.end(), up_ms.begin(), up_ms.end());
   row(mode + ": scale-down 4->2 (Retain)", down_ms);
