@@ -48,8 +48,11 @@ RequestCounts apiServerRequests(k8s::RestClient& admin) {
     } else {
       code = std::exchange(subresource, "");
     }
-    counts[verb + " " + resource + (subresource.empty() ? "" : "/" + subresource) + " " + code] +=
-        value;
+    std::string out = verb;
+    out.append(" ").append(resource);
+    if (!subresource.empty()) out.append("/").append(subresource);
+    out.append(" ").append(code);
+    counts[out] += value;
   }
   return counts;
 }
