@@ -279,9 +279,14 @@ TEST_F(RequestBudgetTest, FirstClaimSteadyRoundAndTransitionStayWithinTheirBudge
     std::cout << "the first claim's guard reviews: " << key << " " << std::lround(count) << "\n";
   }
   // Lists that are paced by time, not by ShardSets: at most one a minute per namespace.
-  const int minutes = 1 + static_cast<int>(std::chrono::duration_cast<std::chrono::minutes>(
-                                               std::chrono::steady_clock::now() - claim_started)
-                                               .count());
+  const auto claim_took = std::chrono::steady_clock::now() - claim_started;
+  const int minutes =
+      1 + static_cast<int>(std::chrono::duration_cast<std::chrono::minutes>(claim_took).count());
+  // The serving certificate's Secret and the caBundle of the webhook configuration are checked
+  // every 30 s (serving_options.h), whatever the ShardSets do.
+  const int half_minutes =
+      1 +
+      static_cast<int>(std::chrono::duration_cast<std::chrono::seconds>(claim_took).count() / 30);
   const BudgetLine kFirstClaim[] = {
       // Each ShardSet: its finalizer together with the target it binds (one JSON patch, so that a
       // crash between claim and status cannot leave a claim nobody releases), then its status,
@@ -306,7 +311,10 @@ TEST_F(RequestBudgetTest, FirstClaimSteadyRoundAndTransitionStayWithinTheirBudge
       {"list", kHpasR, minutes},
       // shardscaler_guard_enforced: the guard's configuration and the namespace, read at most
       // once a minute per namespace (GuardStatusCache).
-      {"get", kWebhooksR, minutes},
+      // The caBundle injector's resync of the same configuration and the certificate store's
+      // poll of its Secret, each every 30 s.
+      {"get", kWebhooksR, minutes + half_minutes},
+      {"get", "secrets/v1", half_minutes},
       {"get", kNamespacesR, minutes},
   };
   EXPECT_TRUE(withinBudget("the first claim of 20 ShardSets", claim, kFirstClaim));
