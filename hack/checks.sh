@@ -34,7 +34,7 @@ check() {
   local name=$1
   shift
   step "$name"
-  "$@" || failed+=("$name")
+  timed "  $name" "$@" || failed+=("$name")
 }
 check "clang-tidy" hack/tidy.sh "$build"
 check "unit tests under ASan+UBSan" asan_unit_tests

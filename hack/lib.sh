@@ -7,6 +7,26 @@ export SHARDSCALER_CACHE_DIR
 log() { printf '\n==> %s\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }
 
+# Step times. A script that times its steps sets SHARDSCALER_STEP_LOG to a file (scripts it starts
+# inherit it and add their steps there); step_record appends one step, steps_table prints them all.
+# The 1-minute load average at each step's end goes with it: on a shared machine it says how much
+# of a step's time was its own.
+# step_record <name> <start epoch s> <end epoch s> <result>
+step_record() {
+  [ -n "${SHARDSCALER_STEP_LOG:-}" ] || return 0
+  printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$4" "$(cut -d' ' -f1 /proc/loadavg)" \
+    >>"$SHARDSCALER_STEP_LOG"
+}
+# steps_table <epoch s the run started>: the recorded steps in order of start, times as m:ss.
+steps_table() {
+  [ -s "${SHARDSCALER_STEP_LOG:-}" ] || return 0
+  sort -t $'\t' -k2,2n -s "$SHARDSCALER_STEP_LOG" | awk -F '\t' -v t0="$1" -v now="$(date +%s)" '
+    function mmss(s) { return sprintf("%d:%02d", int(s / 60), s % 60) }
+    BEGIN { printf "%-58s %7s %7s  %-6s %s\n", "step", "start", "took", "load", "result" }
+    { printf "%-58s %7s %7s  %-6s %s\n", $1, mmss($2 - t0), mmss($3 - $2), $5, $4 }
+    END { printf "%-58s %7s %7s\n", "total", "", mmss(now - t0) }'
+}
+
 # Packages, all from Debian's archive: what building the shardscaler binary needs (the image's
 # build stage installs only these), and what the tests, lint, fuzzing and benchmarks add (gnuplot:
 # the demo's picture; docker-registry: the registry on loopback the release test pushes the image
@@ -63,3 +83,14 @@ configure() {
   export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
   cmake -S "$SHARDSCALER_ROOT" -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER_LAUNCHER=ccache "$@" >/dev/null
 }
+
+# timed <name> <command...>: runs the command as one step of the table; returns its status.
+timed() {
+  local name=$1 start status=0
+  shift
+  start=$(date +%s)
+  "$@" || status=$?
+  step_record "$name" "$start" "$(date +%s)" "$(step_result "$status")"
+  return "$status"
+}
+step_result() { if [ "$1" -eq 0 ]; then echo ok; else echo "failed ($1)"; fi; }

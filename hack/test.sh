@@ -2,7 +2,7 @@
 # Runs every test: installs what is missing, builds, checks formatting, runs the tools,
 # integration and end-to-end tests and builds and runs the image (hack/image.sh), while
 # hack/checks.sh runs clang-tidy, the unit tests under ASan+UBSan, the concurrent parts under TSan
-# and each fuzz target for a bounded time.
+# and each fuzz target for a bounded time. At the end it prints each step's time as a table.
 # Usage: hack/test.sh            (CI runs exactly this through .ci/run)
 # Env:   SHARDSCALER_CACHE_DIR   cache outside the clone (default ~/.cache/shardscaler)
 #        SHARDSCALER_TEST_LABELS ctest labels to run beside the checks (default:
@@ -14,7 +14,22 @@ cd "$SHARDSCALER_ROOT"
 
 jobs=$(nproc)
 started=$(date +%s)
-step() { log "$* (at $(( $(date +%s) - started ))s)"; }
+SHARDSCALER_STEP_LOG=$(mktemp)
+export SHARDSCALER_STEP_LOG
+current_step=
+current_start=
+# step <name>: ends the step in progress, as passed, and starts the next.
+step() {
+  step_done ok
+  current_step=$1
+  current_start=$(date +%s)
+  log "$1 (at $((current_start - started))s)"
+}
+step_done() {
+  [ -n "$current_step" ] || return 0
+  step_record "$current_step" "$current_start" "$(date +%s)" "$1"
+  current_step=
+}
 
 step "packages"
 ensure_packages "${SHARDSCALER_PACKAGES[@]}"
@@ -27,9 +42,13 @@ tests/control-plane/sweep.sh
 checks_pid=
 image_pid=
 cleanup() {
-  local pid
+  local status=$? pid
+  if [ "$status" -eq 0 ]; then step_done ok; else step_done "failed ($status)"; fi
   for pid in $checks_pid $image_pid; do kill -TERM -- "-$pid" 2>/dev/null || true; done
   tests/control-plane/sweep.sh || true
+  log "step times (load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
+  steps_table "$started" >&2
+  rm -f "$SHARDSCALER_STEP_LOG"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
@@ -48,28 +67,32 @@ cmake --build build -j"$jobs"
 
 # The checks that only compute (clang-tidy, the sanitizer builds and runs, fuzzing) run at the
 # lowest CPU priority beside the tests below, which spend most of their time waiting on servers.
-step "checks (hack/checks.sh) start beside the tests; log: build/checks.log"
-setsid -w nice -n 19 hack/checks.sh build >build/checks.log 2>&1 &
-checks_pid=$!
+# beside <pid variable> <niceness> <log> <step name> <command...>: starts a job in a process
+# group of its own at that CPU priority, its output in the log; its time is a step of the table.
+beside() {
+  local var=$1 niceness=$2 out=$3 name=$4
+  shift 4
+  log "$name: starts beside the tests; log: $out"
+  setsid -w nice -n "$niceness" bash -c 'source hack/lib.sh && timed "$@"' _ "$name" "$@" \
+    >"$out" 2>&1 &
+  printf -v "$var" %s "$!"
+}
+step_done ok
+beside checks_pid 19 build/checks.log "checks (hack/checks.sh, beside, nice 19)" \
+  hack/checks.sh build
 
 labels=${SHARDSCALER_TEST_LABELS:-tools|integration|e2e|image}
 if [[ image =~ ^($labels)$ ]]; then
   # The cold run debootstraps the image's root filesystem into the cache (5 to 7 minutes, mostly
   # downloading and unpacking); a warm run assembles the image from it in seconds.
-  step "image: hack/image.sh's image, run with podman, starts beside the tests; log: build/image.log"
-  setsid -w nice -n 10 ctest --test-dir build -L '^image$' --output-on-failure --no-tests=error \
-    >build/image.log 2>&1 &
-  image_pid=$!
+  beside image_pid 10 build/image.log "image and release tests (beside, nice 10)" \
+    ctest --test-dir build -L '^image$' --output-on-failure --no-tests=error
 fi
-if [[ tools =~ ^($labels)$ ]]; then
-  step "ctest: tools"
-  ctest --test-dir build -L '^tools$' -j"$jobs" --output-on-failure --no-tests=error
+server_labels=$(tr '|' '\n' <<<"$labels" | grep -xE 'tools|integration|e2e' | paste -sd '|' || true)
+if [ -n "$server_labels" ]; then
+  step "ctest: ${server_labels//|/, }"
+  ctest --test-dir build -L "^($server_labels)\$" -j"$jobs" --output-on-failure --no-tests=error
 fi
-for label in integration e2e; do
-  [[ $label =~ ^($labels)$ ]] || continue
-  step "ctest: $label"
-  ctest --test-dir build -L "^$label\$" --output-on-failure --no-tests=error
-done
 
 # wait_beside <pid> <log> <what>: waits for a job started beside the tests, prints its log, and
 # fails the run when it failed.
@@ -87,5 +110,5 @@ fi
 step "waiting for the checks"
 wait_beside "$checks_pid" build/checks.log "hack/checks.sh"
 checks_pid=
-
-step "all tests passed"
+step_done ok
+log "all tests passed"
