@@ -36,8 +36,9 @@ check() {
   step "$name"
   timed "  $name" "$@" || failed+=("$name")
 }
-check "clang-tidy" hack/tidy.sh "$build"
+# The ASan build first: clang-tidy reads which headers each unit test includes from its record.
 check "unit tests under ASan+UBSan" asan_unit_tests
+check "clang-tidy" hack/tidy.sh "$build"
 check "concurrent parts (k8s-client) under TSan" tsan_k8s_client
 check "fuzz targets, ${SHARDSCALER_FUZZ_SECONDS:-15}s each" hack/fuzz.sh "${SHARDSCALER_FUZZ_SECONDS:-15}"
 
