@@ -17,7 +17,8 @@ source "$(dirname "$0")/lib.sh"
 cd "$SHARDSCALER_ROOT"
 
 log "packages"
-ensure_packages "${SHARDSCALER_PACKAGES[@]}"
+# Only what the demo needs: no linters, fuzzing or image tools.
+ensure_packages "${SHARDSCALER_BUILD_PACKAGES[@]}" "${SHARDSCALER_DEMO_PACKAGES[@]}"
 ensure_kubectl
 
 log "control-plane binaries (the first run builds Kubernetes 1.20.2 from Debian's source: ~6-10 min)"
