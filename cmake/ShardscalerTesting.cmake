@@ -32,10 +32,14 @@ function(shardscaler_label_target label)
   endif()
 endfunction()
 
-# shardscaler_server_test(<name> LABEL integration|e2e [TIMEOUT s] SOURCES ... LIBS ...)
-# These share the machine's two cores with real servers; RUN_SERIAL keeps their timing honest.
+# shardscaler_server_test(<name> LABEL integration|e2e [SERIAL] [TIMEOUT s] SOURCES ... LIBS ...)
+# Each binary starts its own servers on free loopback ports and mostly waits on them, so the test
+# command runs two at a time (ctest -j). SERIAL: the outcome depends on timing (a bound on how
+# long something takes, a rate from real scrapes, a lag against a settle time, a request count
+# paced by time), so the test runs alone: its servers and shardscaler then have the two cores to
+# themselves.
 function(shardscaler_server_test name)
-  cmake_parse_arguments(ARG "" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 900)
   endif()
@@ -43,5 +47,8 @@ function(shardscaler_server_test name)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest
                                         shardscaler::build_options)
   add_test(NAME ${name} COMMAND ${name} --gtest_color=no)
-  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} RUN_SERIAL ON)
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
+  if(ARG_SERIAL)
+    set_tests_properties(${name} PROPERTIES RUN_SERIAL ON)
+  endif()
 endfunction()

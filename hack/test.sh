@@ -90,8 +90,20 @@ if [[ image =~ ^($labels)$ ]]; then
 fi
 server_labels=$(tr '|' '\n' <<<"$labels" | grep -xE 'tools|integration|e2e' | paste -sd '|' || true)
 if [ -n "$server_labels" ]; then
-  step "ctest: ${server_labels//|/, }"
-  ctest --test-dir build -L "^($server_labels)\$" -j"$jobs" --output-on-failure --no-tests=error
+  # One per core and at least two at a time (each starts its own servers and mostly waits on
+  # them); those whose outcome depends on timing run alone (SERIAL in
+  # cmake/ShardscalerTesting.cmake). ctest starts the longest first when it has their times from
+  # an earlier run; the cache keeps them for the next clone.
+  parallel=$((jobs < 2 ? 2 : jobs))
+  step "ctest: ${server_labels//|/, } ($parallel at a time)"
+  costs=$SHARDSCALER_CACHE_DIR/ctest/CTestCostData.txt
+  mkdir -p build/Testing/Temporary "$(dirname "$costs")"
+  [ ! -f "$costs" ] || cp "$costs" build/Testing/Temporary/CTestCostData.txt
+  status=0
+  ctest --test-dir build -L "^($server_labels)\$" -j"$parallel" --output-on-failure \
+    --no-tests=error || status=$?
+  cp build/Testing/Temporary/CTestCostData.txt "$costs" 2>/dev/null || true
+  [ "$status" -eq 0 ] || exit "$status"
 fi
 
 # wait_beside <pid> <log> <what>: waits for a job started beside the tests, prints its log, and
