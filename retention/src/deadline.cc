@@ -26,6 +26,21 @@ bool DeletionDeadline::expiredAt(std::chrono::system_clock::time_point now) cons
   return at_.has_value() && Timestamp::fromTimePoint(now) > *at_;
 }
 
+std::chrono::system_clock::time_point DeletionDeadline::timePoint() const {
+  using TimePoint = std::chrono::system_clock::time_point;
+  if (!at_.has_value()) return TimePoint::max();
+  if (auto t = at_->toTimePoint()) return *t;
+  return at_->seconds < std::chrono::sys_seconds{} ? TimePoint::min() : TimePoint::max();
+}
+
+std::chrono::system_clock::time_point addSaturating(std::chrono::system_clock::time_point t,
+                                                    std::chrono::nanoseconds d) {
+  using TimePoint = std::chrono::system_clock::time_point;
+  if (d > std::chrono::nanoseconds::zero() && t > TimePoint::max() - d) return TimePoint::max();
+  if (d < std::chrono::nanoseconds::zero() && t < TimePoint::min() - d) return TimePoint::min();
+  return t + d;
+}
+
 std::optional<std::chrono::seconds> DeletionDeadline::timeUntilExpiry(
     std::chrono::system_clock::time_point now) const {
   if (!at_.has_value() || expiredAt(now)) return std::nullopt;

@@ -1,7 +1,8 @@
 // Due shards (retained, out of the count, past their deadline) and the drain (docs/design.md
 // §15): without a drain a due shard is deleted at once; with one, only once its data is shipped
 // (the condition held: drained-at), or once the timeout passed under onTimeout Delete. An
-// undrained shard is kept, marked draining-since once, and looked at again.
+// undrained shard is kept, marked draining-since at the first reading that finds it undrained
+// (the timeout counts from there), and looked at again; a reading that failed counts for nothing.
 #include "drain.h"
 
 #include "shardscaler/retention/duration.h"
@@ -20,10 +21,9 @@ std::string deadlineText(const ShardStatefulSet& shard) {
   return "retention deadline " + shard.deadline->toAnnotation() + " passed";
 }
 
-// When the shard became due: its deadline.
+// When the shard became due: its deadline (one before 1677 held at the start of time).
 std::chrono::system_clock::time_point dueAt(const ShardStatefulSet& shard) {
-  return shard.deadline->time().toTimePoint().value_or(
-      std::chrono::system_clock::time_point::max());
+  return shard.deadline->timePoint();
 }
 
 // One due shard under an enabled drain.
@@ -41,7 +41,7 @@ void planDrain(PlanContext& context, ActionBuilder& writes, const ShardStatefulS
   if (!drain.condition) {
     // A lag read sooner could be one that froze small when the shard stopped appending while its
     // receiver was down; by now the queue's wait has outgrown maxLag if anything is pending.
-    const auto readable_at = dueAt(shard) + drain.max_lag;
+    const auto readable_at = addSaturating(dueAt(shard), drain.max_lag);
     if (now < readable_at) {
       decision.draining.push_back(ActionBuilder::shardText(shard) +
                                   ": its remote-write lag is read once it has been due " +
@@ -71,23 +71,24 @@ void planDrain(PlanContext& context, ActionBuilder& writes, const ShardStatefulS
     context.requeueWithin(kDrainedToDelete);
     return;
   }
-  if (!shard.draining_since) writes.markDraining(shard, drained.reason);
-  const auto gives_up_at = dueAt(shard) + drain.timeout;
-  if (now >= gives_up_at) {
-    if (drain.on_timeout == OnTimeout::Delete) {
+  if (!shard.draining_since) {
+    // The timeout starts at the first reading that finds it undrained; a failed one starts nothing.
+    if (!drained.failed) writes.markDraining(shard, drained.reason);
+  } else if (const auto gives_up_at = drain.givesUpAt(*shard.draining_since); now < gives_up_at) {
+    context.requeueWithin(gives_up_at - now);
+  } else {
+    const std::string timed_out = "not drained " + formatPrometheusDuration(drain.timeout) +
+                                  " after it was first found undrained";
+    if (drain.on_timeout == OnTimeout::Keep) {
+      decision.drain_timed_out.push_back(ActionBuilder::shardText(shard) + " " + timed_out + ": " +
+                                         drained.reason + " (onTimeout: Keep keeps it)");
+    } else if (!drained.failed) {
+      // Only a reading that finds it still undrained deletes it: a failed one says nothing.
       writes.remove(shard, shard.deadline,
-                    "not drained " + formatPrometheusDuration(drain.timeout) +
-                        " after it became due (" + drained.reason +
-                        "); onTimeout: Delete deletes it anyway",
+                    timed_out + " (" + drained.reason + "); onTimeout: Delete deletes it anyway",
                     EventType::Warning, kReasonDrainTimedOut);
       return;
     }
-    decision.drain_timed_out.push_back(ActionBuilder::shardText(shard) + " not drained " +
-                                       formatPrometheusDuration(drain.timeout) +
-                                       " after it became due: " + drained.reason +
-                                       " (onTimeout: Keep keeps it)");
-  } else {
-    context.requeueWithin(gives_up_at - now);
   }
   decision.draining.push_back(ActionBuilder::shardText(shard) + ": " + drained.reason);
   context.requeueWithin(kDrainPoll);

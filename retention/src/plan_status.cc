@@ -171,8 +171,8 @@ ConditionText drainChecked(const DrainPolicy& drain) {
                                     : fmt::format("its remote-write queues caught up (lag <= {})",
                                                   formatPrometheusDuration(drain.max_lag));
     return {true, kReasonDrainsChecked,
-            fmt::format("a due shard is deleted only once {} at {}, or {} after it became due "
-                        "(onTimeout: {})",
+            fmt::format("a due shard is deleted only once {} at {}, or {} after a check first "
+                        "found it undrained (onTimeout: {})",
                         shipped, drain.prometheus_url, formatPrometheusDuration(drain.timeout),
                         toString(drain.on_timeout))};
   }
@@ -372,7 +372,12 @@ void fillStatus(PlanContext& c) {
   if (d.mode == PlanMode::Converge) {
     for (const auto& s : c.inventory->retained) {
       if (s.object->being_deleted || s.index < d.desired->want || !s.deadline) continue;
-      if (auto wait = s.deadline->timeUntilExpiry(now)) c.requeueWithin(*wait);
+      if (auto wait = s.deadline->timeUntilExpiry(now)) {
+        // A deadline centuries ahead (9999) is more whole seconds than nanoseconds can count.
+        constexpr auto kLongest =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::nanoseconds::max());
+        c.requeueWithin(std::min(*wait, kLongest));
+      }
     }
   }
 }

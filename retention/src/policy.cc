@@ -1,5 +1,6 @@
 #include "shardscaler/retention/policy.h"
 
+#include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/duration.h"
 
 namespace shardscaler::retention {
@@ -209,6 +210,11 @@ std::expected<DrainPolicy, std::vector<api::FieldError>> resolveDrainPolicy(
   policy.enabled = !opted_out && !policy.prometheus_url.empty();
   policy.unverified = !opted_out && policy.prometheus_url.empty();
   return policy;
+}
+
+std::chrono::system_clock::time_point DrainPolicy::givesUpAt(
+    std::chrono::system_clock::time_point draining_since) const {
+  return addSaturating(draining_since, timeout);
 }
 
 }  // namespace shardscaler::retention

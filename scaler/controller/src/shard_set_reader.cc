@@ -252,8 +252,9 @@ std::map<std::string, retention::DrainReading, std::less<>> ShardSetReader::read
   for (const auto& check : checks) {
     auto sts = client_.get(k8s::resources::statefulSets(), shard_set.ns, check.stateful_set);
     if (!sts) {
-      readings[check.stateful_set].reason =
-          "cannot read StatefulSet " + check.stateful_set + ": " + sts.error().describe();
+      readings[check.stateful_set] = {
+          .reason = "cannot read StatefulSet " + check.stateful_set + ": " + sts.error().describe(),
+          .failed = true};
       continue;
     }
     const Json& replicas = field(*sts, "spec", "replicas");

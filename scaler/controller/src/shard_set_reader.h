@@ -147,7 +147,8 @@ class ShardSetReader {
   std::optional<Observed> observeCached(const api::ShardSet& shard_set) const;
 
   // The drain readings of `checks` (due shards the plan asked about): each StatefulSet's replicas
-  // read live, then the drain's PromQL. A StatefulSet that cannot be read reads as not drained.
+  // read live, then the drain's PromQL. A StatefulSet that cannot be read reads as not drained (a
+  // failed reading).
   std::map<std::string, retention::DrainReading, std::less<>> readDrains(
       const api::ShardSet& shard_set, const retention::DrainPolicy& policy,
       std::span<const retention::Decision::DrainCheck> checks) const;

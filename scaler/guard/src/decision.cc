@@ -24,6 +24,7 @@ using Json = nlohmann::json;
 using api::kDeletionDeadlineAnnotation;
 using api::kDeletionTimestampAnnotation;
 using api::kDrainedAtAnnotation;
+using api::kDrainingSinceAnnotation;
 using api::kOperatorDeletionDeadlineAnnotation;
 using api::kOperatorShardLabel;
 using api::kRetainedLabel;
@@ -54,6 +55,7 @@ constexpr GuardedKey kGuardedKeys[] = {
     {false, kDeletionDeadlineAnnotation},
     {false, kOperatorDeletionDeadlineAnnotation},
     {false, kDrainedAtAnnotation},
+    {false, kDrainingSinceAnnotation},
 };
 
 // "label operator.prometheus.io/shard from \"1\" to \"999\"", one per guarded key that changed.
@@ -128,7 +130,7 @@ class Judgement : private detail::VerdictBuilder {
   // A shard the operator's own retention keeps (an operator.prometheus.io/deletion-deadline that
   // is ahead, never, or unreadable) is not to be deleted by anyone.
   std::optional<Verdict> operatorRetention();
-  std::optional<Verdict> deleteDue(const retention::DeletionDeadline& deadline);
+  std::optional<Verdict> deleteDue();
   std::optional<Verdict> deleteActive();
   std::optional<Verdict> deleteAboveTheCount(const std::optional<retention::Target>& target);
   Verdict readFailed(const std::string& what, const std::string& error) {
@@ -264,7 +266,7 @@ std::optional<Verdict> Judgement::deleteRetained() {
   if (deadline != nullptr) verdict_.deadline = untrustedText(*deadline);
   if (deadline != nullptr) {
     auto parsed = retention::parseDeletionTimestamp(*deadline);
-    if (parsed && parsed->expiredAt(now_)) return deleteDue(*parsed);
+    if (parsed && parsed->expiredAt(now_)) return deleteDue();
   }
   return deny(
       kRuleRetainedBeforeDeadline,
@@ -273,8 +275,8 @@ std::optional<Verdict> Judgement::deleteRetained() {
 
 // A retained shard past its deadline under a drain goes only once drained (shardscaler marks it
 // drained-at right before deleting it), or once the drain's timeout passed under onTimeout:
-// Delete (docs/design.md §15).
-std::optional<Verdict> Judgement::deleteDue(const retention::DeletionDeadline& deadline) {
+// Delete, counted as the planner counts it: from its draining-since mark (docs/design.md §15).
+std::optional<Verdict> Judgement::deleteDue() {
   auto drain = retention::resolveDrainPolicy(shard_set_);
   if (!drain) {
     return deny(kRuleNotDrained,
@@ -285,9 +287,10 @@ std::optional<Verdict> Judgement::deleteDue(const retention::DeletionDeadline& d
   if (!drain->enabled || annotation(subject(), api::kDrainedAtAnnotation) != nullptr) {
     return std::nullopt;
   }
-  const std::optional<std::chrono::system_clock::time_point> due = deadline.time().toTimePoint();
+  const std::optional<std::chrono::system_clock::time_point> draining_since =
+      retention::parseAnnotationTime(annotation(subject(), kDrainingSinceAnnotation));
   const std::optional<std::chrono::system_clock::time_point> gives_up_at =
-      due ? std::optional(*due + drain->timeout) : std::nullopt;
+      draining_since ? std::optional(drain->givesUpAt(*draining_since)) : std::nullopt;
   if (drain->on_timeout == retention::OnTimeout::Delete && gives_up_at && now_ >= *gives_up_at) {
     return std::nullopt;
   }

@@ -90,12 +90,14 @@ retention::DrainReading readDrain(const DrainShard& shard, const DrainAnswers& a
   auto up = vectorOf(answers.up, "the up query");
   if (!up) {
     reading.reason = up.error();
+    reading.failed = true;
     return reading;
   }
   auto evidence =
       vectorOf(answers.evidence, custom_condition ? "the drain condition" : "the lag query");
   if (!evidence) {
     reading.reason = evidence.error();
+    reading.failed = true;
     reading.invalid_condition = custom_condition && !answers.evidence &&
                                 answers.evidence.error().is(promql::ErrorKind::BadData);
     return reading;
@@ -131,11 +133,13 @@ retention::DrainReading readDrain(const DrainShard& shard, const DrainAnswers& a
     if (values->second.size() != 1) {
       reading.reason = "pod " + pod + " has " + std::to_string(values->second.size()) +
                        " series in the answer, not one";
+      reading.failed = true;
       return reading;
     }
     const double value = values->second.front();
     if (!std::isfinite(value)) {
       reading.reason = "pod " + pod + " has a value that is not a finite number";
+      reading.failed = true;
       return reading;
     }
     if (!custom_condition) {
@@ -183,7 +187,7 @@ std::map<std::string, retention::DrainReading, std::less<>> DrainChecker::check(
   }
   if (auto refused = url_policy_.refusal(policy.prometheus_url)) {
     for (const DrainShard& shard : shards) {
-      readings[shard.stateful_set] = {.drained = false, .reason = refused->message};
+      readings[shard.stateful_set] = {.reason = refused->message, .failed = true};
     }
     return readings;
   }

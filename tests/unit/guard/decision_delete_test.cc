@@ -507,11 +507,15 @@ class GuardDrain : public ::testing::Test {
   Verdict judge(const AdmissionRequest& request) {
     return decide(request, live_, fixedNow(), config_);
   }
-  // Due an hour ago (the fixture's now is 2026-11-22T10:00:00Z).
-  static Json dueShard(bool drained) {
+  // Due an hour ago (the fixture's now is 2026-11-22T10:00:00Z); found undrained since
+  // `draining_since` when set.
+  static Json dueShard(bool drained, const std::string& draining_since = "") {
     Json shard = retainedShard(3, "2026-11-22T09:00:00Z");
     if (drained) {
       shard["metadata"]["annotations"]["shardscaler.io/drained-at"] = "2026-11-22T09:59:00Z";
+    }
+    if (!draining_since.empty()) {
+      shard["metadata"]["annotations"]["shardscaler.io/draining-since"] = draining_since;
     }
     return shard;
   }
@@ -530,12 +534,39 @@ TEST_F(GuardDrain, ADueShardNotDrainedIsRefusedUntilItIs) {
 }
 
 TEST_F(GuardDrain, PastTheTimeoutOnlyOnTimeoutDeleteLetsItGo) {
+  const Json draining = dueShard(false, "2026-11-22T09:00:00Z");
   drainPolicy("Retain", {{"timeoutSeconds", 600}});
-  EXPECT_EQ(judge(deleteRequest(dueShard(false))).reason, kRuleNotDrained);
+  EXPECT_EQ(judge(deleteRequest(draining)).reason, kRuleNotDrained);
   drainPolicy("Retain", {{"timeoutSeconds", 600}, {"onTimeout", "Delete"}});
-  EXPECT_TRUE(judge(deleteRequest(dueShard(false))).allowed);
+  EXPECT_TRUE(judge(deleteRequest(draining)).allowed);
   drainPolicy("Retain", {{"timeoutSeconds", 7200}, {"onTimeout", "Delete"}});
-  EXPECT_EQ(judge(deleteRequest(dueShard(false))).reason, kRuleNotDrained);
+  EXPECT_EQ(judge(deleteRequest(draining)).reason, kRuleNotDrained);
+}
+
+// The timeout counts from shardscaler's first check (draining-since), as the planner's does: a
+// shard due long before it was first checked, or never found undrained, is not timed out.
+TEST_F(GuardDrain, TheTimeoutCountsFromTheFirstCheckNotFromTheDeadline) {
+  drainPolicy("Retain", {{"timeoutSeconds", 600}, {"onTimeout", "Delete"}});
+  const Verdict unchecked = judge(deleteRequest(dueShard(false)));
+  EXPECT_EQ(unchecked.reason, kRuleNotDrained) << "due an hour ago, never found undrained";
+  EXPECT_THAT(unchecked.message, Not(HasSubstr("times out")));
+
+  Json shard = dueShard(false);
+  shard["metadata"]["annotations"]["shardscaler.io/draining-since"] = "2026-11-22T09:55:00Z";
+  const Verdict draining = judge(deleteRequest(shard));
+  EXPECT_EQ(draining.reason, kRuleNotDrained);
+  EXPECT_THAT(draining.message, HasSubstr("times out at 2026-11-22T10:05:00Z"));
+
+  shard["metadata"]["annotations"]["shardscaler.io/draining-since"] = "2026-11-22T09:50:00Z";
+  EXPECT_TRUE(judge(deleteRequest(shard)).allowed);
+
+  for (const char* unreadable : {"garbage", "2262-04-11T23:50:00Z", "9999-01-01T00:00:00Z"}) {
+    shard["metadata"]["annotations"]["shardscaler.io/draining-since"] = unreadable;
+    EXPECT_EQ(judge(deleteRequest(shard)).reason, kRuleNotDrained) << unreadable;
+  }
+  // Near the end of a time_point's range, adding the timeout must not wrap into the past.
+  shard["metadata"]["annotations"]["shardscaler.io/draining-since"] = "2262-04-11T23:40:00Z";
+  EXPECT_EQ(judge(deleteRequest(shard)).reason, kRuleNotDrained);
 }
 
 TEST_F(GuardDrain, WithoutAnEndpointOrOptedOutTheDeadlineIsEnough) {

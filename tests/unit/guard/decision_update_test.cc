@@ -141,6 +141,12 @@ TEST_F(GuardUpdate, ChangesThatWouldLetALaterDeletePassAreRefused) {
          o["metadata"]["annotations"].erase("operator.prometheus.io/deletion-timestamp");
        },
        kRuleGuardedMetadata, "annotation operator.prometheus.io/deletion-timestamp from"},
+      {"drain timeout moved back", retained,
+       [](Json& o) {
+         o["metadata"]["annotations"]["shardscaler.io/draining-since"] = "2026-01-01T00:00:00Z";
+       },
+       kRuleGuardedMetadata,
+       "annotation shardscaler.io/draining-since from none to \"2026-01-01T00:00:00Z\""},
       {"re-attach, step one: retained label removed", retained,
        [](Json& o) { o["metadata"]["labels"].erase("shardscaler.io/retained"); },
        kRuleGuardedMetadata, "label shardscaler.io/retained from \"true\" to none"},

@@ -55,6 +55,7 @@ TEST(DrainCheck, AScrapedPodWithoutAnyQueueHasNothingToShip) {
 TEST(DrainCheck, APodNotScrapedIsNeverDrained) {
   auto missing = lagReading(vectorOf({{kPod0, 1}}), vectorOf({{kPod0, 0}}));
   EXPECT_FALSE(missing.drained);
+  EXPECT_FALSE(missing.failed) << "a pod that is down is the shard's state, not a failed read";
   EXPECT_THAT(missing.reason, HasSubstr(kPod1 + " is not scraped (up missing)"));
   auto down = lagReading(vectorOf({{kPod0, 1}, {kPod1, 0}}), vectorOf({{kPod0, 0}}));
   EXPECT_FALSE(down.drained);
@@ -75,6 +76,7 @@ TEST(DrainCheck, AFailedQueryIsNeverDrained) {
        .evidence = std::unexpected(promql::makeError(promql::ErrorKind::Transport, "refused"))},
       false, 30s);
   EXPECT_FALSE(failed.drained);
+  EXPECT_TRUE(failed.failed) << "no evidence either way: it must not count toward the timeout";
   EXPECT_THAT(failed.reason, HasSubstr("the lag query failed"));
   EXPECT_FALSE(failed.invalid_condition) << "only a condition of the user's can be invalid";
 }
@@ -88,8 +90,10 @@ TEST(DrainCheck, AnythingButAVectorOfFiniteValuesOnePerPodIsNotDrained) {
   EXPECT_FALSE(
       lagReading(up, vectorOf({{kPod0, std::numeric_limits<double>::infinity()}, {kPod1, 0}}))
           .drained);
+  EXPECT_TRUE(nan.failed);
   auto twice = lagReading(up, vectorOf({{kPod0, 0}, {kPod0, 1}, {kPod1, 0}}));
   EXPECT_FALSE(twice.drained);
+  EXPECT_TRUE(twice.failed);
   EXPECT_THAT(twice.reason, HasSubstr("2 series"));
 }
 
@@ -132,6 +136,7 @@ TEST(DrainCheck, AUrlTheAllowListRefusesIsNeverQueried) {
   ASSERT_EQ(readings.size(), 1u);
   const auto& reading = readings.at("prometheus-main-shard-2");
   EXPECT_FALSE(reading.drained);
+  EXPECT_TRUE(reading.failed);
   EXPECT_THAT(reading.reason, HasSubstr("--prometheus-url-allow"));
   EXPECT_EQ(clients, 0);
 }

@@ -40,6 +40,12 @@ Json dueSts(int index, std::chrono::seconds ago, const Json& annotations = Json:
 }
 
 DrainReading drained(double lag = 2) { return {.drained = true, .lag_seconds = lag}; }
+// A query that failed: nothing was read of the shard.
+DrainReading failedReading() {
+  return {.drained = false,
+          .reason = "the lag query failed: transport error: connection refused",
+          .failed = true};
+}
 DrainReading lagging(double lag) {
   return {.drained = false,
           .lag_seconds = lag,
@@ -166,6 +172,93 @@ TEST(PlannerDrain, PastTheTimeoutKeepDegradesAndDeleteDeletesWithAWarning) {
   EXPECT_THAT(steps(plan), ElementsAre("delete 2"));
   EXPECT_EQ(plan.actions[0].events.at(0).type, EventType::Warning);
   EXPECT_EQ(plan.actions[0].events.at(0).reason, kReasonDrainTimedOut);
+}
+
+// A shard that became due long before its first check (shardscaler was down, the ShardSet was
+// invalid, an adopted deadline was later than ours) gets the whole timeout from that check.
+TEST(PlannerDrain, TheTimeoutCountsFromTheFirstCheckNotFromTheDeadline) {
+  const Json policy = withDrain("Delete", {{"timeoutSeconds", 3600}, {"onTimeout", "Delete"}});
+  World w{shardSetJson(2, policy), targetJson(2),
+          attachedShards(0, 2) + std::vector<Json>{dueSts(2, 5h)}};
+  w.drain_readings["prometheus-main-shard-2"] = lagging(18000);
+  Plan plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), ElementsAre("draining 2")) << "deleted on its first reading";
+  ASSERT_TRUE(plan.requeue_after);
+  EXPECT_LE(*plan.requeue_after, 5s);
+
+  w.stateful_sets.back() =
+      dueSts(2, 5h, {{"shardscaler.io/draining-since", rfc3339(fixedNow() - 59min)}});
+  plan = planShardSet(w.input());
+  EXPECT_TRUE(plan.actions.empty()) << describe(plan);
+
+  w.stateful_sets.back() =
+      dueSts(2, 5h, {{"shardscaler.io/draining-since", rfc3339(fixedNow() - 1h)}});
+  plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), ElementsAre("delete 2"));
+}
+
+// A failed query says nothing about the shard: it neither starts the timeout nor ends it.
+TEST(PlannerDrain, AFailedReadingNeverCountsTowardTheTimeout) {
+  const Json policy = withDrain("Delete", {{"timeoutSeconds", 3600}, {"onTimeout", "Delete"}});
+  World w{shardSetJson(2, policy), targetJson(2),
+          attachedShards(0, 2) + std::vector<Json>{dueSts(2, 5h)}};
+  w.drain_readings["prometheus-main-shard-2"] = failedReading();
+  Plan plan = planShardSet(w.input());
+  EXPECT_TRUE(plan.actions.empty()) << describe(plan);
+  EXPECT_EQ(plan.status.retained_shards.at(0).phase, api::kPhaseDraining);
+  EXPECT_THAT(condition(plan, kConditionProgressing).message, HasSubstr("query failed"));
+
+  w.stateful_sets.back() =
+      dueSts(2, 5h, {{"shardscaler.io/draining-since", rfc3339(fixedNow() - 2h)}});
+  plan = planShardSet(w.input());
+  EXPECT_TRUE(plan.actions.empty()) << "deleted on a failed query: " << describe(plan);
+
+  // A reading that finds it still undrained past the timeout deletes it.
+  w.drain_readings["prometheus-main-shard-2"] = lagging(7200);
+  plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan), ElementsAre("delete 2"));
+}
+
+// Deadlines at the ends of what RFC 3339 and a nanosecond time_point hold neither wrap nor end a
+// wait early: a deadline in year 1 (not the zero "never") or before 1677 is long past, one in 9999
+// or past 2262 far ahead, and a draining-since near the end of the range never times out.
+TEST(PlannerDrain, ExtremeDeadlinesAndMarksNeitherWrapNorEndAWaitEarly) {
+  const Json policy = withDrain("Delete", {{"timeoutSeconds", 3600}, {"onTimeout", "Delete"}});
+  for (const std::string deadline :
+       {"0001-01-01T00:00:01Z", "1500-06-01T00:00:00Z", "1677-09-21T00:12:44Z"}) {
+    SCOPED_TRACE(deadline);
+    World w{shardSetJson(2, policy), targetJson(2),
+            attachedShards(0, 2) + std::vector<Json>{retainedShard(2, deadline)}};
+    Plan plan = planShardSet(w.input());
+    EXPECT_TRUE(plan.actions.empty()) << describe(plan);
+    ASSERT_EQ(plan.decision.drain_checks.size(), 1u) << "long due: its lag is read at once";
+    w.drain_readings["prometheus-main-shard-2"] = lagging(60);
+    plan = planShardSet(w.input());
+    EXPECT_THAT(steps(plan), ElementsAre("draining 2")) << "timed out on its first reading";
+    ASSERT_TRUE(plan.requeue_after);
+    EXPECT_GT(*plan.requeue_after, 0s);
+    EXPECT_LE(*plan.requeue_after, 5s);
+  }
+  for (const std::string deadline : {"9999-12-31T23:59:59Z", "2262-04-12T00:00:00Z"}) {
+    SCOPED_TRACE(deadline);
+    const World w{shardSetJson(2, policy), targetJson(2),
+                  attachedShards(0, 2) + std::vector<Json>{retainedShard(2, deadline)}};
+    const Plan plan = planShardSet(w.input());
+    EXPECT_TRUE(plan.actions.empty()) << describe(plan);
+    EXPECT_TRUE(plan.decision.drain_checks.empty());
+    // Not a busy loop: a wait that does not fit is as long as it can be, never negative.
+    ASSERT_TRUE(plan.requeue_after.has_value());
+    EXPECT_GT(*plan.requeue_after, 24h * 365 * 200);
+  }
+  // Marked draining 30 minutes before the last instant a time_point holds: adding the timeout
+  // must not wrap into the past.
+  World w{shardSetJson(2, policy), targetJson(2),
+          attachedShards(0, 2) +
+              std::vector<Json>{
+                  dueSts(2, 5h, {{"shardscaler.io/draining-since", "2262-04-11T23:17:16Z"}})}};
+  w.drain_readings["prometheus-main-shard-2"] = lagging(60);
+  const Plan plan = planShardSet(w.input());
+  EXPECT_TRUE(plan.actions.empty()) << describe(plan);
 }
 
 TEST(PlannerDrain, BeforeTheDeadlineNothingIsCheckedUnderRetain) {

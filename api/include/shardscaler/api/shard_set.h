@@ -40,7 +40,7 @@ inline constexpr std::string_view kWhenScaledDelete = "Delete";
 inline constexpr std::array<std::string_view, 2> kWhenScaledValues = {kWhenScaledRetain,
                                                                       kWhenScaledDelete};
 // spec.shardRetentionPolicy.drain: the lag the default condition accepts, and how long after a
-// shard became due it may stay undrained before onTimeout applies.
+// check first found a due shard undrained it may stay so before onTimeout applies.
 inline constexpr int64_t kMaxLagSecondsMinimum = 1;
 inline constexpr int64_t kMaxLagSecondsMaximum = 3600;
 inline constexpr int64_t kMaxLagSecondsDefault = 30;

@@ -47,8 +47,9 @@ inline constexpr std::string_view kDetachedAtAnnotation = "shardscaler.io/detach
 // On the target: the one ShardSet (same namespace) that manages it. A second ShardSet on the same
 // target is refused and touches nothing.
 inline constexpr std::string_view kClaimedByAnnotation = "shardscaler.io/claimed-by";
-// On a retained shard that became due while its data was not shipped yet: when shardscaler first
-// found it so (RFC 3339 UTC, milliseconds). Written once, with the ShardDraining Event.
+// On a retained shard that became due while its data was not shipped yet: when a check of
+// shardscaler's first found it so (RFC 3339 UTC, milliseconds; a check that failed finds
+// nothing). Written once, with the ShardDraining Event; the drain's timeout counts from it.
 inline constexpr std::string_view kDrainingSinceAnnotation = "shardscaler.io/draining-since";
 // On a retained shard whose drain condition held: when (RFC 3339 UTC, milliseconds). Written
 // right before its deletion; the shard guard admits the deletion of a due shard only with it

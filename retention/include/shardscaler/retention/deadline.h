@@ -30,6 +30,9 @@ class DeletionDeadline {
   bool isNever() const { return !at_.has_value(); }
   // Only meaningful when !isNever().
   Timestamp time() const { return at_.value_or(Timestamp{}); }
+  // As a time_point: one outside what a time_point holds (1677..2262) is held at its nearest end,
+  // so that arithmetic on it neither wraps nor moves it to the other side of now; never => max.
+  std::chrono::system_clock::time_point timePoint() const;
 
   // Expired strictly after the deadline, as the operator's deadlineExpired; never => false.
   bool expiredAt(std::chrono::system_clock::time_point now) const;
@@ -48,6 +51,10 @@ class DeletionDeadline {
 };
 
 inline constexpr std::string_view kNeverAnnotation = "0001-01-01T00:00:00Z";
+
+// t + d, held at the ends of a time_point's range instead of wrapping around.
+std::chrono::system_clock::time_point addSaturating(std::chrono::system_clock::time_point t,
+                                                    std::chrono::nanoseconds d);
 
 // now + period, truncated to whole seconds (what Go's RFC3339 formatting keeps). No period, or
 // a period of 0, means never, as in the operator's gracePeriodForPrometheusStorage.

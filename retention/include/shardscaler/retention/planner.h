@@ -63,6 +63,11 @@ struct DrainReading {
   // Prometheus refused the drain condition as PromQL (bad_data): `reason` has its error. The spec
   // is invalid until it is fixed.
   bool invalid_condition = false;
+  // Nothing could be read of the shard (a query or the StatefulSet's read failed, an answer that
+  // is not a vector or not one finite value a pod, a URL the allow-list refuses): not drained,
+  // and no evidence that it is undrained either, so it neither starts the drain's timeout nor
+  // ends it.
+  bool failed = false;
 };
 
 struct PlanInput {

@@ -63,6 +63,14 @@ struct DrainPolicy {
   std::chrono::seconds max_lag{api::kMaxLagSecondsDefault};
   std::chrono::seconds timeout{api::kDrainTimeoutSecondsDefault};
   OnTimeout on_timeout = OnTimeout::Keep;
+
+  // When the drain of a shard first found undrained at `draining_since` (its draining-since mark)
+  // times out. The timeout counts from that first reading, never from the shard's deadline: a
+  // shard that became due long before it was first checked (shardscaler down, the ShardSet
+  // invalid, an adopted deadline) still gets the whole timeout. Held at the end of time rather
+  // than wrapping. The planner and the guard both judge by it.
+  std::chrono::system_clock::time_point givesUpAt(
+      std::chrono::system_clock::time_point draining_since) const;
 };
 
 // Enabled when spec.shardRetentionPolicy.drain.enabled is not false and a query endpoint is known

@@ -1,8 +1,9 @@
 // Whether a due shard's data has been shipped (docs/design.md §15): the PromQL of the default
 // condition (remote write caught up) and of a user's condition, and the reading of their answers
 // pod by pod. Absence of evidence is never drained: a failed query, a pod not scraped (`up`
-// missing or 0), a result that is not a vector or holds NaN, Inf or one pod twice. It never
-// writes anything; DrainChecker only queries.
+// missing or 0), a result that is not a vector or holds NaN, Inf or one pod twice. An answer that
+// cannot be read at all fails the reading (DrainReading::failed). It never writes anything;
+// DrainChecker only queries.
 #pragma once
 
 #include <chrono>
