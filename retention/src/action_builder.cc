@@ -70,7 +70,8 @@ void ActionBuilder::adopt(const ShardStatefulSet& s) {
   c_.plan.actions.push_back(std::move(a));
 }
 
-void ActionBuilder::detach(const ShardStatefulSet& s, const DeletionDeadline& deadline) {
+void ActionBuilder::detach(const ShardStatefulSet& s, const DeletionDeadline& fresh) {
+  const DeletionDeadline deadline = s.operatorsOwnDeadline().value_or(fresh);
   Action a = statefulSetAction(ActionType::DetachStatefulSet, s);
   a.merge_patch = patches::detach(*s.object, target_, {ss_.name, ss_.uid}, deadline, c_.input.now);
   a.deadline = deadline;

@@ -20,7 +20,9 @@ class ActionBuilder {
   // Puts this ShardSet's guard label on the shard, or takes it off.
   void guard(const ShardStatefulSet& s);
   void unguard(const ShardStatefulSet& s);
-  void detach(const ShardStatefulSet& s, const DeletionDeadline& deadline);
+  // Every detach starts a fresh life: `fresh` is its deadline unless the operator's own retention
+  // set one (ShardStatefulSet::operatorsOwnDeadline), and the drain marks of an earlier life go.
+  void detach(const ShardStatefulSet& s, const DeletionDeadline& fresh);
   void reattach(const ShardStatefulSet& s);
   // A retained shard the target still owns (detached by a version before the detach moved the
   // reference): deleting the target would garbage-collect it before its deadline and drain.

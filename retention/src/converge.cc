@@ -388,10 +388,8 @@ void planConverge(PlanContext& context) {
   if (pausing_now) writes.pause();
   if (gates.may_detach) {
     // A shard detached again (the operator labelled it back) starts a fresh retention period; one
-    // the operator's own retention kept keeps the operator's deadline.
-    for (const auto* attached : shards.to_detach) {
-      writes.detach(*attached, attached->operator_deadline.value_or(*decision.new_deadline));
-    }
+    // the operator's own retention kept keeps the operator's deadline (the builder's rule).
+    for (const auto* attached : shards.to_detach) writes.detach(*attached, *decision.new_deadline);
   }
   if (gates.may_reattach) {
     for (const auto* shard : shards.to_reattach) writes.reattach(*shard);

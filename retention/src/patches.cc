@@ -141,7 +141,11 @@ Json detach(const ObservedStatefulSet& sts, const Target& target, const ShardSet
            {key(api::kDeletionDeadlineAnnotation), deadline.toAnnotation()},
            {key(api::kDeletionTimestampAnnotation), deadline.toAnnotation()},
            {key(api::kOperatorDeletionDeadlineAnnotation), deadline.toAnnotation()},
-           {key(api::kDetachedAtAnnotation), formatAnnotationTime(now)}};
+           {key(api::kDetachedAtAnnotation), formatAnnotationTime(now)},
+           // A fresh life: the drain of an earlier one (before someone labelled it back) says
+           // nothing about what this one holds.
+           {key(api::kDrainingSinceAnnotation), nullptr},
+           {key(api::kDrainedAtAnnotation), nullptr}};
   return Json{{"metadata", std::move(metadata)}};
 }
 

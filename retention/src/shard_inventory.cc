@@ -41,10 +41,20 @@ void readDeadline(ShardStatefulSet& shard) {
 void readOperatorDeadline(ShardStatefulSet& shard) {
   const std::string* value = shard.object->annotation(api::kOperatorDeletionDeadlineAnnotation);
   if (value == nullptr) return;
-  if (auto d = parseDeletionTimestamp(*value)) {
-    shard.operator_deadline = *d;
-  } else {
+  auto d = parseDeletionTimestamp(*value);
+  if (!d) {
     shard.operator_deadline_unreadable = true;
+    return;
+  }
+  shard.operator_deadline = *d;
+  // A detach writes its deadline under all three names; the operator, taking a shard back,
+  // keeps the value it finds. The same deadline under one of shardscaler's names is that copy.
+  for (std::string_view ours :
+       {api::kDeletionDeadlineAnnotation, api::kDeletionTimestampAnnotation}) {
+    const std::string* own = shard.object->annotation(ours);
+    if (own == nullptr) continue;
+    auto parsed = parseDeletionTimestamp(*own);
+    if (parsed && *parsed == *d) shard.operator_deadline_copied = true;
   }
 }
 

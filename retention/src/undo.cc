@@ -46,17 +46,19 @@ void planUndo(PlanContext& c, UndoFor why) {
   // Attached above the target's count while we hold it paused: shards a cut-short scale-up
   // re-attached or the operator created. Resuming would let the operator delete them, so they are
   // kept (detached) instead; never delete on doubt. Under Retain they get a retention period;
-  // under Delete a shard that still carries a deadline keeps it and any other is due now, so that
-  // once the target rests at its count it goes as whenScaled=Delete would have it go. With no
-  // readable policy (an invalid spec) they are kept until a person decides.
+  // under Delete they are due now (a shard that still carries a deadline ahead keeps it), so that
+  // once the target rests at its count it goes as whenScaled=Delete would have it go, after its
+  // drain. With no readable policy (an invalid spec) they are kept until a person decides.
   if (ours && !exposed.empty()) {
     const Decision& d = c.plan.decision;
     const bool delete_policy = d.policy && d.policy->when_scaled == WhenScaled::Delete;
     for (const auto* s : exposed) {
       DeletionDeadline deadline = d.new_deadline.value_or(DeletionDeadline::never());
       if (delete_policy) {
-        deadline = s->deadline.value_or(DeletionDeadline::at(
-            Timestamp::fromTimePoint(std::chrono::floor<std::chrono::seconds>(c.input.now))));
+        deadline = s->deadline && !s->deadline->expiredAt(c.input.now)
+                       ? *s->deadline
+                       : DeletionDeadline::at(Timestamp::fromTimePoint(
+                             std::chrono::floor<std::chrono::seconds>(c.input.now)));
       }
       b.detach(*s, deadline);
     }

@@ -54,7 +54,9 @@ TEST(PlannerPatches, DetachHidesFromTheOperatorAndRecordsTheDeadline) {
                     "shardscaler.io/deletion-deadline": "2026-11-25T10:00:00Z",
                     "operator.prometheus.io/deletion-deadline": "2026-11-25T10:00:00Z",
                     "operator.prometheus.io/deletion-timestamp": "2026-11-25T10:00:00Z",
-                    "shardscaler.io/detached-at": "2026-11-22T10:00:00Z"}}})"));
+                    "shardscaler.io/detached-at": "2026-11-22T10:00:00Z",
+                    "shardscaler.io/draining-since": null,
+                    "shardscaler.io/drained-at": null}}})"));
   ASSERT_EQ(detach.events.size(), 1u);
   EXPECT_EQ(detach.events[0].type, EventType::Normal);
   EXPECT_EQ(detach.events[0].reason, "ShardRetained");

@@ -141,6 +141,106 @@ TEST(GarbageCollection, AReleaseLeavesShardsTheTargetStillOwns) {
   EXPECT_THAT(steps(planShardSet(w.input())), Not(::testing::Contains("orphan 2")));
 }
 
+// ---- the operator's own retention and a shard's lives ---------------------------------------
+
+// Delete with a drain (due at the detach) and Retain 1h: the two ways a detach picks a deadline.
+std::vector<Json> detachingPolicies() {
+  Json drain = retainPolicy("Delete");
+  drain["ingestion"] = {{"prometheusURL", "http://prometheus.monitoring.svc:9090"}};
+  return {drain, retainPolicy("Retain", "1h")};
+}
+
+// The plan's detach of shard `index`, applied to its StatefulSet in `w` as a merge patch.
+const Action& applyDetach(World& w, const Plan& plan, int index) {
+  const Action& detach = only(plan, ActionType::DetachStatefulSet, index);
+  for (Json& sts : w.stateful_sets) {
+    if (sts["metadata"]["name"] == detach.object_name) sts.merge_patch(detach.merge_patch);
+  }
+  return detach;
+}
+
+// The operator reads an unreadable operator.prometheus.io/deletion-deadline as never: a detach
+// keeps it never, whatever the ShardSet's policy, so the shard is never due.
+TEST(OperatorRetention, AnUnreadableOperatorDeadlineStaysNeverThroughADetach) {
+  for (const Json& policy : detachingPolicies()) {
+    SCOPED_TRACE(policy.dump());
+    Json kept = testing::attachedShard(2);
+    kept["metadata"]["annotations"]["operator.prometheus.io/deletion-deadline"] = "next tuesday";
+    World w{storedShardSet(2, policy), targetJson(3), attachedShards(0, 2) + std::vector{kept}};
+    const Plan plan = planShardSet(w.input());
+    const Action& detach = applyDetach(w, plan, 2);
+    ASSERT_TRUE(detach.deadline.has_value());
+    EXPECT_TRUE(detach.deadline->isNever()) << detach.deadline->toAnnotation();
+    const Json& annotations = detach.merge_patch["metadata"]["annotations"];
+    EXPECT_EQ(annotations["operator.prometheus.io/deletion-deadline"], "0001-01-01T00:00:00Z");
+    EXPECT_EQ(annotations["shardscaler.io/deletion-deadline"], "0001-01-01T00:00:00Z");
+
+    w.target = targetJson(2);
+    w.now += 24h * 400;
+    const Plan later = planShardSet(w.input());
+    EXPECT_TRUE(later.actions.empty()) << describe(later);
+    EXPECT_TRUE(later.decision.drain_checks.empty()) << "never is never due";
+  }
+}
+
+// A shard the operator's own retention kept (v0.92+) keeps the operator's deadline when detached.
+TEST(OperatorRetention, ADetachKeepsADeadlineTheOperatorsOwnRetentionSet) {
+  for (const Json& policy : detachingPolicies()) {
+    SCOPED_TRACE(policy.dump());
+    Json kept = testing::attachedShard(2);
+    kept["metadata"]["annotations"]["operator.prometheus.io/deletion-deadline"] = kFuture;
+    World w{storedShardSet(2, policy), targetJson(3), attachedShards(0, 2) + std::vector{kept}};
+    const Action& detach = applyDetach(w, planShardSet(w.input()), 2);
+    EXPECT_EQ(detach.deadline->toAnnotation(), kFuture);
+  }
+}
+
+// A shard detached, marked and then taken back (a user or the operator put
+// operator.prometheus.io/name back) carries the marks of that life. Detached again, it starts a
+// fresh one: its own deadline (the operator.prometheus.io/deletion-deadline it carries is the copy
+// the first detach wrote, not the operator's) and no drain marks, so it is neither due at once nor
+// deleted without a check.
+TEST(OperatorRetention, ADetachAgainStartsAFreshLife) {
+  const std::string old_deadline = "2026-11-21T08:00:00Z";
+  Json relabelled = retainedShard(2, old_deadline);
+  Json& md = relabelled["metadata"];
+  md["labels"]["operator.prometheus.io/name"] = "main";
+  md["annotations"]["shardscaler.io/deletion-deadline"] = old_deadline;
+  md["annotations"]["operator.prometheus.io/deletion-deadline"] = old_deadline;
+  md["annotations"]["shardscaler.io/detached-at"] = "2026-11-21T07:00:00Z";
+  md["annotations"]["shardscaler.io/draining-since"] = "2026-11-21T08:00:01Z";
+  md["annotations"]["shardscaler.io/drained-at"] = "2026-11-21T08:10:00Z";
+  for (const Json& policy : detachingPolicies()) {
+    SCOPED_TRACE(policy.dump());
+    const bool retain = policy["shardRetentionPolicy"]["whenScaled"] == "Retain";
+    World w{storedShardSet(2, policy), targetJson(3),
+            attachedShards(0, 2) + std::vector{relabelled}};
+    const Plan plan = planShardSet(w.input());
+    const Action& detach = applyDetach(w, plan, 2);
+    EXPECT_EQ(detach.deadline->toAnnotation(),
+              retain ? "2026-11-22T11:00:00Z" : "2026-11-22T10:00:00Z");
+    const Json& annotations = detach.merge_patch["metadata"]["annotations"];
+    EXPECT_TRUE(annotations.contains("shardscaler.io/drained-at") &&
+                annotations["shardscaler.io/drained-at"].is_null())
+        << annotations.dump();
+    EXPECT_TRUE(annotations.contains("shardscaler.io/draining-since") &&
+                annotations["shardscaler.io/draining-since"].is_null())
+        << annotations.dump();
+
+    // The next rounds: under Retain nothing is due for an hour; under Delete the drain is
+    // checked before anything is deleted.
+    w.target = targetJson(2);
+    w.now += 1min;
+    const Plan next = planShardSet(w.input());
+    EXPECT_THAT(steps(next), Not(::testing::Contains("delete 2"))) << describe(next);
+    if (retain) {
+      EXPECT_TRUE(next.decision.drain_checks.empty());
+    } else {
+      ASSERT_EQ(next.decision.drain_checks.size(), 1u);
+    }
+  }
+}
+
 // ---- pauses the operator never acknowledges ------------------------------------------------
 
 TEST(PauseBackOff, TheHoldDoublesWithEachUnacknowledgedPauseUpToTheCap) {

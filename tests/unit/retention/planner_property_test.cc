@@ -285,8 +285,30 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
         }
         break;
       }
-      case ActionType::DetachStatefulSet:
+      case ActionType::DetachStatefulSet: {
         EXPECT_EQ(name_label, "main");
+        // Every detach starts a fresh life: no drain marks of an earlier one, and a deadline of
+        // its own, unless the operator's own retention set one (a value that is not a copy of
+        // shardscaler's) or an unreadable one (never, as the operator reads it).
+        const Json& annotations = a.merge_patch["metadata"]["annotations"];
+        for (const char* mark : {"shardscaler.io/drained-at", "shardscaler.io/draining-since"}) {
+          EXPECT_TRUE(annotations.contains(mark) && annotations[mark].is_null())
+              << mark << " kept: " << annotations.dump();
+        }
+        ASSERT_TRUE(a.deadline.has_value());
+        const std::string operators = annotation(*sts, "operator.prometheus.io/deletion-deadline");
+        const auto operator_deadline = parseDeletionTimestamp(operators);
+        const bool copy_of_ours =
+            !operators.empty() &&
+            (operators == annotation(*sts, "shardscaler.io/deletion-deadline") ||
+             operators == annotation(*sts, "operator.prometheus.io/deletion-timestamp"));
+        if (!operators.empty() && !operator_deadline) {
+          EXPECT_TRUE(a.deadline->isNever()) << "an unreadable operator deadline became finite";
+        } else if (!operators.empty() && !copy_of_ours) {
+          EXPECT_EQ(*a.deadline, *operator_deadline) << "the operator's own deadline replaced";
+        } else if (plan.decision.new_deadline) {
+          EXPECT_EQ(*a.deadline, *plan.decision.new_deadline) << "an old life's deadline reused";
+        }
         if (converging && plan.decision.abandoned_because.empty()) {
           ASSERT_TRUE(want.has_value());
           EXPECT_GE(index, *want);
@@ -304,6 +326,7 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
           EXPECT_GE(index, cur);
         }
         break;
+      }
       case ActionType::ReattachStatefulSet:
         if (converging && plan.decision.abandoned_because.empty()) {
           EXPECT_LT(index, want.value_or(-1));
@@ -328,6 +351,13 @@ void expectSafe(const World& w, const PlanInput& in, const Plan& plan) {
         }
         break;
       }
+      case ActionType::MarkDrainState:
+        // Only a due shard's drain is marked: retained, past its deadline.
+        EXPECT_TRUE(converging);
+        EXPECT_TRUE(name_label.empty());
+        EXPECT_EQ(label(*sts, "shardscaler.io/retained"), "true");
+        EXPECT_TRUE(plan.decision.drain && plan.decision.drain->enabled);
+        break;
       default:
         ADD_FAILURE() << "unexpected action";
     }
@@ -355,10 +385,21 @@ Json randomStatefulSet(int index) {
     case 6:
       s = retainedShard(index, pick(deadlines));
       break;
-    case 7:
-      s = retainedShard(index, pick(deadlines));
-      s["metadata"]["labels"]["operator.prometheus.io/name"] = "main";  // re-labelled
+    case 7: {
+      // Detached once, then labelled back by someone else: the marks of that life stay, the
+      // operator's deadline annotation a copy of shardscaler's.
+      const std::string deadline = pick(deadlines);
+      s = retainedShard(index, deadline);
+      s["metadata"]["labels"]["operator.prometheus.io/name"] = "main";
+      Json& annotations = s["metadata"]["annotations"];
+      if (!deadline.empty() && chance(0.7)) {
+        annotations["shardscaler.io/deletion-deadline"] = deadline;
+        annotations["operator.prometheus.io/deletion-deadline"] = deadline;
+      }
+      if (chance(0.5)) annotations["shardscaler.io/drained-at"] = "2026-11-21T00:00:05Z";
+      if (chance(0.5)) annotations["shardscaler.io/draining-since"] = "2026-11-21T00:00:01Z";
       break;
+    }
     default: {  // foreign in one way or another
       s = chance(0.5) ? attachedShard(index) : retainedShard(index, "2026-11-20T00:00:00Z");
       auto& md = s["metadata"];
@@ -387,6 +428,12 @@ Json randomStatefulSet(int index) {
           break;
       }
     }
+  }
+  if (chance(0.1)) {
+    // The operator's own retention (v0.92+), or something it reads as never.
+    s["metadata"]["annotations"]["operator.prometheus.io/deletion-deadline"] =
+        pick(std::vector<std::string>{"2026-11-25T00:00:00Z", "2026-11-20T00:00:00Z",
+                                      "0001-01-01T00:00:00Z", "garbage"});
   }
   if (chance(0.1)) s["metadata"]["deletionTimestamp"] = "2026-11-22T09:00:00Z";
   if (chance(0.5)) {
@@ -475,15 +522,37 @@ TEST(PlannerProperty, RandomObservationsNeverLeadToUnsafeWrites) {
   EXPECT_GT(unpauses, 200u);
 }
 
-// A namespace with the target, its StatefulSets and an operator that behaves as docs/design.md §2.
+// Retain for a day; Delete; Delete with a drain (removed shards detached, deleted once drained).
+enum class ClusterPolicy { Retain, Delete, Drain };
+
+std::string_view toString(ClusterPolicy policy) {
+  switch (policy) {
+    case ClusterPolicy::Retain:
+      return "Retain";
+    case ClusterPolicy::Delete:
+      return "Delete";
+    case ClusterPolicy::Drain:
+      return "Delete with a drain";
+  }
+  return "?";
+}
+
+// A namespace with the target, its StatefulSets and an operator that behaves as docs/design.md §2,
+// and another writer that raises the target's spec.shards now and then (the operator then puts its
+// labels back on retained shards it expects, with the marks of their earlier life).
 class Cluster {
  public:
-  explicit Cluster(bool retain) : retain_(retain) {
-    w_.shard_set = shardSetJson(3, {{"minShards", 1},
-                                    {"maxShards", 8},
-                                    {"shardRetentionPolicy",
-                                     {{"whenScaled", retain ? "Retain" : "Delete"},
-                                      {"retain", {{"retentionPeriod", "1d"}}}}}});
+  explicit Cluster(ClusterPolicy policy)
+      : policy_(policy), retain_(policy == ClusterPolicy::Retain) {
+    Json spec{
+        {"minShards", 1},
+        {"maxShards", 8},
+        {"shardRetentionPolicy",
+         {{"whenScaled", retain_ ? "Retain" : "Delete"}, {"retain", {{"retentionPeriod", "1d"}}}}}};
+    if (policy == ClusterPolicy::Drain) {
+      spec["ingestion"] = {{"prometheusURL", "http://prometheus.monitoring.svc:9090"}};
+    }
+    w_.shard_set = shardSetJson(3, spec);
     w_.target = targetJson(3);
     w_.stateful_sets = attachedShards(0, 3);
   }
@@ -501,7 +570,9 @@ class Cluster {
         w_.shard_set["metadata"]["generation"] =
             w_.shard_set["metadata"]["generation"].get<int>() + 1;
         log_ += "shards=" + w_.shard_set["spec"]["shards"].dump() + "\n";
-      } else if (roll < 75) {
+      } else if (roll < 40) {
+        raiseByAnotherWriter();
+      } else if (roll < 77) {
         reconcile(/*may_crash=*/true);
       } else {
         if (operatorStep()) log_ += "operator\n";
@@ -512,7 +583,7 @@ class Cluster {
   // No more spec changes or crashes: reconcile and let the operator act until both rest.
   void settle() {
     for (int round = 0; round < 30; ++round) {
-      const bool planned = reconcile(/*may_crash=*/false);
+      const bool planned = reconcile(/*may_crash=*/false, /*all_drained=*/true);
       const bool operated = operatorStep();
       if (planned || operated) continue;
       // Both rest; a plan that waits (the settle time after a pause) is requeued that much later.
@@ -555,6 +626,7 @@ class Cluster {
   }
 
   int plannerDeletes() const { return planner_deletes_; }
+  int drainedDeletes() const { return drained_deletes_; }
   // An unsafe plan's failures, once one was planned (the run stops there); else empty.
   const std::string& unsafe() const { return unsafe_; }
   // What happened, one step a line.
@@ -589,21 +661,69 @@ class Cluster {
     if (s == nullptr || (*s)["metadata"]["uid"] != a.uid) return false;
     if (a.type == ActionType::DeleteStatefulSet) {
       if ((*s)["metadata"]["resourceVersion"] != a.resource_version) return false;
+      checkDeletion(*s);
       std::erase_if(w_.stateful_sets,
                     [&](const Json& x) { return x["metadata"]["name"] == a.object_name; });
+      lives_.erase(a.object_name);
       ++planner_deletes_;
       return true;
     }
+    if (a.type == ActionType::DetachStatefulSet) lives_[a.object_name] = {.detached = w_.now};
+    if (a.type == ActionType::ReattachStatefulSet) lives_.erase(a.object_name);
     s->merge_patch(a.merge_patch);
     (*s)["metadata"]["resourceVersion"] = nextRv();
     return true;
   }
 
+  // A retained shard the planner deletes has lived out this life: retained for the whole period
+  // since its latest detach (Retain), or read drained since then (a drain).
+  void checkDeletion(const Json& sts) {
+    if (!label(sts, "operator.prometheus.io/name").empty()) return;  // Delete: an attached one
+    const std::string name = sts["metadata"]["name"];
+    const auto life = lives_.find(name);
+    if (life == lives_.end()) {
+      unsafe_ += "deleted " + name + ", which was never detached\n";
+    } else if (retain_ && w_.now <= life->second.detached + std::chrono::hours(24)) {
+      unsafe_ += "deleted " + name + " within a day of its latest detach\n";
+    } else if (policy_ == ClusterPolicy::Drain && !life->second.read_drained) {
+      unsafe_ += "deleted " + name + " with no drained reading since its latest detach\n";
+    }
+    drained_deletes_ += policy_ == ClusterPolicy::Drain;
+  }
+
+  // Another writer of spec.shards (kubectl scale prometheus, a GitOps tool): only ever up, so the
+  // operator deletes nothing; it re-labels retained shards it now expects.
+  void raiseByAnotherWriter() {
+    Json& t = *w_.target;
+    const int64_t raised = std::min<int64_t>(8, effectiveShards(t) + uniform(1, 3));
+    if (raised <= effectiveShards(t)) return;
+    t["spec"]["shards"] = raised;
+    t["metadata"]["generation"] = t["metadata"]["generation"].get<int64_t>() + 1;
+    t["metadata"]["resourceVersion"] = nextRv();
+    log_ += "target shards=" + std::to_string(raised) + " (another writer)\n";
+  }
+
   // One plan, applied in order; with may_crash, cut short at a random point, and the operator
   // may act between two writes. Returns whether the plan had actions.
-  bool reconcile(bool may_crash) {
-    const PlanInput in = w_.input();
-    const Plan plan = planShardSet(in);
+  bool reconcile(bool may_crash, bool all_drained = false) {
+    PlanInput in = w_.input();
+    Plan plan = planShardSet(in);
+    if (!plan.decision.drain_checks.empty()) {
+      // As the controller does: read each due shard's drain, plan again with the readings.
+      for (const auto& check : plan.decision.drain_checks) {
+        const bool drained = all_drained || chance(0.5);
+        DrainReading& reading = w_.drain_readings[check.stateful_set];
+        reading = drained ? DrainReading{.drained = true, .lag_seconds = 1}
+                          : DrainReading{.drained = false, .lag_seconds = 90, .reason = "lags"};
+        if (drained && lives_.contains(check.stateful_set)) {
+          lives_[check.stateful_set].read_drained = true;
+        }
+        log_ += "drain of " + check.stateful_set + (drained ? " read drained\n" : " lags\n");
+      }
+      in = w_.input();
+      plan = planShardSet(in);
+      w_.drain_readings.clear();
+    }
     const std::string failures = failuresOf([&] { expectSafe(w_, in, plan); });
     if (!failures.empty()) {
       unsafe_ = failures + "unsafe plan in the cluster:\n" + describe(plan);
@@ -669,8 +789,17 @@ class Cluster {
     return changed;
   }
 
+  // One life of a retained shard: since its latest detach.
+  struct Life {
+    system_clock::time_point detached;
+    bool read_drained = false;
+  };
+
+  ClusterPolicy policy_;
   bool retain_;
   World w_;
+  std::map<std::string, Life> lives_;  // by StatefulSet name
+  int drained_deletes_ = 0;
   int rv_ = 2000;
   int uid_ = 0;
   int operator_deletes_ = 0;
@@ -681,20 +810,22 @@ class Cluster {
 
 // One simulation: the policy, what went wrong, what happened.
 struct ClusterRun {
-  bool retain = true;
+  ClusterPolicy policy = ClusterPolicy::Retain;
   std::string failures;
   std::string log;
   int planner_deletes = 0;
+  int drained_deletes = 0;
 };
 
 void showValue(const ClusterRun& run, std::ostream& os) {
-  os << "whenScaled " << (run.retain ? "Retain" : "Delete") << ", steps:\n" << run.log;
+  os << "whenScaled " << toString(run.policy) << ", steps:\n" << run.log;
 }
 
 ClusterRun runCluster() {
   ClusterRun run;
-  run.retain = !chance(1.0 / 3);
-  Cluster cluster(run.retain);
+  run.policy = pick(std::vector{ClusterPolicy::Retain, ClusterPolicy::Retain, ClusterPolicy::Retain,
+                                ClusterPolicy::Delete, ClusterPolicy::Drain, ClusterPolicy::Drain});
+  Cluster cluster(run.policy);
   run.failures = failuresOf([&] {
     cluster.run(80);
     if (!cluster.unsafe().empty()) return;
@@ -704,18 +835,21 @@ ClusterRun runCluster() {
   run.failures += cluster.unsafe();
   run.log = cluster.log();
   run.planner_deletes = cluster.plannerDeletes();
+  run.drained_deletes = cluster.drainedDeletes();
   return run;
 }
 
 TEST(PlannerProperty, InterruptedScalingAlwaysConvergesWithNothingLost) {
-  int expired_deletes = 0;
+  int expired_deletes = 0, drained_deletes = 0;
   checkProperty(300, [&] {
     const ClusterRun run = *rc::gen::exec(runCluster);
     if (!run.failures.empty()) RC_FAIL(run.failures);
-    if (run.retain) expired_deletes += run.planner_deletes;
+    if (run.policy == ClusterPolicy::Retain) expired_deletes += run.planner_deletes;
+    drained_deletes += run.drained_deletes;
   });
   if (::testing::Test::HasFailure()) return;
   EXPECT_GT(expired_deletes, 50) << "retained shards never expired in the simulation";
+  EXPECT_GT(drained_deletes, 50) << "no drained shard was deleted in the simulation";
 }
 
 }  // namespace

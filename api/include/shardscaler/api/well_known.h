@@ -49,7 +49,8 @@ inline constexpr std::string_view kDetachedAtAnnotation = "shardscaler.io/detach
 inline constexpr std::string_view kClaimedByAnnotation = "shardscaler.io/claimed-by";
 // On a retained shard that became due while its data was not shipped yet: when a check of
 // shardscaler's first found it so (RFC 3339 UTC, milliseconds; a check that failed finds
-// nothing). Written once, with the ShardDraining Event; the drain's timeout counts from it.
+// nothing). Written once, with the ShardDraining Event; the drain's timeout counts from it. A
+// detach removes it, as it removes drained-at: each detached life drains afresh.
 inline constexpr std::string_view kDrainingSinceAnnotation = "shardscaler.io/draining-since";
 // On a retained shard whose drain condition held: when (RFC 3339 UTC, milliseconds). Written
 // right before its deletion; the shard guard admits the deletion of a due shard only with it

@@ -35,6 +35,10 @@ struct ShardStatefulSet {
   // deleted while it is ahead (or unreadable).
   std::optional<DeletionDeadline> operator_deadline;
   bool operator_deadline_unreadable = false;
+  // `operator_deadline` is the copy a detach of shardscaler's wrote (the same deadline as
+  // shardscaler.io/deletion-deadline or operator.prometheus.io/deletion-timestamp beside it), not
+  // one the operator's own retention set.
+  bool operator_deadline_copied = false;
   // Retained only: why `deadline` is empty ("missing", or the parse error).
   std::string deadline_problem;
   // Retained only: the detached-at annotation (nullopt: absent, e.g. detached by an older
@@ -48,6 +52,13 @@ struct ShardStatefulSet {
   bool operatorLetsGo(std::chrono::system_clock::time_point now) const {
     return !operator_deadline_unreadable &&
            (!operator_deadline || operator_deadline->expiredAt(now));
+  }
+  // The deadline the operator's own retention set, which a detach keeps: an unreadable one is
+  // never, as the operator reads it; nullopt when there is none, or only shardscaler's copy.
+  std::optional<DeletionDeadline> operatorsOwnDeadline() const {
+    if (operator_deadline_unreadable) return DeletionDeadline::never();
+    if (operator_deadline_copied) return std::nullopt;
+    return operator_deadline;
   }
 };
 
