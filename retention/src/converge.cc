@@ -294,13 +294,12 @@ void writeTargetUpdate(const PlanContext& context, ActionBuilder& writes,
                       decision.desired->rounding_note});
   }
   const bool lowered = shard_count && *shard_count < state.cur;
-  writes.update(
-      {.shards = shard_count,
-       .unpause = unpause,
-       .clear_paused_by = unpause || stale,
-       .scaled_down_at = !state.retain && lowered ? std::optional(state.now) : std::nullopt,
-       .precondition_resource_version = shard_count.has_value() && !pausing_now},
-      std::move(events));
+  writes.update({.shards = shard_count,
+                 .unpause = unpause,
+                 .clear_paused_by = unpause || stale,
+                 .scaled_down_at = lowered ? std::optional(state.now) : std::nullopt,
+                 .precondition_resource_version = shard_count.has_value() && !pausing_now},
+                std::move(events));
 }
 
 void deleteExpired(PlanContext& context, ActionBuilder& writes, const ShardClassification& shards) {

@@ -5,6 +5,9 @@
 // (the timeout counts from there), and looked at again; a reading that failed counts for nothing.
 #include "drain.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "shardscaler/retention/duration.h"
 
 namespace shardscaler::retention {
@@ -16,6 +19,11 @@ using std::chrono::nanoseconds;
 constexpr auto kDrainPoll = std::chrono::seconds(5);
 // From the drained-at mark to the round that deletes.
 constexpr auto kDrainedToDelete = std::chrono::seconds(1);
+// How long after a shard left the count its deletion may go ahead without having seen the
+// surviving shards reload their configuration: the kubelet projects a changed Secret into a pod
+// within its sync period plus its cache's (a minute each by default), and the config reloader
+// reloads Prometheus within seconds of that.
+constexpr auto kSurvivorsReloadFloor = std::chrono::minutes(3);
 
 std::string deadlineText(const ShardStatefulSet& shard) {
   return "retention deadline " + shard.deadline->toAnnotation() + " passed";
@@ -24,6 +32,32 @@ std::string deadlineText(const ShardStatefulSet& shard) {
 // When the shard became due: its deadline (one before 1677 held at the start of time).
 std::chrono::system_clock::time_point dueAt(const ShardStatefulSet& shard) {
   return shard.deadline->timePoint();
+}
+
+// The surviving shards scrape a due shard's targets once they reloaded the configuration the
+// operator wrote for the lower count; deleted before that, the shard leaves those targets
+// unscraped. So a drained or timed-out shard goes only once every survivor's pod reloaded after
+// the later of its detach and the last lowering of spec.shards, or once the floor has passed
+// since then. Returns false (and says so, and when to look again) while it waits.
+bool survivorsTookOver(PlanContext& context, const ShardStatefulSet& shard,
+                       const DrainReading& reading) {
+  std::optional<std::chrono::system_clock::time_point> left = shard.detached_at;
+  if (auto lowered =
+          parseAnnotationTime(context.target->annotation(api::kScaledDownAtAnnotation))) {
+    left = std::max(left, lowered);
+  }
+  if (!left) return true;  // detached long ago, by a version that did not record when
+  const auto now = context.input.now;
+  const auto floor = addSaturating(*left, kSurvivorsReloadFloor);
+  if (now >= floor) return true;
+  if (reading.survivors_reloaded_at && *reading.survivors_reloaded_at > *left) return true;
+  context.plan.decision.draining.push_back(
+      ActionBuilder::shardText(shard) +
+      ": waiting for the surviving shards to reload their configuration, so that they scrape "
+      "its targets before it goes (at most " +
+      formatPrometheusDuration(kSurvivorsReloadFloor) + " after it left the count)");
+  context.requeueWithin(std::min<nanoseconds>(kDrainPoll, floor - now));
+  return false;
 }
 
 // One due shard under an enabled drain.
@@ -52,13 +86,17 @@ void planDrain(PlanContext& context, ActionBuilder& writes, const ShardStatefulS
   }
   const auto reading = context.input.drain_readings.find(shard.object->name);
   if (reading == context.input.drain_readings.end()) {
-    decision.drain_checks.push_back({shard.object->name, shard.index});
+    decision.drain_checks.push_back({.stateful_set = shard.object->name,
+                                     .index = shard.index,
+                                     .detached_at = shard.detached_at,
+                                     .remote_writes = context.target->remote_writes});
     context.requeueWithin(kDrainPoll);
     return;
   }
   const DrainReading& drained = reading->second;
   if (drained.invalid_condition) return;  // InvalidSpec: reported, nothing deleted
   if (drained.drained) {
+    if (!survivorsTookOver(context, shard, drained)) return;
     const std::string how = drained.lag_seconds
                                 ? "remote-write lag " +
                                       formatPrometheusDuration(std::chrono::seconds(
@@ -84,6 +122,7 @@ void planDrain(PlanContext& context, ActionBuilder& writes, const ShardStatefulS
                                          drained.reason + " (onTimeout: Keep keeps it)");
     } else if (!drained.failed) {
       // Only a reading that finds it still undrained deletes it: a failed one says nothing.
+      if (!survivorsTookOver(context, shard, drained)) return;
       writes.remove(shard, shard.deadline,
                     timed_out + " (" + drained.reason + "); onTimeout: Delete deletes it anyway",
                     EventType::Warning, kReasonDrainTimedOut);
@@ -92,6 +131,20 @@ void planDrain(PlanContext& context, ActionBuilder& writes, const ShardStatefulS
   }
   decision.draining.push_back(ActionBuilder::shardText(shard) + ": " + drained.reason);
   context.requeueWithin(kDrainPoll);
+}
+
+// The target's attached shards below its count, whose reload a drain check reads.
+void listSurvivors(PlanContext& context) {
+  Decision& decision = context.plan.decision;
+  if (decision.drain_checks.empty()) return;
+  const int32_t replicas =
+      static_cast<int32_t>(std::clamp<int64_t>(context.target->replicas.value_or(1), 0, INT32_MAX));
+  for (const auto& attached : context.inventory->attached) {
+    if (attached.index < context.target->effectiveShards() && !attached.object->being_deleted) {
+      decision.drain_survivors.push_back(
+          {.stateful_set = attached.object->name, .replicas = replicas});
+    }
+  }
 }
 
 }  // namespace
@@ -114,6 +167,7 @@ void planDueShards(PlanContext& context, ActionBuilder& writes,
       writes.remove(*shard, shard->deadline, deadlineText(*shard));
     }
   }
+  listSurvivors(context);
 }
 
 }  // namespace shardscaler::retention

@@ -1,5 +1,8 @@
 #include "shardscaler/retention/target.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "shardscaler/api/field_reader.h"
 #include "shardscaler/k8s_meta/time.h"
 
@@ -137,6 +140,13 @@ std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object,
   t.retention = r.string(*spec, "retention", "spec.retention");
   t.retention_size = r.string(*spec, "retentionSize", "spec.retentionSize");
   t.mode = r.string(*spec, "mode", "spec.mode");
+  // Counted only: the operator validates its remote-write entries, and a drain needs how many
+  // queues each shard runs.
+  if (const auto* remote_write = member(*spec, "remoteWrite");
+      remote_write != nullptr && remote_write->is_array()) {
+    t.remote_writes = static_cast<int32_t>(
+        std::min<size_t>(remote_write->size(), std::numeric_limits<int32_t>::max()));
+  }
   if (const auto* p = r.object(*spec, "shardRetentionPolicy", "spec.shardRetentionPolicy")) {
     t.has_shard_retention_policy = true;
     t.when_scaled = r.string(*p, "whenScaled", "spec.shardRetentionPolicy.whenScaled");

@@ -62,12 +62,15 @@ class DrainTest : public ShardSetScenario {
                                           .work_dir = testLogDir() / "prometheus"});
     started_ = SystemClock::now();
     prom_->waitForScrapes(5, 120s);
+    // The queue the shard processes run, as the operator would configure it from spec.remoteWrite.
+    const std::string spec = "spec: {replicas: 1, shards: " + std::to_string(kShards) +
+                             ", remoteWrite: [{url: \"" + receiver_->url() + "/api/v1/write\"}]}\n";
     apply(agent ? "apiVersion: monitoring.coreos.com/v1alpha1\nkind: PrometheusAgent\n"
                   "metadata: {name: main, namespace: " +
-                      ns_ + "}\nspec: {replicas: 1, shards: " + std::to_string(kShards) + "}\n"
+                      ns_ + "}\n" + spec
                 : "apiVersion: monitoring.coreos.com/v1\nkind: Prometheus\nmetadata: {name: main, "
                   "namespace: " +
-                      ns_ + "}\nspec: {replicas: 1, shards: " + std::to_string(kShards) + "}\n");
+                      ns_ + "}\n" + spec);
     Json shard_set = {
         {"apiVersion", "shardscaler.io/v1alpha1"},
         {"kind", "ShardSet"},
@@ -93,6 +96,21 @@ class DrainTest : public ShardSetScenario {
              {{"maxLagSeconds", kMaxLagSeconds},
               {"timeoutSeconds", timeout_seconds},
               {"onTimeout", on_timeout}}}};
+  }
+
+  // The operator's config reloader on the shards that survive a scale-down to `shards`: once the
+  // target's spec.shards is that, they reload the configuration the operator wrote for it, and
+  // from then on scrape the removed shards' targets. Returns when they have.
+  SystemClock::time_point reloadSurvivorsOnceScaledTo(int shards) {
+    EXPECT_TRUE(waitFor("spec.shards " + std::to_string(shards), [&](std::string* seen) {
+      const Json target = prometheus();
+      *seen = target.is_object() ? target["spec"].dump() : "no target";
+      return target.is_object() && target["spec"].value("shards", 0) == shards;
+    }));
+    // Prometheus records a reload's time in whole seconds: the next second is after the lowering.
+    std::this_thread::sleep_for(1100ms);
+    for (int i = 0; i < shards; ++i) prom_->reloadShard(i);
+    return SystemClock::now();
   }
 
   Json retainedShardStatus(int index) const {
@@ -206,6 +224,7 @@ TEST_F(DrainTest, ADeleteScaleDownWaitsForTheReceiverAndLosesNothing) {
   receiver_->stop();
   std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
   scaleWithKubectl(1);
+  reloadSurvivorsOnceScaledTo(1);
   std::map<int, double> first;
   ASSERT_TRUE(waitForDraining({1, 2}, &first)) << shardscaler_->logTail();
   EXPECT_TRUE(waitFor("Progressing=Draining", [&](std::string* seen) {
@@ -251,6 +270,7 @@ TEST_F(DrainTest, AnAgentsRemovedShardKeepsItsWalUntilItIsShipped) {
   receiver_->stop();
   std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
   scaleWithKubectl(2);
+  reloadSurvivorsOnceScaledTo(2);
   ASSERT_TRUE(waitForDraining({2})) << shardscaler_->logTail();
   std::this_thread::sleep_for(8s);
   ASSERT_TRUE(waitForDraining({2}));
@@ -268,6 +288,7 @@ TEST_F(DrainTest, ATimedOutDrainKeepsOrDeletesAsTheSpecSays) {
   receiver_->stop();
   std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
   scaleWithKubectl(2);
+  reloadSurvivorsOnceScaledTo(2);
   ASSERT_TRUE(waitForDraining({2}));
   ASSERT_TRUE(waitFor("Degraded=True/DrainTimedOut", [&](std::string* seen) {
     auto c = condition("Degraded");
@@ -296,6 +317,49 @@ TEST_F(DrainTest, ATimedOutDrainKeepsOrDeletesAsTheSpecSays) {
   }));
 }
 
+// The survivors scrape a removed shard's targets only once they reloaded the configuration the
+// operator wrote for the lower count (under the operator, a minute or more: the kubelet's
+// projection of the changed Secret, then the config reloader). A user condition is read at once
+// and holds here at once, yet the shard goes only after that reload; deleted sooner, its targets
+// would go unscraped until then.
+TEST_F(DrainTest, ARemovedShardGoesOnlyOnceTheSurvivorsReloaded) {
+  Json policy = drainPolicy("Delete", 600);
+  policy["drain"]["condition"] = "up{namespace=\"$NAMESPACE\",pod=~\"$POD_REGEX\"} == 1";
+  ASSERT_NO_FATAL_FAILURE(start(false, policy));
+  scaleWithKubectl(2);
+  const auto scaled = SystemClock::now();
+  std::optional<SystemClock::time_point> gone;
+  ASSERT_TRUE(waitFor("shard 2 waiting for the survivors' reload", [&](std::string* seen) {
+    auto sts = statefulSet(2);
+    if (!gone && (!sts || sts->being_deleted)) gone = SystemClock::now();
+    auto c = condition("Progressing");
+    *seen = c ? c->dump() : "none";
+    return gone || (c && c->value("message", "").find("waiting for the surviving shards") !=
+                             std::string::npos);
+  }));
+  ASSERT_FALSE(gone)
+      << "shard 2 deleted "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(*gone - scaled).count()
+      << " ms after the scale-down, before the survivors reloaded";
+  // The drain is checked every 5 s: two more checks, and still kept.
+  std::this_thread::sleep_for(11s);
+  auto kept = statefulSet(2);
+  ASSERT_TRUE(kept && kept->retained && !kept->being_deleted) << shardSet()["status"].dump();
+
+  const auto reloaded = reloadSurvivorsOnceScaledTo(2);
+  const auto stopped = waitForDeletedAndStop({2}, kDeletedWithin);
+  ASSERT_EQ(stopped.size(), 1u) << "not deleted within " << kDeletedWithin.count()
+                                << " s of the survivors' reload; status: "
+                                << shardSet()["status"].dump();
+  std::cout
+      << "shard 2 deleted "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(stopped.at(2) - scaled).count()
+      << " ms after the scale-down, "
+      << std::chrono::duration_cast<std::chrono::milliseconds>(stopped.at(2) - reloaded).count()
+      << " ms after the survivors reloaded\n";
+  ASSERT_TRUE(waitForSettled(2, 0));
+}
+
 // ---- the drain soak (hack/soak.sh --drain): random scales, receiver outages and kill -9 ----
 
 int envInt(const char* name, int fallback) {
@@ -310,6 +374,13 @@ struct Lifetime {
   SystemClock::time_point from;  // the first moment judged: after start-up or the re-attach
   std::optional<SystemClock::time_point> detached;
   std::optional<SystemClock::time_point> stopped;
+  // Its process was killed and started again while detached: what it held unsent is on its
+  // volume only (remote write resumes from the new process's start), so deleting the shard loses
+  // it unless that is excused by a timeout.
+  bool restarted_detached = false;
+  // Not judged, and why: what its process held was lost to the receiver by a kill while it was
+  // attached, or before a re-attach, whatever shardscaler does.
+  std::string unjudged;
 };
 
 class DrainSoak : public DrainTest {
@@ -347,12 +418,54 @@ class DrainSoak : public DrainTest {
         if (!sts->attached) {
           lives_[open_[i].back()].detached = now;
         } else {
+          // A restart while detached lost what the killed process held to the receiver; once
+          // the shard is active again that is beyond any drain.
+          std::erase_if(open_[i], [&](size_t life) {
+            if (!lives_[life].restarted_detached) return false;
+            lives_[life].unjudged = "re-attached after a restart while detached";
+            return true;
+          });
           open_[i].push_back(lives_.size());
           lives_.push_back({.shard = i, .from = now + kReattach});
         }
         ++(sts->attached ? reattaches_ : detaches_);
       }
     }
+    reloadSurvivors();
+  }
+  // The operator's config reloader: when the target's spec.shards changes, the shards below it
+  // reload the configuration the operator wrote for it (here unchanged: each scrapes itself).
+  void reloadSurvivors() {
+    const Json target = prometheus();
+    if (!target.is_object()) return;
+    const int shards = static_cast<int>(target["spec"].value("shards", 1));
+    if (shards == target_shards_) return;
+    target_shards_ = shards;
+    for (int i = 0; i < std::min(shards, kSoakShards); ++i) {
+      if (prom_->shard(i).running()) prom_->reloadShard(i);
+    }
+  }
+  // Shard `index`'s process killed and started again, as an eviction or an OOM kill would.
+  void restartShard(int index) {
+    auto& process = prom_->shard(index);
+    if (!process.running()) return;
+    const bool attached = prom_->scraping(index);
+    process.stop(0ms);
+    process.restart();
+    const auto now = SystemClock::now();
+    if (attached) {
+      // Killed while active: what it held unsent is lost by the kill, drain or not.
+      for (size_t life : open_[index]) {
+        lives_[life].stopped = now;
+        lives_[life].unjudged = "killed while attached";
+      }
+      open_[index] = {lives_.size()};
+      lives_.push_back({.shard = index, .from = now + kStartUp});
+    } else {
+      for (size_t life : open_[index]) lives_[life].restarted_detached = true;
+      ++detached_restarts_;
+    }
+    ++restarts_;
   }
   void sleepSyncing(std::chrono::milliseconds d) {
     const auto until = std::chrono::steady_clock::now() + d;
@@ -367,12 +480,14 @@ class DrainSoak : public DrainTest {
   static constexpr std::chrono::seconds kReattach{3};
   std::vector<Lifetime> lives_;
   std::map<int, std::vector<size_t>> open_;  // shard -> its running process's lives in lives_
-  int detaches_ = 0, reattaches_ = 0;
+  int detaches_ = 0, reattaches_ = 0, restarts_ = 0, detached_restarts_ = 0;
+  int target_shards_ = kSoakShards;
 };
 
-// Random scale sequences with receiver outages and kill -9 of shardscaler: no shard is deleted
-// while its data is not shipped, unless onTimeout: Delete and the timeout passed. Judged from the
-// receiver: every stretch of scraping of every shard process that ended is there without a gap.
+// Random scale sequences with receiver outages, kill -9 of shardscaler and shard processes killed
+// and restarted during outages: no shard is deleted while its data is not shipped, unless
+// onTimeout: Delete and the timeout passed. Judged from the receiver: every stretch of scraping of
+// every shard process that ended in a deletion is there without a gap.
 // Runs only with SHARDSCALER_DRAIN_SEQUENCES=N (hack/soak.sh --drain); each sequence takes about
 // two minutes.
 TEST_F(DrainSoak, RandomOutagesScalesAndKillsLoseNothing) {
@@ -396,8 +511,36 @@ TEST_F(DrainSoak, RandomOutagesScalesAndKillsLoseNothing) {
   int outages = 0, kills = 0, scales = 0;
   bool receiver_up = true;
   for (int step = 0; step < sequences * 10; ++step) {
-    const int what = static_cast<int>(rng() % 10);
-    if (what < 5) {
+    const int what = static_cast<int>(rng() % 12);
+    if (what >= 10) {
+      // A shard process killed during an outage (an eviction, an OOM kill), a detached one when
+      // there is one: its outage first, and a scale-down that detaches one when none is.
+      if (receiver_up) {
+        receiver_->stop();
+        ++outages;
+        receiver_up = false;
+      }
+      const auto detachedRunning = [&] {
+        std::vector<int> detached;
+        for (int i = 0; i < kSoakShards; ++i) {
+          if (prom_->shard(i).running() && !prom_->scraping(i)) detached.push_back(i);
+        }
+        return detached;
+      };
+      const int shards = static_cast<int>(prometheus()["spec"].value("shards", 1));
+      if (detachedRunning().empty() && rng() % 3 != 0 && shards > 1) {
+        scaleWithKubectl(shards - 1);
+        ++scales;
+        sleepSyncing(std::chrono::milliseconds(3000 + rng() % 3000));
+      }
+      std::vector<int> pool = detachedRunning();
+      if (pool.empty()) {
+        for (int i = 0; i < kSoakShards; ++i) {
+          if (prom_->shard(i).running()) pool.push_back(i);
+        }
+      }
+      if (!pool.empty()) restartShard(pool[rng() % pool.size()]);
+    } else if (what < 5) {
       const int shards = 1 + static_cast<int>(rng() % kSoakShards);
       scaleWithKubectl(shards);
       ++scales;
@@ -433,15 +576,20 @@ TEST_F(DrainSoak, RandomOutagesScalesAndKillsLoseNothing) {
       if (e.find(prom_->statefulSetName(i) + " ") != std::string::npos) ++excused[i];
     }
   }
-  int ended = 0, timed_out = 0, too_short = 0;
+  int ended = 0, timed_out = 0, too_short = 0, unjudged = 0, restarted_judged = 0;
   for (const auto& life : lives_) {
     if (!life.stopped) continue;
+    if (!life.unjudged.empty()) {
+      ++unjudged;
+      continue;
+    }
     const SystemClock::time_point until = life.detached.value_or(*life.stopped);
     if (until < life.from + 2s) {
       ++too_short;
       continue;
     }
     ++ended;
+    restarted_judged += life.restarted_detached;
     const std::optional<std::string> loss = lossSince(life.shard, life.from, until);
     if (!loss) continue;
     if (excused[life.shard] > 0) {
@@ -454,10 +602,13 @@ TEST_F(DrainSoak, RandomOutagesScalesAndKillsLoseNothing) {
   }
   std::cout << "drain soak: seed " << seed << ", steps " << sequences * 10 << ", scales " << scales
             << ", receiver outages " << outages << ", kill -9 " << kills << ", detaches "
-            << detaches_ << ", re-attaches " << reattaches_ << ", judged lives of deleted shards "
-            << ended << " (" << timed_out
+            << detaches_ << ", re-attaches " << reattaches_ << ", shard restarts in outages "
+            << restarts_ << " (" << detached_restarts_
+            << " detached), judged lives of deleted shards " << ended << " (" << restarted_judged
+            << " restarted while detached; " << timed_out
             << " lost samples after a deletion past their timeout under onTimeout: Delete; "
-            << too_short << " too short to judge)\n";
+            << too_short << " too short to judge; " << unjudged
+            << " not judged: killed while attached, or re-attached after a restart)\n";
 }
 
 }  // namespace

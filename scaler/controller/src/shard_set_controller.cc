@@ -61,9 +61,8 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
     drain_check = [checker = std::make_shared<ingestion::DrainChecker>(
                        ingestion::prometheusClientFactory(), std::chrono::seconds(10),
                        options.drain_url_policy)](const retention::DrainPolicy& policy,
-                                                  const std::string& ns,
-                                                  std::span<const ingestion::DrainShard> shards) {
-      return checker->check(policy, ns, shards);
+                                                  const ingestion::DrainRequest& request) {
+      return checker->check(policy, request);
     };
   }
   reader_ = std::make_unique<ShardSetReader>(client, *caches_, *own_writes_, *side_requests_,

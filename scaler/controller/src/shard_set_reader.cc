@@ -246,10 +246,10 @@ ShardSetReader::ShardSetReader(k8s::KubeClient& client, const ShardSetCaches& ca
 
 std::map<std::string, retention::DrainReading, std::less<>> ShardSetReader::readDrains(
     const api::ShardSet& shard_set, const retention::DrainPolicy& policy,
-    std::span<const retention::Decision::DrainCheck> checks) const {
+    const retention::Decision& decision) const {
   std::map<std::string, retention::DrainReading, std::less<>> readings;
-  std::vector<ingestion::DrainShard> shards;
-  for (const auto& check : checks) {
+  ingestion::DrainRequest request{.ns = shard_set.ns};
+  for (const auto& check : decision.drain_checks) {
     auto sts = client_.get(k8s::resources::statefulSets(), shard_set.ns, check.stateful_set);
     if (!sts) {
       readings[check.stateful_set] = {
@@ -258,10 +258,17 @@ std::map<std::string, retention::DrainReading, std::less<>> ShardSetReader::read
       continue;
     }
     const Json& replicas = field(*sts, "spec", "replicas");
-    shards.push_back({.stateful_set = check.stateful_set,
-                      .replicas = replicas.is_number_integer() ? replicas.get<int32_t>() : 1});
+    request.shards.push_back(
+        {.stateful_set = check.stateful_set,
+         .replicas = replicas.is_number_integer() ? replicas.get<int32_t>() : 1,
+         .detached_at = check.detached_at,
+         .remote_writes = check.remote_writes});
   }
-  if (!shards.empty() && drain_check_) readings.merge(drain_check_(policy, shard_set.ns, shards));
+  for (const auto& survivor : decision.drain_survivors) {
+    request.survivors.push_back(
+        {.stateful_set = survivor.stateful_set, .replicas = survivor.replicas});
+  }
+  if (!request.shards.empty() && drain_check_) readings.merge(drain_check_(policy, request));
   return readings;
 }
 

@@ -146,12 +146,12 @@ class ShardSetReader {
   // label, and the target shows no transition. nullopt: read live.
   std::optional<Observed> observeCached(const api::ShardSet& shard_set) const;
 
-  // The drain readings of `checks` (due shards the plan asked about): each StatefulSet's replicas
-  // read live, then the drain's PromQL. A StatefulSet that cannot be read reads as not drained (a
-  // failed reading).
+  // The drain readings of the due shards `decision` asks about: each StatefulSet's replicas read
+  // live, then the drain's PromQL, with the surviving shards' reload. A StatefulSet that cannot be
+  // read reads as not drained (a failed reading).
   std::map<std::string, retention::DrainReading, std::less<>> readDrains(
       const api::ShardSet& shard_set, const retention::DrainPolicy& policy,
-      std::span<const retention::Decision::DrainCheck> checks) const;
+      const retention::Decision& decision) const;
 
   LiveReadRecord& liveReads() { return live_reads_; }
 

@@ -63,8 +63,7 @@ retention::Plan ShardSetReconciler::planWithDrains(retention::PlanInput input) c
   const retention::Decision& decision = plan.decision;
   if (decision.drain_checks.empty() || !decision.drain) return plan;
   // The plan needs to know whether its due shards drained: read them, and plan again.
-  input.drain_readings =
-      parts_.reader.readDrains(input.shard_set, *decision.drain, decision.drain_checks);
+  input.drain_readings = parts_.reader.readDrains(input.shard_set, *decision.drain, decision);
   return retention::planShardSet(input);
 }
 

@@ -1,7 +1,6 @@
 #include "shardscaler/ingestion/drain_check.h"
 
 #include <cmath>
-#include <set>
 
 #include "shardscaler/base/expected.h"
 #include "shardscaler/ingestion/ingestion_query.h"
@@ -25,16 +24,6 @@ std::string selector(std::string_view ns, std::string_view pod_regex) {
          "\"";
 }
 
-// Each pod's values in a vector answer (a pod twice keeps both).
-std::map<std::string, std::vector<double>> byPod(const Vector& vector) {
-  std::map<std::string, std::vector<double>> out;
-  for (const auto& sample : vector) {
-    if (sample.metric.has("pod"))
-      out[std::string(sample.metric.get("pod"))].push_back(sample.point.value);
-  }
-  return out;
-}
-
 // The answer as a vector, or why it cannot be read as one.
 Expected<const Vector*> vectorOf(const promql::Result<QueryResult>& answer, std::string_view what) {
   if (!answer) return std::unexpected(std::string(what) + " failed: " + answer.error().describe());
@@ -46,10 +35,99 @@ Expected<const Vector*> vectorOf(const promql::Result<QueryResult>& answer, std:
   return vector;
 }
 
-std::string fixed(double seconds) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.0fs", seconds);
-  return text;
+// One value a pod: a second one, or one that is not a finite number, makes the pod unreadable.
+void setOnce(PodEvidence& pod, std::optional<double>& slot, double value, std::string_view what) {
+  if (slot) {
+    pod.unreadable = "two series of " + std::string(what) + " in the answer, not one";
+  } else if (!std::isfinite(value)) {
+    pod.unreadable = std::string(what) + " is not a finite number";
+  }
+  slot = value;
+}
+
+QueueEvidence& queueOf(PodEvidence& pod, const promql::Labels& metric) {
+  const std::string name =
+      std::string(metric.get("remote_name")) + " (" + std::string(metric.get("url")) + ")";
+  for (QueueEvidence& queue : pod.queues) {
+    if (queue.name == name) return queue;
+  }
+  return pod.queues.emplace_back(QueueEvidence{.name = name});
+}
+
+// What the answers say of each pod they name.
+std::map<std::string, PodEvidence, std::less<>> podsOf(const Vector& up, const Vector& prometheus,
+                                                       const Vector& evidence,
+                                                       bool custom_condition) {
+  std::map<std::string, PodEvidence, std::less<>> pods;
+  const auto podOf = [&](const promql::VectorSample& sample) -> PodEvidence* {
+    if (!sample.metric.has("pod")) return nullptr;
+    return &pods[std::string(sample.metric.get("pod"))];
+  };
+  for (const auto& sample : up) {
+    if (PodEvidence* pod = podOf(sample)) {
+      // Two answers for one pod (min by pod gives one) are not "up on every target".
+      pod->up = !pod->up && sample.point.value == 1;
+    }
+  }
+  for (const auto& sample : prometheus) {
+    if (PodEvidence* pod = podOf(sample)) {
+      setOnce(*pod, pod->prometheus_started, sample.point.value, "process_start_time_seconds");
+    }
+  }
+  for (const auto& sample : evidence) {
+    PodEvidence* pod = podOf(sample);
+    if (pod == nullptr) continue;
+    const double value = sample.point.value;
+    if (custom_condition) {
+      pod->condition_values.push_back(value);
+      continue;
+    }
+    const std::string_view metric = sample.metric.get("__name__");
+    if (metric == "prometheus_remote_storage_highest_timestamp_in_seconds") {
+      setOnce(*pod, pod->highest_appended, value, metric);
+    } else if (metric == "prometheus_remote_storage_samples_pending") {
+      setOnce(*pod, queueOf(*pod, sample.metric).samples_pending, value, metric);
+    } else if (metric == "prometheus_remote_storage_queue_highest_sent_timestamp_seconds") {
+      setOnce(*pod, queueOf(*pod, sample.metric).highest_sent, value, metric);
+    }
+  }
+  return pods;
+}
+
+// The time the answers were read at: the evaluation time of the queue answer's samples (the
+// querying Prometheus's clock, as its time() would be).
+double readAt(const Vector& evidence) {
+  if (evidence.empty()) return 0;  // no queue answered: no lag needs it
+  return std::chrono::duration<double>(evidence.front().point.timestamp.time_since_epoch()).count();
+}
+
+std::vector<std::string> podsOf(std::span<const SurvivingShard> survivors) {
+  std::vector<std::string> pods;
+  for (const SurvivingShard& survivor : survivors) {
+    for (int32_t replica = 0; replica < survivor.replicas; ++replica) {
+      pods.push_back(survivor.stateful_set + "-" + std::to_string(replica));
+    }
+  }
+  return pods;
+}
+
+// The survivors' reload from its answer: nullopt when it failed or missed a pod.
+std::optional<std::chrono::system_clock::time_point> reloadOf(
+    std::span<const SurvivingShard> survivors,
+    const std::optional<promql::Result<QueryResult>>& answer) {
+  if (!answer) return std::nullopt;
+  auto vector = vectorOf(*answer, "the reload query");
+  if (!vector) return std::nullopt;
+  std::map<std::string, double, std::less<>> reloads;
+  for (const auto& sample : **vector) {
+    if (!sample.metric.has("pod")) continue;
+    // A pod twice reads as not reloaded: its NaN is never a time.
+    auto [it, fresh] =
+        reloads.try_emplace(std::string(sample.metric.get("pod")), sample.point.value);
+    if (!fresh) it->second = std::nan("");
+  }
+  const std::vector<std::string> pods = podsOf(survivors);
+  return survivorsReloadedAt(pods, reloads);
 }
 
 }  // namespace
@@ -62,18 +140,22 @@ std::string drainUpQuery(std::string_view ns, std::string_view pod_regex) {
   return "min by (namespace, pod) (up{" + selector(ns, pod_regex) + "})";
 }
 
-std::string drainLagQuery(std::string_view ns, std::string_view pod_regex) {
+std::string drainPrometheusQuery(std::string_view ns, std::string_view pod_regex) {
   const std::string sel = "{" + selector(ns, pod_regex) + "}";
-  return "max by (namespace, pod) ("
-         "(time() - (prometheus_remote_storage_queue_highest_sent_timestamp_seconds" +
-         sel + " and prometheus_remote_storage_samples_pending" + sel +
-         " > 0)) or (prometheus_remote_storage_highest_timestamp_in_seconds" + sel +
-         " - ignoring (remote_name, url) group_right "
-         "prometheus_remote_storage_queue_highest_sent_timestamp_seconds" +
-         sel + ") or (prometheus_remote_storage_highest_timestamp_in_seconds" + sel +
-         " - ignoring (remote_name, url) group_right () "
-         "(0 * (prometheus_remote_storage_samples_pending" +
-         sel + " > 0))) or (0 * (prometheus_remote_storage_samples_pending" + sel + " == 0)))";
+  return "max by (namespace, pod) (process_start_time_seconds" + sel +
+         " and on (namespace, pod, job, instance) prometheus_build_info" + sel + ")";
+}
+
+std::string drainQueuesQuery(std::string_view ns, std::string_view pod_regex) {
+  return "max by (__name__, namespace, pod, remote_name, url) ({__name__=~\""
+         "prometheus_remote_storage_(samples_pending|queue_highest_sent_timestamp_seconds|"
+         "highest_timestamp_in_seconds)\"," +
+         selector(ns, pod_regex) + "})";
+}
+
+std::string drainReloadQuery(std::string_view ns, std::string_view pod_regex) {
+  return "max by (namespace, pod) (prometheus_config_last_reload_success_timestamp_seconds{" +
+         selector(ns, pod_regex) + "})";
 }
 
 std::string drainConditionQuery(std::string_view condition, std::string_view ns,
@@ -84,78 +166,26 @@ std::string drainConditionQuery(std::string_view condition, std::string_view ns,
                   escapePromqlString(pod_regex));
 }
 
-retention::DrainReading readDrain(const DrainShard& shard, const DrainAnswers& answers,
-                                  bool custom_condition, std::chrono::seconds max_lag) {
+retention::DrainReading readDrain(const DrainShard& shard,
+                                  std::span<const SurvivingShard> survivors,
+                                  const DrainAnswers& answers, bool custom_condition,
+                                  std::chrono::seconds max_lag) {
   retention::DrainReading reading;
   auto up = vectorOf(answers.up, "the up query");
-  if (!up) {
-    reading.reason = up.error();
-    reading.failed = true;
-    return reading;
-  }
+  auto prometheus = vectorOf(answers.prometheus, "the Prometheus start query");
   auto evidence =
-      vectorOf(answers.evidence, custom_condition ? "the drain condition" : "the lag query");
-  if (!evidence) {
-    reading.reason = evidence.error();
+      vectorOf(answers.evidence, custom_condition ? "the drain condition" : "the queues query");
+  if (!up || !prometheus || !evidence) {
+    reading.reason = !up ? up.error() : !prometheus ? prometheus.error() : evidence.error();
     reading.failed = true;
-    reading.invalid_condition = custom_condition && !answers.evidence &&
+    reading.invalid_condition = custom_condition && up && prometheus && !answers.evidence &&
                                 answers.evidence.error().is(promql::ErrorKind::BadData);
     return reading;
   }
-  const auto scraped = byPod(**up);
-  const auto found = byPod(**evidence);
-  double largest_lag = 0;
-  bool measured = false;
-  std::string lagging;  // the first pod over maxLag
-  if (shard.replicas <= 0) {
-    reading.reason =
-        "StatefulSet " + shard.stateful_set + " has no replicas: no pod says its data was shipped";
-    return reading;
-  }
-  for (int32_t replica = 0; replica < shard.replicas; ++replica) {
-    const std::string pod = shard.stateful_set + "-" + std::to_string(replica);
-    const auto up_values = scraped.find(pod);
-    if (up_values == scraped.end() || up_values->second.size() != 1 ||
-        up_values->second.front() != 1) {
-      reading.reason = "pod " + pod + " is not scraped (up " +
-                       (up_values == scraped.end() ? "missing" : "not 1 for all its targets") +
-                       "), so nothing says its data was shipped";
-      return reading;
-    }
-    const auto values = found.find(pod);
-    if (values == found.end()) {
-      if (custom_condition) {
-        reading.reason = "the drain condition does not hold for pod " + pod;
-        return reading;
-      }
-      continue;  // scraped, no remote-write queue: nothing to ship
-    }
-    if (values->second.size() != 1) {
-      reading.reason = "pod " + pod + " has " + std::to_string(values->second.size()) +
-                       " series in the answer, not one";
-      reading.failed = true;
-      return reading;
-    }
-    const double value = values->second.front();
-    if (!std::isfinite(value)) {
-      reading.reason = "pod " + pod + " has a value that is not a finite number";
-      reading.failed = true;
-      return reading;
-    }
-    if (!custom_condition) {
-      measured = true;
-      largest_lag = std::max(largest_lag, value);
-      if (value > static_cast<double>(max_lag.count()) && lagging.empty()) {
-        // The lag itself is in status (lagSeconds) and the metrics: a reason that changed with
-        // every reading would make a Degraded message, and an Event, out of each poll.
-        lagging = "pod " + pod + " lags behind in remote write by more than " +
-                  fixed(static_cast<double>(max_lag.count())) + " (maxLagSeconds)";
-      }
-    }
-  }
-  if (measured) reading.lag_seconds = largest_lag;
-  reading.reason = lagging;
-  reading.drained = lagging.empty();
+  reading =
+      judgeDrain(shard, podsOf(**up, **prometheus, **evidence, custom_condition),
+                 readAt(**evidence), {.custom_condition = custom_condition, .max_lag = max_lag});
+  reading.survivors_reloaded_at = reloadOf(survivors, answers.reloads);
   return reading;
 }
 
@@ -177,35 +207,43 @@ std::shared_ptr<promql::PromQuery> DrainChecker::client(const std::string& url,
 }
 
 std::map<std::string, retention::DrainReading, std::less<>> DrainChecker::check(
-    const retention::DrainPolicy& policy, const std::string& ns,
-    std::span<const DrainShard> shards) {
+    const retention::DrainPolicy& policy, const DrainRequest& request) {
   std::map<std::string, retention::DrainReading, std::less<>> readings;
-  if (shards.empty()) return readings;
+  if (request.shards.empty()) return readings;
   std::string pods;
-  for (const DrainShard& shard : shards) {
+  for (const DrainShard& shard : request.shards) {
     pods += (pods.empty() ? "" : "|") + shardPodRegex(shard.stateful_set);
   }
+  std::string survivor_pods;
+  for (const SurvivingShard& survivor : request.survivors) {
+    survivor_pods += (survivor_pods.empty() ? "" : "|") + shardPodRegex(survivor.stateful_set);
+  }
   if (auto refused = url_policy_.refusal(policy.prometheus_url)) {
-    for (const DrainShard& shard : shards) {
+    for (const DrainShard& shard : request.shards) {
       readings[shard.stateful_set] = {.reason = refused->message, .failed = true};
     }
     return readings;
   }
   std::string error;
   auto query = client(policy.prometheus_url, &error);
-  DrainAnswers answers{
-      .up = std::unexpected(promql::makeError(promql::ErrorKind::Transport, "no client: " + error)),
-      .evidence =
-          std::unexpected(promql::makeError(promql::ErrorKind::Transport, "no client: " + error))};
+  const auto no_client = [&] {
+    return std::unexpected(promql::makeError(promql::ErrorKind::Transport, "no client: " + error));
+  };
+  DrainAnswers answers{.up = no_client(), .prometheus = no_client(), .evidence = no_client()};
   if (query) {
-    answers.up = query->query({.query = drainUpQuery(ns, pods), .timeout = timeout_});
-    const std::string evidence = policy.condition ? drainConditionQuery(*policy.condition, ns, pods)
-                                                  : drainLagQuery(ns, pods);
-    answers.evidence = query->query({.query = evidence, .timeout = timeout_});
+    const auto ask = [&](const std::string& promql) {
+      return query->query({.query = promql, .timeout = timeout_});
+    };
+    answers.up = ask(drainUpQuery(request.ns, pods));
+    answers.prometheus = ask(drainPrometheusQuery(request.ns, pods));
+    answers.evidence =
+        ask(policy.condition ? drainConditionQuery(*policy.condition, request.ns, pods)
+                             : drainQueuesQuery(request.ns, pods));
+    if (!survivor_pods.empty()) answers.reloads = ask(drainReloadQuery(request.ns, survivor_pods));
   }
-  for (const DrainShard& shard : shards) {
+  for (const DrainShard& shard : request.shards) {
     readings[shard.stateful_set] =
-        readDrain(shard, answers, policy.condition.has_value(), policy.max_lag);
+        readDrain(shard, request.survivors, answers, policy.condition.has_value(), policy.max_lag);
   }
   return readings;
 }

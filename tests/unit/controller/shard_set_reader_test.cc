@@ -148,23 +148,25 @@ class ReaderTest : public CachesTest {
   std::vector<std::vector<ingestion::DrainShard>> drain_checks_;
   k8s::TaskPool pool_{3};
   OwnWrites own_writes_;
-  ShardSetReader reader_{fake_,
-                         caches_,
-                         own_writes_,
-                         pool_,
-                         [this](const std::string&, std::string* why) {
-                           ++guard_reads_;
-                           *why = "the test's guard";
-                           return true;
-                         },
-                         [this](const retention::DrainPolicy&, const std::string&,
-                                std::span<const ingestion::DrainShard> shards) {
-                           drain_checks_.emplace_back(shards.begin(), shards.end());
-                           std::map<std::string, retention::DrainReading, std::less<>> readings;
-                           for (const auto& s : shards) readings[s.stateful_set].drained = true;
-                           return readings;
-                         },
-                         clock_};
+  ShardSetReader reader_{
+      fake_,
+      caches_,
+      own_writes_,
+      pool_,
+      [this](const std::string&, std::string* why) {
+        ++guard_reads_;
+        *why = "the test's guard";
+        return true;
+      },
+      [this](const retention::DrainPolicy&, const ingestion::DrainRequest& request) {
+        drain_checks_.push_back(request.shards);
+        std::map<std::string, retention::DrainReading, std::less<>> readings;
+        for (const auto& s : request.shards) {
+          readings[s.stateful_set].drained = true;
+        }
+        return readings;
+      },
+      clock_};
 };
 
 // ---- observe(): which lists ------------------------------------------------------------------
@@ -725,11 +727,12 @@ TEST(GuardStatusCache, WithoutAGuardThereIsNoStatus) {
 TEST_F(ReaderTest, DrainsAreReadWithEachShardsReplicasAndAnUnreadableShardIsNotDrained) {
   Json shard = test_objects::attachedShard(2, {.replicas = 3});
   fake_.put(k8s::resources::statefulSets(), shard);
-  const std::vector<retention::Decision::DrainCheck> checks = {
+  retention::Decision decision;
+  decision.drain_checks = {
       {.stateful_set = test_objects::shardName(2), .index = 2},
       {.stateful_set = test_objects::shardName(3), .index = 3},
   };
-  const auto readings = reader_.readDrains(shardSet(2), retention::DrainPolicy{}, checks);
+  const auto readings = reader_.readDrains(shardSet(2), retention::DrainPolicy{}, decision);
   ASSERT_EQ(drain_checks_.size(), 1U);
   ASSERT_EQ(drain_checks_[0].size(), 1U);
   EXPECT_EQ(drain_checks_[0][0].stateful_set, test_objects::shardName(2));
@@ -743,8 +746,8 @@ TEST_F(ReaderTest, DrainsAreReadWithEachShardsReplicasAndAnUnreadableShardIsNotD
       << missing.reason;
 
   drain_checks_.clear();
-  const auto none =
-      reader_.readDrains(shardSet(2), retention::DrainPolicy{}, std::span(checks).subspan(1));
+  decision.drain_checks.erase(decision.drain_checks.begin());
+  const auto none = reader_.readDrains(shardSet(2), retention::DrainPolicy{}, decision);
   EXPECT_TRUE(drain_checks_.empty()) << "no shard to ask about";
   EXPECT_FALSE(none.at(test_objects::shardName(3)).drained);
 }

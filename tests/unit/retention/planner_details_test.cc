@@ -73,12 +73,14 @@ TEST(PlannerPatches, UpdateSetsShardsResumesAndDropsPausedBy) {
           .input());
   const Action& update = only(plan, ActionType::UpdateTarget);
   EXPECT_EQ(update.uid, kTargetUid);
-  // Acts on the observation in which every detach held: a target changed since is re-read.
+  // Acts on the observation in which every detach held: a target changed since is re-read. The
+  // drop is stamped: the drain waits for the survivors to reload after it.
   EXPECT_EQ(update.resource_version, "1001");
   EXPECT_EQ(update.merge_patch, Json::parse(R"({
     "metadata": {"uid": "6f1c0a52-prom-main", "resourceVersion": "1001",
                  "annotations": {"shardscaler.io/paused-by": null,
-                                 "shardscaler.io/paused-at": null}},
+                                 "shardscaler.io/paused-at": null,
+                                 "shardscaler.io/scaled-down-at": "2026-11-22T10:00:00Z"}},
     "spec": {"shards": 3, "paused": false}})"));
   EXPECT_THAT(reasons(update.events), ElementsAre("TargetScaled"));
   EXPECT_EQ(update.events[0].message, "Set Prometheus main spec.shards from 5 to 3 and resumed it");

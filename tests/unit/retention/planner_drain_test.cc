@@ -261,6 +261,83 @@ TEST(PlannerDrain, ExtremeDeadlinesAndMarksNeitherWrapNorEndAWaitEarly) {
   EXPECT_TRUE(plan.actions.empty()) << describe(plan);
 }
 
+// What a drain check needs of the planner: each due shard's detach and its configuration's
+// queues, and the surviving shards whose reload it reads.
+TEST(PlannerDrain, ACheckCarriesTheDetachTheQueuesAndTheSurvivors) {
+  Json target = targetJson(2);
+  target["spec"]["replicas"] = 2;
+  target["spec"]["remoteWrite"] =
+      Json::array({{{"url", "http://a/api/v1/write"}}, {{"url", "http://b/api/v1/write"}}});
+  const World w{shardSetJson(2, withDrain("Delete")), target,
+                attachedShards(0, 2) +
+                    std::vector<Json>{dueSts(
+                        2, 60s, {{"shardscaler.io/detached-at", rfc3339(fixedNow() - 60s)}})}};
+  const Plan plan = planShardSet(w.input());
+  ASSERT_EQ(plan.decision.drain_checks.size(), 1u);
+  const auto& check = plan.decision.drain_checks[0];
+  EXPECT_EQ(check.detached_at, fixedNow() - 60s);
+  EXPECT_EQ(check.remote_writes, 2);
+  ASSERT_EQ(plan.decision.drain_survivors.size(), 2u);
+  EXPECT_EQ(plan.decision.drain_survivors[0].stateful_set, "prometheus-main");
+  EXPECT_EQ(plan.decision.drain_survivors[1].stateful_set, "prometheus-main-shard-1");
+  EXPECT_EQ(plan.decision.drain_survivors[1].replicas, 2);
+}
+
+// The survivors scrape a removed shard's targets only once they reloaded the configuration the
+// operator wrote for the lower count. A user condition is read at once, so without this wait a
+// shard could go a second after its detach, leaving its targets unscraped until the reload.
+TEST(PlannerDrain, ADrainedShardGoesOnlyOnceTheSurvivorsReloadedOrTheFloorPassed) {
+  const auto detached = fixedNow() - 2s;
+  World w{shardSetJson(2, withDrain("Delete", {{"condition", "up{pod=~\"$POD_REGEX\"} == 1"}})),
+          targetJson(2),
+          attachedShards(0, 2) + std::vector<Json>{dueSts(
+                                     2, 2s, {{"shardscaler.io/detached-at", rfc3339(detached)}})}};
+  (*w.target)["metadata"]["annotations"]["shardscaler.io/scaled-down-at"] = rfc3339(detached);
+  DrainReading reading = drained();
+  w.drain_readings["prometheus-main-shard-2"] = reading;
+  Plan plan = planShardSet(w.input());
+  EXPECT_TRUE(plan.actions.empty()) << "not read: " << describe(plan);
+  EXPECT_THAT(condition(plan, kConditionProgressing).message,
+              HasSubstr("waiting for the surviving shards to reload their configuration"));
+  ASSERT_TRUE(plan.requeue_after);
+  EXPECT_LE(*plan.requeue_after, 5s);
+
+  reading.survivors_reloaded_at = detached - 30s;  // an earlier reload: the old configuration
+  w.drain_readings["prometheus-main-shard-2"] = reading;
+  EXPECT_TRUE(planShardSet(w.input()).actions.empty());
+
+  reading.survivors_reloaded_at = detached + 1s;
+  w.drain_readings["prometheus-main-shard-2"] = reading;
+  EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("drained 2"));
+
+  // Never seen to reload (not scraped, a reload that keeps failing): the floor after leaving.
+  reading.survivors_reloaded_at.reset();
+  w.drain_readings["prometheus-main-shard-2"] = reading;
+  w.now = detached + 3min - 1s;
+  EXPECT_TRUE(planShardSet(w.input()).actions.empty());
+  w.now = detached + 3min;
+  EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("drained 2"));
+}
+
+// The same wait holds a deletion the timeout allows: it leaves the same targets unscraped.
+TEST(PlannerDrain, ATimedOutDeletionAlsoWaitsForTheSurvivors) {
+  const auto lowered = fixedNow() - 10s;
+  World w{
+      shardSetJson(2, withDrain("Delete", {{"timeoutSeconds", 10}, {"onTimeout", "Delete"}})),
+      targetJson(2),
+      attachedShards(0, 2) +
+          std::vector<Json>{dueSts(2, 2h,
+                                   {{"shardscaler.io/detached-at", rfc3339(fixedNow() - 2h)},
+                                    {"shardscaler.io/draining-since", rfc3339(fixedNow() - 1h)}})}};
+  (*w.target)["metadata"]["annotations"]["shardscaler.io/scaled-down-at"] = rfc3339(lowered);
+  DrainReading reading = lagging(3600);
+  w.drain_readings["prometheus-main-shard-2"] = reading;
+  EXPECT_TRUE(planShardSet(w.input()).actions.empty());
+  reading.survivors_reloaded_at = lowered + 1s;
+  w.drain_readings["prometheus-main-shard-2"] = reading;
+  EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("delete 2"));
+}
+
 TEST(PlannerDrain, BeforeTheDeadlineNothingIsCheckedUnderRetain) {
   const World w{
       shardSetJson(2, withDrain("Retain")), targetJson(2),

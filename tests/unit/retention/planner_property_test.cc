@@ -715,6 +715,8 @@ class Cluster {
         DrainReading& reading = w_.drain_readings[check.stateful_set];
         reading = drained ? DrainReading{.drained = true, .lag_seconds = 1}
                           : DrainReading{.drained = false, .lag_seconds = 90, .reason = "lags"};
+        // The surviving shards' config reloader has reloaded them by now, or is not read.
+        if (all_drained || chance(0.7)) reading.survivors_reloaded_at = w_.now;
         if (drained && lives_.contains(check.stateful_set)) {
           lives_[check.stateful_set].read_drained = true;
         }

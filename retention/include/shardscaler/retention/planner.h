@@ -68,6 +68,10 @@ struct DrainReading {
   // and no evidence that it is undrained either, so it neither starts the drain's timeout nor
   // ends it.
   bool failed = false;
+  // The earliest last successful configuration reload among the surviving shards' pods (those
+  // below the count, which scrape a due shard's targets once they reloaded); nullopt when one of
+  // them was not read.
+  std::optional<std::chrono::system_clock::time_point> survivors_reloaded_at;
 };
 
 struct PlanInput {
@@ -124,8 +128,18 @@ struct Decision {
   struct DrainCheck {
     std::string stateful_set;
     int32_t index = 0;
+    // Its shardscaler.io/detached-at (nullopt: absent or unreadable).
+    std::optional<std::chrono::system_clock::time_point> detached_at;
+    // The remote-write queues its configuration has: the target's spec.remoteWrite.
+    int32_t remote_writes = 0;
   };
   std::vector<DrainCheck> drain_checks;
+  // With drain checks: the target's attached shards below its count, read for their reload.
+  struct DrainSurvivor {
+    std::string stateful_set;
+    int32_t replicas = 1;  // the target's spec.replicas, as the operator gives each shard
+  };
+  std::vector<DrainSurvivor> drain_survivors;
   // Due shards kept because their data is not shipped yet ("<shard>: <reason>"): the transition
   // is over, the drain is not (Progressing, reason Draining).
   std::vector<std::string> draining;

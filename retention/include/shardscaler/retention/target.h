@@ -57,6 +57,7 @@ struct Target {
   std::optional<std::string> sharding_mode;   // spec.shardingStrategy.mode
   std::optional<std::string> mode;            // spec.mode (PrometheusAgent: StatefulSet, DaemonSet)
   std::vector<std::string> topology_values;   // spec.shardingStrategy.topology.values
+  int32_t remote_writes = 0;                  // entries of spec.remoteWrite (not validated)
 
   std::vector<api::FieldError> spec_errors;
   // From metadata.managedFields when the object has them (a live read; the caches drop them).

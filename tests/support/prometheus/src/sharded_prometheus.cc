@@ -191,6 +191,16 @@ void ShardedPrometheus::setScraping(int shard, bool scraping) {
 
 bool ShardedPrometheus::scraping(int shard) const { return !state_->idle.at(shard); }
 
+void ShardedPrometheus::reloadShard(int shard) {
+  State& s = *state_;
+  if (shard < 0 || shard >= shards()) {
+    throw std::runtime_error("ShardedPrometheus::reloadShard: no shard " + std::to_string(shard));
+  }
+  for (int replica = 0; replica < replicas(); ++replica) {
+    s.shards[shard][replica]->reload(s.shardConfig(shard, replica));
+  }
+}
+
 void ShardedPrometheus::waitForScrapes(int samples, std::chrono::milliseconds deadline) const {
   const std::string query = "count_over_time(up{job=\"" + std::string(kScrapeJob) +
                             "\",namespace=\"" + state_->options.ns + "\"}[1h])";

@@ -32,10 +32,9 @@ class TaskPool;
 
 namespace shardscaler::controller {
 
-// The drain readings of a ShardSet's due shards in namespace `ns`, by StatefulSet name.
+// The drain readings of a ShardSet's due shards, by StatefulSet name.
 using DrainCheck = std::function<std::map<std::string, retention::DrainReading, std::less<>>(
-    const retention::DrainPolicy& policy, const std::string& ns,
-    std::span<const ingestion::DrainShard> shards)>;
+    const retention::DrainPolicy& policy, const ingestion::DrainRequest& request)>;
 
 struct ShardSetControllerOptions {
   std::vector<std::string> namespaces;  // empty = all namespaces

@@ -1,9 +1,8 @@
-// Whether a due shard's data has been shipped (docs/design.md §15): the PromQL of the default
-// condition (remote write caught up) and of a user's condition, and the reading of their answers
-// pod by pod. Absence of evidence is never drained: a failed query, a pod not scraped (`up`
-// missing or 0), a result that is not a vector or holds NaN, Inf or one pod twice. An answer that
-// cannot be read at all fails the reading (DrainReading::failed). It never writes anything;
-// DrainChecker only queries.
+// Whether a due shard's data has been shipped (docs/design.md §15), read from a Prometheus that
+// scrapes the shards: the PromQL of the metrics the drain rules read (drain_evidence.h), and the
+// reading of their answers pod by pod. Absence of evidence is never drained: a failed query, a
+// pod not scraped (`up` missing or 0), a result that is not a vector or holds NaN, Inf or one
+// queue twice. It never writes anything; DrainChecker only queries.
 #pragma once
 
 #include <chrono>
@@ -11,10 +10,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "shardscaler/ingestion/drain_evidence.h"
 #include "shardscaler/ingestion/ingestion_monitor.h"
 #include "shardscaler/ingestion/prometheus_url_policy.h"
 #include "shardscaler/promql_client/prom_query.h"
@@ -22,10 +24,18 @@
 
 namespace shardscaler::ingestion {
 
-// A due shard: its StatefulSet and how many replicas (pods <stateful_set>-0..replicas-1) it runs.
-struct DrainShard {
+// A surviving shard: an attached one below the count, whose pods take over a due shard's targets
+// once they reloaded their configuration.
+struct SurvivingShard {
   std::string stateful_set;
   int32_t replicas = 1;
+};
+
+// One round of drain checks of a ShardSet (namespace `ns`).
+struct DrainRequest {
+  std::string ns;
+  std::vector<DrainShard> shards;
+  std::vector<SurvivingShard> survivors;
 };
 
 // <stateful_set>-<ordinal>, escaped as a PromQL regex.
@@ -34,25 +44,33 @@ std::string shardPodRegex(std::string_view stateful_set);
 // min by (namespace, pod) (up{namespace="NS",pod=~"REGEX"}): who is scraped, on every target of
 // the pod (a config-reloader up does not hide a Prometheus down).
 std::string drainUpQuery(std::string_view ns, std::string_view pod_regex);
-// The largest remote-write lag of each pod's queues, per pod. A queue with samples pending lags by
-// the age of the newest sample it sent (now minus its highest sent timestamp), so a lag that froze
-// when the shard stopped appending keeps growing while the receiver is down; a queue with none
-// pending lags by its highest appended timestamp minus its highest sent one. A queue that never
-// sent counts as lagging by all it holds while it has pending samples, and as caught up when it
-// has none; a pod without any queue is absent.
-std::string drainLagQuery(std::string_view ns, std::string_view pod_regex);
+// Each pod's Prometheus's own process_start_time_seconds: that of the target that exports
+// prometheus_build_info, so a sidecar scraped alone answers nothing.
+std::string drainPrometheusQuery(std::string_view ns, std::string_view pod_regex);
+// The remote-storage series the default condition reads, by metric name, pod and queue
+// (remote_name, url): samples pending, highest sent timestamp, highest appended timestamp.
+std::string drainQueuesQuery(std::string_view ns, std::string_view pod_regex);
+// Each pod's prometheus_config_last_reload_success_timestamp_seconds.
+std::string drainReloadQuery(std::string_view ns, std::string_view pod_regex);
 // The user's condition with $NAMESPACE and $POD_REGEX replaced.
 std::string drainConditionQuery(std::string_view condition, std::string_view ns,
                                 std::string_view pod_regex);
 
-// One shard's reading from the answers: `up` per pod, and either the lag per pod (default) or the
-// condition's series per pod (custom: a pod drained has exactly one finite series).
+// The answers one round read, for all due shards at once.
 struct DrainAnswers {
   promql::Result<promql::QueryResult> up;
+  promql::Result<promql::QueryResult> prometheus;
+  // The queues query (default condition), or the user's condition.
   promql::Result<promql::QueryResult> evidence;
+  // The surviving shards' reloads; nullopt when there are none to ask about.
+  std::optional<promql::Result<promql::QueryResult>> reloads;
 };
-retention::DrainReading readDrain(const DrainShard& shard, const DrainAnswers& answers,
-                                  bool custom_condition, std::chrono::seconds max_lag);
+// One shard's reading from the answers (judgeDrain on what they say of its pods), with the
+// surviving shards' reload.
+retention::DrainReading readDrain(const DrainShard& shard,
+                                  std::span<const SurvivingShard> survivors,
+                                  const DrainAnswers& answers, bool custom_condition,
+                                  std::chrono::seconds max_lag);
 
 // Thread-safety: check() may run on several threads at once.
 class DrainChecker {
@@ -62,10 +80,9 @@ class DrainChecker {
   explicit DrainChecker(PromQueryFactory factory = prometheusClientFactory(),
                         std::chrono::milliseconds timeout = std::chrono::seconds(10),
                         PrometheusUrlPolicy url_policy = PrometheusUrlPolicy::defaults());
-  // The readings of `shards` (in namespace `ns`) under `policy`, by StatefulSet name.
+  // The readings of the request's shards under `policy`, by StatefulSet name.
   std::map<std::string, retention::DrainReading, std::less<>> check(
-      const retention::DrainPolicy& policy, const std::string& ns,
-      std::span<const DrainShard> shards);
+      const retention::DrainPolicy& policy, const DrainRequest& request);
 
  private:
   std::shared_ptr<promql::PromQuery> client(const std::string& url, std::string* error);

@@ -68,6 +68,10 @@ class ShardedPrometheus {
   // Every replica must be running; throws std::runtime_error otherwise or when a reload fails.
   void setScraping(int shard, bool scraping);
   bool scraping(int shard) const;
+  // As the operator's config reloader after the operator rewrote the configuration (for a new
+  // shard count): every replica of `shard` reloads it, here unchanged. Every replica must be
+  // running; throws std::runtime_error otherwise or when a reload fails.
+  void reloadShard(int shard);
 
   // Blocks until the scraper holds at least `samples` scraped samples of `up` for every pod
   // (so that rate() over a window of that many intervals has data). Throws after `deadline`.
