@@ -1,6 +1,6 @@
-// docs/design.md §14, the table of shardscaler's metrics: every family telemetry::Metrics exports
-// is a row "exported" with its type and labels; every metric the alerts and the dashboard use is
-// a row; a row "planned" (the C++ code does not export it yet) is not exported.
+// docs/design/metrics.md, the table of shardscaler's metrics: every family telemetry::Metrics
+// exports is a row "exported" with its type and labels; every metric the alerts and the dashboard
+// use is a row; a row "planned" (the C++ code does not export it yet) is not exported.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -20,13 +20,12 @@ struct Row {
   std::string status;  // "exported" or "planned"
 };
 
-// The table of the section "## 14. Metrics" of docs/design.md, by metric name.
+// The table of docs/design/metrics.md, by metric name.
 std::map<std::string, Row> metricsTable() {
-  const std::string design = readFile(sourceDir() / "docs" / "design.md");
-  const auto start = design.find("\n## 14. Metrics");
-  if (start == std::string::npos) throw std::runtime_error("docs/design.md has no §14");
-  const auto end = design.find("\n## ", start + 1);
-  std::istringstream section(design.substr(start, end - start));
+  const std::string page = readFile(sourceDir() / "docs" / "design" / "metrics.md");
+  if (page.find("\n| metric |") == std::string::npos)
+    throw std::runtime_error("docs/design/metrics.md has no table of metrics");
+  std::istringstream section(page);
   // | `name` | type | `label`, `label` | meaning | status |
   static const std::regex kRow(R"(^\| `([a-z_]+)` \|([^|]*)\|([^|]*)\|[^|]*\|([^|]*)\|$)");
   static const std::regex kLabel("`([a-z_]+)`");
@@ -42,7 +41,7 @@ std::map<std::string, Row> metricsTable() {
     const std::string status_cell = m[4];
     if (!std::regex_match(type_cell, type, kWord) ||
         !std::regex_match(status_cell, status, kWord)) {
-      throw std::runtime_error("docs/design.md §14: cannot read the row " + line);
+      throw std::runtime_error("docs/design/metrics.md: cannot read the row " + line);
     }
     Row row{type[1], {}, status[1]};
     const std::string labels = m[3];
@@ -152,7 +151,7 @@ TEST(MetricsTableTest, EveryExportedFamilyIsARowWithItsTypeAndLabels) {
   for (const auto& [name, family] : families) {
     SCOPED_TRACE(name);
     auto row = table.find(name);
-    ASSERT_NE(row, table.end()) << "not in docs/design.md §14";
+    ASSERT_NE(row, table.end()) << "not in docs/design/metrics.md";
     EXPECT_EQ(row->second.status, "exported");
     EXPECT_EQ(row->second.type, family.type);
     EXPECT_EQ(row->second.labels, family.labels);
@@ -169,7 +168,7 @@ TEST(MetricsTableTest, EveryMetricTheAlertsAndPanelsUseIsARow) {
   const auto used = usedMetrics();
   ASSERT_GT(used.size(), 20u);
   for (const std::string& name : used) {
-    EXPECT_TRUE(table.contains(name)) << name << " is used but not in docs/design.md §14";
+    EXPECT_TRUE(table.contains(name)) << name << " is used but not in docs/design/metrics.md";
   }
 }
 
