@@ -1,9 +1,10 @@
-// PlanMode::Converge: the transitions of docs/design.md §3, each step gated so that an operator
-// acting on a stale view cannot lose a shard (§10, §11): with the admission guard enforced nothing
-// waits; without it, a transition waits for the operator to acknowledge the pause, and for the
-// settle time after the pause (re-attach) and after the last detach (lowering spec.shards).
-// planConverge is a sequence of named steps: classify the shards, return early where a hold or an
-// undo decides, compute the gates, then write what they let through, in order.
+// PlanMode::Converge: the transitions of docs/design.md, each step gated so that an operator
+// acting on a stale view cannot lose a shard (docs/design/guard.md,
+// docs/design/lagging-operator.md): with the admission guard enforced nothing waits; without it, a
+// transition waits for the operator to acknowledge the pause, and for the settle time after the
+// pause (re-attach) and after the last detach (lowering spec.shards). planConverge is a sequence of
+// named steps: classify the shards, return early where a hold or an undo decides, compute the
+// gates, then write what they let through, in order.
 #include <algorithm>
 #include <set>
 

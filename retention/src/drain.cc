@@ -1,8 +1,9 @@
 // Due shards (retained, out of the count, past their deadline) and the drain (docs/design.md
-// §15): without a drain a due shard is deleted at once; with one, only once its data is shipped
-// (the condition held: drained-at), or once the timeout passed under onTimeout Delete. An
-// undrained shard is kept, marked draining-since at the first reading that finds it undrained
-// (the timeout counts from there), and looked at again; a reading that failed counts for nothing.
+// docs/design/drain.md): without a drain a due shard is deleted at once; with one, only once its
+// data is shipped (the condition held: drained-at), or once the timeout passed under onTimeout
+// Delete. An undrained shard is kept, marked draining-since at the first reading that finds it
+// undrained (the timeout counts from there), and looked at again; a reading that failed counts for
+// nothing.
 #include "drain.h"
 
 #include <algorithm>

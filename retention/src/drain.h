@@ -1,4 +1,4 @@
-// Due shards and the drain (docs/design.md §15): which are deleted, marked or kept. Private to
+// Due shards and the drain (docs/design/drain.md): which are deleted, marked or kept. Private to
 // the planner.
 #pragma once
 

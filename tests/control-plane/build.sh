@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds kube-apiserver and kube-controller-manager v1.20.2 from Debian bookworm's `kubernetes`
-# source package (docs/design.md section 7) into a per-version cache outside the clone, and makes sure
+# source package (docs/design/testing.md) into a per-version cache outside the clone, and makes sure
 # the other programs the test control plane runs (etcd, kubectl) are installed.
 #
 # Prints the directory holding the binaries on stdout (everything else goes to stderr), so

@@ -1,4 +1,4 @@
-// Delete only what is shipped (docs/design.md §15), end to end: real Prometheus shard processes
+// Delete only what is shipped (docs/design/drain.md), end to end: real Prometheus shard processes
 // (named like the operator's pods, server or agent mode) remote-write to a real receiver (a
 // Prometheus with its remote-write receiver on), a third Prometheus scrapes the shards' own
 // metrics with namespace and pod labels, and the operator emulator makes their StatefulSets. A

@@ -1,4 +1,4 @@
-// docs/design.md section 4 end to end: real Prometheus shards (named like the operator's pods)
+// docs/design/ingestion.md end to end: real Prometheus shards (named like the operator's pods)
 // under load, one Prometheus scraping them with namespace/pod labels, and shardscaler reporting
 // each shard's ingestion rate and a recommendation in the ShardSet's status, `kubectl get
 // shardsets` and /metrics. Failures (Prometheus down, silent, a malformed query, an empty result,

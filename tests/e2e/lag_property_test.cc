@@ -110,8 +110,9 @@ TEST(LagPropertyTest, TheSidecarInstallGuardsAgainstTheOperatorItRunsBeside) {
 }
 
 // Losses the judge must see, in two ways: the settle time far below the operator's lag (the other
-// side of docs/design.md §11), and a guard that shardscaler rightly believes enforced but that lets
-// the operator's user through, so transitions do not wait and nothing refuses the stale deletes.
+// side of docs/design/lagging-operator.md), and a guard that shardscaler rightly believes enforced
+// but that lets the operator's user through, so transitions do not wait and nothing refuses the
+// stale deletes.
 int lossesIn(const LagOutcome& out) {
   std::cout << out.summary << "\n";
   int losses = 0;

@@ -1,4 +1,4 @@
-// shardscaler with the Prometheus Operator as it really behaves (docs/design.md §16): the
+// shardscaler with the Prometheus Operator as it really behaves (docs/design/operator.md): the
 // operator's own shard retention before, during and after a claim; an agent in DaemonSet mode;
 // a target deleted and re-created under retained shards; a second writer of spec.shards.
 #include <gmock/gmock.h>

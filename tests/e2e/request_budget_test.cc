@@ -297,14 +297,15 @@ TEST_F(RequestBudgetTest, FirstClaimSteadyRoundAndTransitionStayWithinTheirBudge
       // operator's write of the same target (409: planned again from a new read).
       {"patch", kTargetsR, kShardSetCount + kShardSetCount / 4},
       // Each shard: the guard label shardscaler.io/shardset, without which delete.guard does not
-      // see it (docs/design.md §10). One patch per StatefulSet: the budget's largest line.
+      // see it (docs/design/guard.md). One patch per StatefulSet: the budget's largest line.
       {"patch", kStatefulSetsR, kStatefulSetCount},
       // Each ShardSet's live read of its target before the claim (a cached plan never claims),
       // and at most one more: the reconcile that confirms the claim plans from the caches once
       // they hold its writes, and reads live when they do not yet (20 ShardSets: 27 measured).
       {"get", kTargetsR, 2 * kShardSetCount},
       // With each target read, the list of its shards by the operator's name label (the guard
-      // label list is left out of a first claim, §12: it can add nothing there); a confirming
+      // label list is left out of a first claim, docs/design/reads.md: it can add nothing there); a
+      // confirming
       // read lists by both labels (20 ShardSets: 34 measured).
       {"list", kStatefulSetsR, 3 * kShardSetCount},
       // OtherWriters: the namespace's HPAs, listed at most once a minute (TargetWriters).
@@ -331,7 +332,7 @@ TEST_F(RequestBudgetTest, FirstClaimSteadyRoundAndTransitionStayWithinTheirBudge
       // The informers' first lists and their watches: ShardSets, Prometheuses, PrometheusAgents
       // and the shard StatefulSets of the one namespace (a watch that ends is counted, and may
       // be followed by a relist). Nothing per ShardSet: each one is planned from the caches and
-      // its status is what it was, so not even the status is written (§12).
+      // its status is what it was, so not even the status is written (docs/design/reads.md).
       {"list", kShardSetsR, 2},
       {"watch", kShardSetsR, 2},
       {"list", kTargetsR, 2},
@@ -365,7 +366,7 @@ TEST_F(RequestBudgetTest, FirstClaimSteadyRoundAndTransitionStayWithinTheirBudge
   ASSERT_TRUE(waitQuiet(0));
   const Counts transition = since(requestsOf(*shardscaler_), before_transition);
   const BudgetLine kTransition[] = {
-      // The pause, then spec.shards with the resume (docs/design.md §10): two target writes.
+      // The pause, then spec.shards with the resume (docs/design/guard.md): two target writes.
       {"patch", kTargetsR, 2},
       // The detach of the one shard above the new count.
       {"patch", kStatefulSetsR, 1},
@@ -378,7 +379,8 @@ TEST_F(RequestBudgetTest, FirstClaimSteadyRoundAndTransitionStayWithinTheirBudge
       // or its StatefulSet update before the caches hold our writes reads live once more.
       {"get", kTargetsR, 3},
       {"list", kStatefulSetsR, 3},
-      // The guard's status, read beside the target on a spec the status has not seen (§11).
+      // The guard's status, read beside the target on a spec the status has not seen
+      // (docs/design/lagging-operator.md).
       {"get", kWebhooksR, 1},
       {"get", kNamespacesR, 1},
       // The transition's Events: the scale-down and the retained shard.

@@ -230,7 +230,7 @@ TEST_F(ScaleManyTest, HundredShardSetsConvergeAndTransitionsStayTheirOwn) {
   }
 
   // A new shardscaler over the settled namespace, every status cleared: each ShardSet, at rest,
-  // is planned from the informer caches (docs/design.md §12) and gets back the same status,
+  // is planned from the informer caches (docs/design/reads.md) and gets back the same status,
   // retained shards and all, without a list of its own.
   shardscaler_->terminate(15s);
   for (int i = 0; i < kTargets; ++i) {

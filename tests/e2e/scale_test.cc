@@ -1,5 +1,5 @@
-// docs/design.md section 3 end to end: kubectl scale on a ShardSet carried out on a Prometheus run
-// by the operator emulator, with Retain (detach, re-attach, expiry) and Delete.
+// The transitions of docs/design.md end to end: kubectl scale on a ShardSet carried out on a
+// Prometheus run by the operator emulator, with Retain (detach, re-attach, expiry) and Delete.
 #include <chrono>
 
 #include "shardscaler/e2e/scenario.h"

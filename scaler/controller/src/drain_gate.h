@@ -1,6 +1,6 @@
 // While `shardscaler run` drains on SIGTERM: whether a reconcile in flight may wait out a short
 // wait of its transition (the operator's acknowledgement, a settle time) and finish it, rather
-// than leave the target paused for the next instance (docs/design.md §5). Never once the Lease
+// than leave the target paused for the next instance (docs/design/service.md). Never once the Lease
 // is lost: another replica may lead by then.
 #pragma once
 

@@ -317,12 +317,12 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
 }
 
 // One live read of a ShardSet's target and shards, as named steps. The target's shards are read
-// by their own labels, so a read costs this ShardSet's shards, not the namespace's (§12): our
-// guard label marks every shard of the ShardSet once it claimed the target, retained or attached;
-// the operator's name label also finds the attached ones it has not labelled yet (a first claim,
-// shards the operator just created). The lists are at least as new as our newest StatefulSet
-// write, so they show every write of the earlier plans, and are sent at once with the target's
-// read, on threads of their own: a round costs the slowest read, not the sum.
+// by their own labels, so a read costs this ShardSet's shards, not the namespace's
+// (docs/design/reads.md): our guard label marks every shard of the ShardSet once it claimed the
+// target, retained or attached; the operator's name label also finds the attached ones it has not
+// labelled yet (a first claim, shards the operator just created). The lists are at least as new as
+// our newest StatefulSet write, so they show every write of the earlier plans, and are sent at once
+// with the target's read, on threads of their own: a round costs the slowest read, not the sum.
 class ShardSetReader::LiveObservation {
  public:
   LiveObservation(const ShardSetReader& reader, const api::ShardSet& shard_set,
@@ -469,7 +469,7 @@ class ShardSetReader::LiveObservation {
   // list is read after all. What it would still add is an attached shard above the operator's
   // count, unlabelled, that our caches have not seen yet: one the operator created for a higher
   // count that has since dropped, which the planner's waits before lowering spec.shards keep from
-  // happening (§11), and which the next reconcile reads once cached.
+  // happening (docs/design/lagging-operator.md), and which the next reconcile reads once cached.
   k8s::Result<Observed> collectShards() {
     const bool read_by_name = by_name_.valid();
     for (auto* shards : {&by_name_, &by_shard_set_}) {

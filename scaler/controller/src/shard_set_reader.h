@@ -1,7 +1,7 @@
-// What a reconcile reads (docs/design.md §9, §12): the target and its StatefulSets live from the
-// API server, since a plan that writes must see the previous plan's writes, which the caches may
-// not have yet; or from the caches, for a ShardSet at rest whose plan writes nothing but its
-// status. It never writes.
+// What a reconcile reads (docs/design.md, docs/design/reads.md): the target and its StatefulSets
+// live from the API server, since a plan that writes must see the previous plan's writes, which the
+// caches may not have yet; or from the caches, for a ShardSet at rest whose plan writes nothing but
+// its status. It never writes.
 #pragma once
 
 #include <cstdint>
@@ -139,7 +139,7 @@ class ShardSetReader {
                                 retention::PlanPurpose purpose) const;
 
   // The target and its shards as the caches hold them, when a plan from them can be trusted to
-  // say that nothing but the status is to be written (docs/design.md §12): the caches have
+  // say that nothing but the status is to be written (docs/design/reads.md): the caches have
   // synced and are at least as new as this ShardSet's last live read (which came after every
   // target and StatefulSet write of its reconcile), that reconcile ended with a plan that had
   // nothing left to write, every shard they hold for the target carries this ShardSet's guard

@@ -119,7 +119,7 @@ class ShardSetReconciler {
   retention::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
                                  retention::PlanPurpose purpose) const;
   // The plan of `input`; when it asks whether due shards drained, the plan again with the
-  // readings (docs/design.md §15).
+  // readings (docs/design/drain.md).
   retention::Plan planWithDrains(retention::PlanInput input) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
   // `log` carries the reconcile's key and reconcile_id into every line it and the applier write.

@@ -1,7 +1,7 @@
 // ShardSets whose writes the API server refused for good, and until when no new transition of
 // theirs starts: retrying the same write cannot help, and the target must not stay paused
-// waiting for it (docs/design.md §11, "Writes refused for good"). Never persisted: a restart
-// plans again, which undoes an interrupted transition anyway.
+// waiting for it (docs/design/lagging-operator.md, "Writes refused for good"). Never persisted: a
+// restart plans again, which undoes an interrupted transition anyway.
 #pragma once
 
 #include <chrono>

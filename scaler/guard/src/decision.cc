@@ -275,7 +275,7 @@ std::optional<Verdict> Judgement::deleteRetained() {
 
 // A retained shard past its deadline under a drain goes only once drained (shardscaler marks it
 // drained-at right before deleting it), or once the drain's timeout passed under onTimeout:
-// Delete, counted as the planner counts it: from its draining-since mark (docs/design.md §15).
+// Delete, counted as the planner counts it: from its draining-since mark (docs/design/drain.md).
 std::optional<Verdict> Judgement::deleteDue() {
   auto drain = retention::resolveDrainPolicy(shard_set_);
   if (!drain) {

@@ -493,7 +493,7 @@ namespace {
 using namespace testing;
 using ::testing::HasSubstr;
 
-// The drain (docs/design.md §15): with a query endpoint, a due shard goes only once shardscaler
+// The drain (docs/design/drain.md): with a query endpoint, a due shard goes only once shardscaler
 // found it drained (drained-at), or its drain timed out under onTimeout: Delete.
 class GuardDrain : public ::testing::Test {
  protected:

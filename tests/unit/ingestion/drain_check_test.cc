@@ -1,4 +1,4 @@
-// Reading a drain from a Prometheus's answers (docs/design.md §15): which series say what of each
+// Reading a drain from a Prometheus's answers (docs/design/drain.md): which series say what of each
 // pod, the queries that ask for them, and the checker that sends them. The rules on what the
 // series mean are drain_evidence's (drain_evidence_test.cc).
 #include <gmock/gmock.h>

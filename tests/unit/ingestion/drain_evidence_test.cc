@@ -1,4 +1,4 @@
-// The drain's rules on what a due shard's pods' metrics say (docs/design.md §15), whatever read
+// The drain's rules on what a due shard's pods' metrics say (docs/design/drain.md), whatever read
 // them: drained only with evidence from each pod's own Prometheus, run since before the detach,
 // with every configured queue caught up; absence of evidence is never drained.
 #include <gmock/gmock.h>

@@ -1,4 +1,4 @@
-// The drain (docs/design.md §15): a due shard is deleted only once its data is shipped, or once
+// The drain (docs/design/drain.md): a due shard is deleted only once its data is shipped, or once
 // the timeout passed under onTimeout Delete; absence of evidence is never drained.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

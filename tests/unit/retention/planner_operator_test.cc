@@ -1,4 +1,4 @@
-// The planner with the Prometheus Operator as it really behaves (docs/design.md §16): garbage
+// The planner with the Prometheus Operator as it really behaves (docs/design/operator.md): garbage
 // collection of retained shards, pauses the operator never acknowledges, other writers of the
 // target's spec.shards, and agents that have no shards.
 #include <gmock/gmock.h>

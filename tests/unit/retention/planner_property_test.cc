@@ -537,7 +537,7 @@ std::string_view toString(ClusterPolicy policy) {
   return "?";
 }
 
-// A namespace with the target, its StatefulSets and an operator that behaves as docs/design.md §2,
+// A namespace with the target, its StatefulSets and an operator that behaves as docs/design.md,
 // and another writer that raises the target's spec.shards now and then (the operator then puts its
 // labels back on retained shards it expects, with the marks of their earlier life).
 class Cluster {
@@ -751,7 +751,8 @@ class Cluster {
   // missing, and puts its labels back on an existing StatefulSet it expected (AlreadyExists).
   bool operatorStep() {
     Json& t = *w_.target;
-    // Reports in its status whether it saw the pause, for the generation it saw (§11).
+    // Reports in its status whether it saw the pause, for the generation it saw
+    // (docs/design/lagging-operator.md).
     const bool paused = t["spec"].value("paused", false);
     const Json& generation = t["metadata"]["generation"];
     const Json status{{"paused", paused},

@@ -1,4 +1,4 @@
-// Every transition  of docs/design.md §3 as one table: observed world in, ordered steps out.
+// Every transition  of docs/design.md as one table: observed world in, ordered steps out.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

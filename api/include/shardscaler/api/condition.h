@@ -15,11 +15,12 @@ inline constexpr std::string_view kConditionProgressing = "Progressing";
 inline constexpr std::string_view kConditionDegraded = "Degraded";
 // True: the last ingestion query returned rates. Absent without spec.ingestion.
 inline constexpr std::string_view kConditionIngestionAvailable = "IngestionAvailable";
-// Whether a retained shard's deletion waits for its data to be shipped (docs/design.md §15):
+// Whether a retained shard's deletion waits for its data to be shipped (docs/design/drain.md):
 // True when drains are checked, False when they are off or cannot be checked (no endpoint).
 inline constexpr std::string_view kConditionDrainChecked = "DrainChecked";
 // True when something besides shardscaler writes the claimed target's spec.shards or
-// spec.paused: another field manager, or an HPA aimed at the target itself (docs/design.md §16).
+// spec.paused: another field manager, or an HPA aimed at the target itself
+// (docs/design/operator.md).
 inline constexpr std::string_view kConditionOtherWriters = "OtherWriters";
 
 // status.conditions[] is a list of metav1.Condition, with its codec.

@@ -69,7 +69,7 @@ struct RetainSettings {
 };
 
 // spec.shardRetentionPolicy.drain: a per-shard PromQL condition that must hold before a shard is
-// deleted (docs/design.md §15). Unset fields take the defaults.
+// deleted (docs/design/drain.md). Unset fields take the defaults.
 struct DrainSpec {
   std::optional<bool> enabled;                // default: whenever a query endpoint is known
   std::optional<std::string> prometheus_url;  // default: spec.ingestion.prometheusURL

@@ -7,7 +7,7 @@
 
 namespace shardscaler::api {
 
-// ---- the Prometheus Operator's (docs/design.md §2) ----
+// ---- the Prometheus Operator's (docs/design.md) ----
 inline constexpr std::string_view kOperatorNameLabel = "operator.prometheus.io/name";
 inline constexpr std::string_view kOperatorShardLabel = "operator.prometheus.io/shard";
 inline constexpr std::string_view kOperatorModeLabel = "operator.prometheus.io/mode";

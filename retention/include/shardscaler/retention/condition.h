@@ -55,7 +55,7 @@ inline constexpr std::string_view kReasonPauseNotAcknowledged = "PauseNotAcknowl
 inline constexpr std::string_view kReasonRetainedShardsOrphaned = "RetainedShardsOrphaned";
 // A write the API server refused for good (Forbidden, Invalid).
 inline constexpr std::string_view kReasonApplyFailed = "ApplyFailed";
-// The drain (docs/design.md §15): a due shard waits for its data to be shipped (ShardDraining),
+// The drain (docs/design/drain.md): a due shard waits for its data to be shipped (ShardDraining),
 // is found shipped (ShardDrained), or is still not shipped when the timeout passes
 // (DrainTimedOut: an Event, and Degraded under onTimeout Keep); a deletion no drain could check
 // (no query endpoint) is announced as such.
@@ -73,7 +73,7 @@ inline constexpr std::string_view kReasonFieldManagerConflict = "FieldManagerCon
 inline constexpr std::string_view kReasonHPATargetsTarget = "HPATargetsTarget";
 inline constexpr std::string_view kReasonNoOtherWriters = "NoOtherWriters";
 
-// Condition reasons that are not also Event reasons (docs/design.md §1 lists which condition
+// Condition reasons that are not also Event reasons (docs/design.md lists which condition
 // carries which).
 inline constexpr std::string_view kReasonShardsReady = "ShardsReady";            // Ready
 inline constexpr std::string_view kReasonScaling = "Scaling";                    // Ready

@@ -1,5 +1,5 @@
 // The shard count a ShardSet asks for: spec.shards clamped to [minShards, maxShards] and, in
-// Topology mode, moved to a multiple of the zone count (docs/design.md §3). Pure arithmetic.
+// Topology mode, moved to a multiple of the zone count (docs/design.md). Pure arithmetic.
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Names, labels and annotations that the Prometheus Operator and shardscaler put on StatefulSets
-// (docs/design.md §2). Pure string functions: they never look anything up.
+// (docs/design.md). Pure string functions: they never look anything up.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
 // The retention planner: from a ShardSet, its target, the observed StatefulSets and `now`, the
-// ordered writes that move toward the desired shard count (docs/design.md §3), plus the status and
+// ordered writes that move toward the desired shard count (docs/design.md), plus the status and
 // Events to publish. Pure and level-triggered: no I/O, no clock, same input => same plan.
 #pragma once
 
@@ -177,7 +177,7 @@ struct Plan {
   Decision decision;
 };
 
-// docs/design.md §3, level-triggered: any interrupted sequence is finished by the next plan.
+// docs/design.md, level-triggered: any interrupted sequence is finished by the next plan.
 // Never deleted, whatever the input: a StatefulSet with index < the target's spec.shards or
 // < want; a retained one before its deadline, or with a missing/garbage deadline, or with
 // index < want (it is re-attached instead); anything takeInventory() does not attribute to

@@ -1,5 +1,5 @@
 // Which shard-retention policy applies to a ShardSet: its own fields, else its target's, else
-// the defaults (docs/design.md §1, as the operator's gracePeriodForPrometheusStorage). Pure lookup.
+// the defaults (docs/design.md, as the operator's gracePeriodForPrometheusStorage). Pure lookup.
 #pragma once
 
 #include <chrono>
@@ -50,7 +50,7 @@ std::string_view toString(OnTimeout on_timeout);
 inline constexpr std::string_view kDrainNamespacePlaceholder = "$NAMESPACE";
 inline constexpr std::string_view kDrainPodRegexPlaceholder = "$POD_REGEX";
 
-// spec.shardRetentionPolicy.drain as it applies (docs/design.md §15): whether a due shard must
+// spec.shardRetentionPolicy.drain as it applies (docs/design/drain.md): whether a due shard must
 // drain before it is deleted, and how that is checked.
 struct DrainPolicy {
   // A drain is checked before every deletion. False when the spec opts out or when no query

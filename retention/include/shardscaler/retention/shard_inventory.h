@@ -44,7 +44,7 @@ struct ShardStatefulSet {
   // Retained only: the detached-at annotation (nullopt: absent, e.g. detached by an older
   // shardscaler, which counts as long ago).
   std::optional<std::chrono::system_clock::time_point> detached_at;
-  // Retained only: the drain's marks (docs/design.md §15), when present and readable.
+  // Retained only: the drain's marks (docs/design/drain.md), when present and readable.
   std::optional<std::chrono::system_clock::time_point> draining_since;
   std::optional<std::chrono::system_clock::time_point> drained_at;
 
@@ -71,8 +71,8 @@ struct ShardInventory {
 // A StatefulSet counts as the target's shard i only when all hold: its
 // operator.prometheus.io/shard label is i; its name is the operator's name for shard i of the
 // target; an ownerReference has the target's uid and kind, or this ShardSet's (a retained shard
-// outlives the target it was detached from, docs/design.md §16); operator.prometheus.io/mode, if
-// set, is the target's mode. It is then attached if operator.prometheus.io/name is the target's
+// outlives the target it was detached from, docs/design/operator.md); operator.prometheus.io/mode,
+// if set, is the target's mode. It is then attached if operator.prometheus.io/name is the target's
 // name, retained if that label is absent and it has shardscaler.io/retained=true and
 // shardscaler.io/shardset=<this ShardSet>, and ignored otherwise.
 ShardInventory takeInventory(const api::ShardSet& shard_set, const Target& target,

@@ -46,7 +46,8 @@ LagPlan randomLagPlan(std::uint64_t seed, GuardMode mode, int steps) {
     plan.sync_latency_jitter = draw.ms(0, 1000);
   } else {
     // Everything the operator's view and its syncs may trail by must stay below the settle time
-    // (docs/design.md §11); 10 % is left for the API server and the emulator's own work.
+    // (docs/design/lagging-operator.md); 10 % is left for the API server and the emulator's own
+    // work.
     const long long budget = plan.settle_time.count() * 9 / 10;
     plan.statefulset_lag = draw.ms(0, budget);
     long long left = budget - plan.statefulset_lag.count();
@@ -57,8 +58,8 @@ LagPlan randomLagPlan(std::uint64_t seed, GuardMode mode, int steps) {
     plan.sync_latency_jitter = draw.ms(0, left);
   }
   // Guard or not, a transition may hold the target paused for the acknowledgement and the settle
-  // time (shards not created yet, or attached but not expected: docs/design.md §11), and kills
-  // and API faults add their retries.
+  // time (shards not created yet, or attached but not expected: docs/design/lagging-operator.md),
+  // and kills and API faults add their retries.
   plan.pause_bound = plan.settle_time + milliseconds(5000);
   testenv::ApiFaultRates& f = plan.faults;
   f.server_error = draw.rate(0.05);

@@ -1,5 +1,5 @@
-// operator-emulator: the Prometheus Operator emulator the shardscaler tests start (docs/design.md
-// sections 2 and 7). Runs until SIGTERM or SIGINT; see --help.
+// operator-emulator: the Prometheus Operator emulator the shardscaler tests start (docs/design.md,
+// docs/design/testing.md). Runs until SIGTERM or SIGINT; see --help.
 #include <pthread.h>
 #include <signal.h>
 

@@ -38,7 +38,7 @@ using DrainCheck = std::function<std::map<std::string, retention::DrainReading, 
 
 struct ShardSetControllerOptions {
   std::vector<std::string> namespaces;  // empty = all namespaces
-  // The work is latency-bound (sequential API round trips): docs/design.md §12.
+  // The work is latency-bound (sequential API round trips): docs/design/reads.md.
   int workers = 8;
   // Plan/apply rounds in one reconcile: after a successful round the objects are read again
   // and planned again, so one reconcile usually finishes a whole transition.
@@ -52,7 +52,7 @@ struct ShardSetControllerOptions {
   // Whether the admission guard is enforced for ShardSets in namespace `ns`, read live when a
   // transition may need it; when not, *why says why. Unset: not enforced (the fallback applies).
   std::function<bool(const std::string& ns, std::string* why)> guard_enforced;
-  // Reads whether due shards drained (docs/design.md §15). Unset: an ingestion::DrainChecker
+  // Reads whether due shards drained (docs/design/drain.md). Unset: an ingestion::DrainChecker
   // querying the drain's Prometheus, when drain_url_policy allows its URL.
   DrainCheck drain_check;
   ingestion::PrometheusUrlPolicy drain_url_policy = ingestion::PrometheusUrlPolicy::defaults();

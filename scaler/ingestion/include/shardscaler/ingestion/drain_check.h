@@ -1,4 +1,4 @@
-// Whether a due shard's data has been shipped (docs/design.md §15), read from a Prometheus that
+// Whether a due shard's data has been shipped (docs/design/drain.md), read from a Prometheus that
 // scrapes the shards: the PromQL of the metrics the drain rules read (drain_evidence.h), and the
 // reading of their answers pod by pod. Absence of evidence is never drained: a failed query, a
 // pod not scraped (`up` missing or 0), a result that is not a vector or holds NaN, Inf or one

@@ -1,5 +1,5 @@
-// When a due shard's metrics say its data is shipped (docs/design.md §15), whatever read them: the
-// answers of a Prometheus that scrapes the shards, or a pod's own /metrics. Pure: no I/O and no
+// When a due shard's metrics say its data is shipped (docs/design/drain.md), whatever read them:
+// the answers of a Prometheus that scrapes the shards, or a pod's own /metrics. Pure: no I/O and no
 // clock (the time the metrics were read at is handed in); it never reads absence as drained.
 #pragma once
 

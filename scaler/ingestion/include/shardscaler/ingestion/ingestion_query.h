@@ -1,5 +1,6 @@
-// The PromQL the ingestion monitor sends (docs/design.md §4): the default query of each target
-// kind, the placeholders of an override, and the pod names of a target. Pure string functions.
+// The PromQL the ingestion monitor sends (docs/design/ingestion.md): the default query of each
+// target kind, the placeholders of an override, and the pod names of a target. Pure string
+// functions.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// What the controller needs from the ingestion monitor (docs/design.md §4): which ShardSets to
-// watch, and the latest per-shard sample rates. Rates are reported, never acted upon here.
+// What the controller needs from the ingestion monitor (docs/design/ingestion.md): which ShardSets
+// to watch, and the latest per-shard sample rates. Rates are reported, never acted upon here.
 #pragma once
 
 #include <chrono>

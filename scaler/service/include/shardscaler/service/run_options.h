@@ -52,14 +52,14 @@ struct RunOptions {
   std::chrono::nanoseconds lease_duration = std::chrono::seconds(15);
   std::chrono::nanoseconds renew_deadline = std::chrono::seconds(10);
   std::chrono::nanoseconds retry_period = std::chrono::seconds(2);
-  int workers = 8;  // ShardSets reconciled in parallel: docs/design.md §12
+  int workers = 8;  // ShardSets reconciled in parallel: docs/design/reads.md
   LogLevel log_level = LogLevel::Info;
   LogFormat log_format = LogFormat::Text;
   std::string identity;  // Lease holder identity; default "<hostname>_<random uuid>"
   std::chrono::nanoseconds shutdown_timeout = std::chrono::seconds(10);
 
   // The shard guard: a validating admission webhook every replica serves over HTTPS (docs/design.md
-  // §10). nullopt when --webhook-bind-address is "0": no guard server.
+  // docs/design/guard.md). nullopt when --webhook-bind-address is "0": no guard server.
   std::optional<BindAddress> webhook_bind_address = BindAddress{"", 9443};
   // The Secret holding the CA and serving certificate. Namespace default: the pod's, else
   // "default"; --webhook-cert-secret takes NAME or NAMESPACE/NAME.
@@ -84,8 +84,9 @@ struct RunOptions {
   // TokenReview) at start-up.
   std::string guard_self_user;
 
-  // The external metrics API (external.metrics.k8s.io, docs/design.md §13), served by the guard's
-  // HTTPS server. Off unless --external-metrics-api: it needs the aggregation layer and RBAC.
+  // The external metrics API (external.metrics.k8s.io, docs/design/external-metrics.md), served by
+  // the guard's HTTPS server. Off unless --external-metrics-api: it needs the aggregation layer and
+  // RBAC.
   bool external_metrics_api = false;
   // The Service the APIService must name for it to be shardscaler's. Namespace default: the
   // pod's; --external-metrics-service takes NAME or NAMESPACE/NAME.
@@ -104,7 +105,7 @@ struct RunOptions {
   std::vector<std::string> prometheus_url_allow = ingestion::defaultPrometheusUrlAllow();
   std::string prometheus_url_allow_regex;
 
-  // Transitions without the admission guard (docs/design.md §11).
+  // Transitions without the admission guard (docs/design/lagging-operator.md).
   std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
   std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
 };

@@ -49,7 +49,7 @@ class Metrics {
   void setRecommendedShards(std::string_view ns, std::string_view shardset, int shards);
   void setShardCounts(std::string_view ns, std::string_view shardset, int desired, int active,
                       int retained);
-  // The retained shards' drain (docs/design.md §15): each shard's phase ("Retained", "Draining",
+  // The retained shards' drain (docs/design/drain.md): each shard's phase ("Retained", "Draining",
   // "Deleting"), its last measured remote-write lag and since when it drains (Unix seconds), both
   // only while draining; the count of shards per phase, the active ones included. Series of
   // shards no longer given are dropped.

@@ -1,6 +1,7 @@
-// The "nothing is lost" invariants of docs/design.md §3 and §11, judged over a ShardHistory: no
-// StatefulSet's deletion starts before its time, and the target is never paused for long. Pure
-// functions of the recorded events; they read nothing and never decide what a test does next.
+// The "nothing is lost" invariants of docs/design.md and docs/design/lagging-operator.md, judged
+// over a ShardHistory: no StatefulSet's deletion starts before its time, and the target is never
+// paused for long. Pure functions of the recorded events; they read nothing and never decide what a
+// test does next.
 #pragma once
 
 #include <chrono>
