@@ -264,10 +264,7 @@ std::map<std::string, retention::DrainReading, std::less<>> ShardSetReader::read
          .detached_at = check.detached_at,
          .remote_writes = check.remote_writes});
   }
-  for (const auto& survivor : decision.drain_survivors) {
-    request.survivors.push_back(
-        {.stateful_set = survivor.stateful_set, .replicas = survivor.replicas});
-  }
+  request.survivors = decision.drain_survivors;
   if (!request.shards.empty() && drain_check_) readings.merge(drain_check_(policy, request));
   return readings;
 }

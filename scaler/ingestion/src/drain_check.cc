@@ -166,27 +166,35 @@ std::string drainConditionQuery(std::string_view condition, std::string_view ns,
                   escapePromqlString(pod_regex));
 }
 
-retention::DrainReading readDrain(const DrainShard& shard,
-                                  std::span<const SurvivingShard> survivors,
-                                  const DrainAnswers& answers, bool custom_condition,
-                                  std::chrono::seconds max_lag) {
-  retention::DrainReading reading;
+std::map<std::string, retention::DrainReading, std::less<>> readDrains(
+    std::span<const DrainShard> shards, std::span<const SurvivingShard> survivors,
+    const DrainAnswers& answers, bool custom_condition, std::chrono::seconds max_lag) {
+  std::map<std::string, retention::DrainReading, std::less<>> readings;
   auto up = vectorOf(answers.up, "the up query");
   auto prometheus = vectorOf(answers.prometheus, "the Prometheus start query");
   auto evidence =
       vectorOf(answers.evidence, custom_condition ? "the drain condition" : "the queues query");
   if (!up || !prometheus || !evidence) {
-    reading.reason = !up ? up.error() : !prometheus ? prometheus.error() : evidence.error();
-    reading.failed = true;
-    reading.invalid_condition = custom_condition && up && prometheus && !answers.evidence &&
-                                answers.evidence.error().is(promql::ErrorKind::BadData);
-    return reading;
+    const retention::DrainReading failed{
+        .reason = !up           ? up.error()
+                  : !prometheus ? prometheus.error()
+                                : evidence.error(),
+        .invalid_condition = custom_condition && up && prometheus && !answers.evidence &&
+                             answers.evidence.error().is(promql::ErrorKind::BadData),
+        .failed = true};
+    for (const DrainShard& shard : shards) readings[shard.stateful_set] = failed;
+    return readings;
   }
-  reading =
-      judgeDrain(shard, podsOf(**up, **prometheus, **evidence, custom_condition),
-                 readAt(**evidence), {.custom_condition = custom_condition, .max_lag = max_lag});
-  reading.survivors_reloaded_at = reloadOf(survivors, answers.reloads);
-  return reading;
+  const auto pods = podsOf(**up, **prometheus, **evidence, custom_condition);
+  const double read_at = readAt(**evidence);
+  const auto reloaded_at = reloadOf(survivors, answers.reloads);
+  for (const DrainShard& shard : shards) {
+    retention::DrainReading reading = judgeDrain(
+        shard, pods, read_at, {.custom_condition = custom_condition, .max_lag = max_lag});
+    reading.survivors_reloaded_at = reloaded_at;
+    readings[shard.stateful_set] = std::move(reading);
+  }
+  return readings;
 }
 
 DrainChecker::DrainChecker(PromQueryFactory factory, std::chrono::milliseconds timeout,
@@ -241,11 +249,8 @@ std::map<std::string, retention::DrainReading, std::less<>> DrainChecker::check(
                              : drainQueuesQuery(request.ns, pods));
     if (!survivor_pods.empty()) answers.reloads = ask(drainReloadQuery(request.ns, survivor_pods));
   }
-  for (const DrainShard& shard : request.shards) {
-    readings[shard.stateful_set] =
-        readDrain(shard, request.survivors, answers, policy.condition.has_value(), policy.max_lag);
-  }
-  return readings;
+  return readDrains(request.shards, request.survivors, answers, policy.condition.has_value(),
+                    policy.max_lag);
 }
 
 }  // namespace shardscaler::ingestion

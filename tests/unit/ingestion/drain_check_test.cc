@@ -77,9 +77,11 @@ struct Answers {
   std::optional<promql::Result<QueryResult>> reloads;
 
   retention::DrainReading read(bool custom = false) const {
-    return readDrain(kShard, kSurvivors,
-                     {.up = up, .prometheus = prometheus, .evidence = evidence, .reloads = reloads},
-                     custom, 30s);
+    return readDrains(
+               std::span(&kShard, 1), kSurvivors,
+               {.up = up, .prometheus = prometheus, .evidence = evidence, .reloads = reloads},
+               custom, 30s)
+        .at(kShard.stateful_set);
   }
 };
 

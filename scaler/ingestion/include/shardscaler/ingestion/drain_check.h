@@ -25,11 +25,8 @@
 namespace shardscaler::ingestion {
 
 // A surviving shard: an attached one below the count, whose pods take over a due shard's targets
-// once they reloaded their configuration.
-struct SurvivingShard {
-  std::string stateful_set;
-  int32_t replicas = 1;
-};
+// once they reloaded their configuration (the planner lists them beside its drain checks).
+using SurvivingShard = retention::Decision::DrainSurvivor;
 
 // One round of drain checks of a ShardSet (namespace `ns`).
 struct DrainRequest {
@@ -65,12 +62,11 @@ struct DrainAnswers {
   // The surviving shards' reloads; nullopt when there are none to ask about.
   std::optional<promql::Result<promql::QueryResult>> reloads;
 };
-// One shard's reading from the answers (judgeDrain on what they say of its pods), with the
-// surviving shards' reload.
-retention::DrainReading readDrain(const DrainShard& shard,
-                                  std::span<const SurvivingShard> survivors,
-                                  const DrainAnswers& answers, bool custom_condition,
-                                  std::chrono::seconds max_lag);
+// Each shard's reading from the answers, by StatefulSet name (judgeDrain on what they say of its
+// pods), with the surviving shards' reload. The answers are read once for all of them.
+std::map<std::string, retention::DrainReading, std::less<>> readDrains(
+    std::span<const DrainShard> shards, std::span<const SurvivingShard> survivors,
+    const DrainAnswers& answers, bool custom_condition, std::chrono::seconds max_lag);
 
 // Thread-safety: check() may run on several threads at once.
 class DrainChecker {
