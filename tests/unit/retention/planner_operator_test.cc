@@ -158,6 +158,8 @@ const Action& applyDetach(World& w, const Plan& plan, int index) {
   }
   return detach;
 }
+// The returned action lives in the plan: a temporary plan would leave it dangling.
+const Action& applyDetach(World& w, const Plan&& plan, int index) = delete;
 
 // The operator reads an unreadable operator.prometheus.io/deletion-deadline as never: a detach
 // keeps it never, whatever the ShardSet's policy, so the shard is never due.
@@ -190,7 +192,8 @@ TEST(OperatorRetention, ADetachKeepsADeadlineTheOperatorsOwnRetentionSet) {
     Json kept = testing::attachedShard(2);
     kept["metadata"]["annotations"]["operator.prometheus.io/deletion-deadline"] = kFuture;
     World w{storedShardSet(2, policy), targetJson(3), attachedShards(0, 2) + std::vector{kept}};
-    const Action& detach = applyDetach(w, planShardSet(w.input()), 2);
+    const Plan plan = planShardSet(w.input());
+    const Action& detach = applyDetach(w, plan, 2);
     EXPECT_EQ(detach.deadline->toAnnotation(), kFuture);
   }
 }
