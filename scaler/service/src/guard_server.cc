@@ -213,11 +213,17 @@ Expected<void> GuardServer::start(const std::function<bool()>& stopping) {
   if (metrics_api_) metrics_api_->registerRoutes(*server_);
   auto port = server_->start();
   if (!port) return std::unexpected("shard guard: cannot serve: " + port.error());
+  startServing(*port);
+  return {};
+}
+
+// Serving on `port`: readiness, then the parts that need the certificates in use.
+void GuardServer::startServing(std::uint16_t port) {
   serving_.store(true, std::memory_order_release);
   base::logEvent(base::LogLevel::Info, "shard guard serving",
                  {{"path", guard::kGuardPath},
                   {"address", options_.webhook_bind_address->toString()},
-                  {"port", *port}});
+                  {"port", port}});
   // Every replica keeps the caBundle current: the patches are idempotent and carry a
   // resourceVersion precondition, and a standby keeps it right while the leader is gone.
   if (certificates_.injector) certificates_.injector->start();
@@ -227,9 +233,8 @@ Expected<void> GuardServer::start(const std::function<bool()>& stopping) {
       return current ? k8s::base64Encode(current->caBundlePem()) : std::string();
     });
     base::logEvent(base::LogLevel::Info, "external metrics API serving",
-                   {{"api", "external.metrics.k8s.io/v1beta1"}, {"port", *port}});
+                   {{"api", "external.metrics.k8s.io/v1beta1"}, {"port", port}});
   }
-  return {};
 }
 
 Expected<void> GuardServer::readiness() const {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -48,6 +49,7 @@ class GuardServer {
 
  private:
   Expected<std::string> selfUser(const std::function<bool()>& stopping);
+  void startServing(std::uint16_t port);
   void observe(const guard::ReviewRecord& record);
 
   const RunOptions& options_;
