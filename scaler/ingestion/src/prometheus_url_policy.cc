@@ -134,9 +134,12 @@ std::optional<std::string> readPort(std::optional<std::string_view> port, bool p
   return std::nullopt;
 }
 
-// The path into out.url, without trailing slashes; no percent-encoding, no "." or "..".
+// The path into out.url, without trailing slashes; no percent-encoding, no "@", no "." or "..".
 std::optional<std::string> readPath(std::string_view path, Parsed& out) {
   if (path.find('%') != std::string_view::npos) return "must not percent-encode its path";
+  if (path.find('@') != std::string_view::npos) {
+    return "must not have an \"@\" in its path: parsers disagree on where such a host ends";
+  }
   while (path.ends_with('/')) path.remove_suffix(1);
   for (std::size_t start = 0; start < path.size();) {
     const std::size_t end = std::min(path.find('/', start + 1), path.size());

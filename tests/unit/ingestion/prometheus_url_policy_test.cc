@@ -105,6 +105,7 @@ TEST(PrometheusUrlPolicy, CredentialsAQueryOrAFragmentAreRefusedWhateverTheAllow
             "must not have a query"},
            {"http://prometheus.monitoring.svc:9090/#frag", "must not have a fragment"},
            {"http://user:password@prometheus.monitoring.svc:9090", "credentials"},
+           {"http://prometheus.monitoring.svc:9090/pro@m", "an \"@\" in its path"},
            {"ftp://prometheus.monitoring.svc:9090", "http:// or https://"},
            {"prometheus.monitoring.svc:9090", "http:// or https://"},
            {"http://", "no host"},
