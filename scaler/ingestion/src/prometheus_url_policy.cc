@@ -138,7 +138,8 @@ std::optional<std::string> readPort(std::optional<std::string_view> port, bool p
 std::optional<std::string> readPath(std::string_view path, Parsed& out) {
   if (path.find('%') != std::string_view::npos) return "must not percent-encode its path";
   if (path.find('@') != std::string_view::npos) {
-    return "must not have an \"@\" in its path: parsers disagree on where such a host ends";
+    return "must not have an \"@\" in its path: a Prometheus API path has none, and one reads like "
+           "credentials";
   }
   while (path.ends_with('/')) path.remove_suffix(1);
   for (std::size_t start = 0; start < path.size();) {
