@@ -92,6 +92,16 @@ configure() {
     "${linker[@]}" "$@" >/dev/null
 }
 
+# ensure_free_space <dir> <GiB>: fails, naming the directory and both numbers, when the file
+# system holding the directory has less than that much space free.
+ensure_free_space() {
+  local dir=$1 need=$2 have
+  mkdir -p "$dir"
+  have=$(df --output=avail -B1G "$dir" | tail -1 | tr -d ' ')
+  [ "$have" -ge "$need" ] ||
+    die "$dir is on a file system with ${have} GiB free; this run needs ${need} GiB: free some space (old build directories, /tmp) and run again"
+}
+
 # timed <name> <command...>: runs the command as one step of the table; returns its status.
 timed() {
   local name=$1 start status=0

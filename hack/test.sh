@@ -8,6 +8,7 @@
 #        SHARDSCALER_TEST_LABELS ctest labels to run beside the checks (default:
 #                                tools|integration|e2e|image)
 #        SHARDSCALER_FUZZ_SECONDS how long each fuzz target runs (default 15)
+#        SHARDSCALER_MIN_FREE_GIB free space the clone's file system needs at the start (default 20)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$SHARDSCALER_ROOT"
@@ -30,6 +31,13 @@ step_done() {
   step_record "$current_step" "$current_start" "$(date +%s)" "$1"
   current_step=
 }
+
+step "free disk space"
+# A run writes about 15 GiB into the clone (build/ and the sanitizer and fuzz builds beside it);
+# a full disk shows up late and obscurely, as the linker dying with SIGBUS or a server's write
+# failing, so it is refused here, before anything starts.
+ensure_free_space "$SHARDSCALER_ROOT" "${SHARDSCALER_MIN_FREE_GIB:-20}"
+ensure_free_space "$(dirname "$SHARDSCALER_CACHE_DIR")" 5
 
 step "packages"
 ensure_packages "${SHARDSCALER_PACKAGES[@]}"
