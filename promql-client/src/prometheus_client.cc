@@ -7,6 +7,7 @@
 #include <sstream>
 #include <utility>
 
+#include "curl_body.h"
 #include "curl_handle_pool.h"
 #include "shardscaler/promql_client/response_decoder.h"
 
@@ -62,36 +63,6 @@ std::string apiErrorLine(std::string_view text) {
   if (text.size() > kMaxApiErrorInMessage) out += "...";
   return out;
 }
-
-// Where libcurl writes a response body: it stops taking bytes past `max`, which makes libcurl
-// abort the transfer (CURLE_WRITE_ERROR).
-struct BodySink {
-  std::string* body;
-  size_t max;
-  bool too_large = false;
-};
-
-size_t appendBody(char* data, size_t size, size_t count, void* user) {
-  auto* sink = static_cast<BodySink*>(user);
-  const size_t n = size * count;
-  if (n > sink->max - std::min(sink->max, sink->body->size())) {
-    sink->too_large = true;
-    return 0;
-  }
-  sink->body->append(data, n);
-  return n;
-}
-
-struct CurlSlist {
-  curl_slist* list = nullptr;
-  ~CurlSlist() { curl_slist_free_all(list); }
-  bool append(const std::string& line) {
-    curl_slist* next = curl_slist_append(list, line.c_str());
-    if (next == nullptr) return false;
-    list = next;
-    return true;
-  }
-};
 
 // One API call: the endpoint and its form parameters.
 struct ApiCall {
