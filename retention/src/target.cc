@@ -157,6 +157,14 @@ std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object,
               .value_or("");
     }
   }
+  // Read for the pods' own /metrics only: what the planner never reads is no spec error of its.
+  if (const auto* web = member(*spec, "web"); web != nullptr && web->is_object()) {
+    if (const auto* tls = member(*web, "tlsConfig"); tls != nullptr && tls->is_object()) {
+      t.web_tls = true;
+      const auto* type = member(*tls, "clientAuthType");
+      t.web_client_auth_type = type != nullptr && type->is_string() ? type->get<std::string>() : "";
+    }
+  }
   if (const auto* s = r.object(*spec, "shardingStrategy", "spec.shardingStrategy")) {
     t.sharding_mode = r.string(*s, "mode", "spec.shardingStrategy.mode");
     if (const auto* topo = r.object(*s, "topology", "spec.shardingStrategy.topology")) {

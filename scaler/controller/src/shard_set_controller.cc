@@ -60,8 +60,9 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
   if (!drain_check) {
     drain_check = [checker = std::make_shared<ingestion::DrainChecker>(
                        ingestion::prometheusClientFactory(), std::chrono::seconds(10),
-                       options.drain_url_policy)](const retention::DrainPolicy& policy,
-                                                  const ingestion::DrainRequest& request) {
+                       options.drain_url_policy, options.drain_pods)](
+                      const retention::DrainPolicy& policy,
+                      const ingestion::DrainRequest& request) {
       return checker->check(policy, request);
     };
   }

@@ -245,10 +245,17 @@ ShardSetReader::ShardSetReader(k8s::KubeClient& client, const ShardSetCaches& ca
       target_writers_(client, clock) {}
 
 std::map<std::string, retention::DrainReading, std::less<>> ShardSetReader::readDrains(
-    const api::ShardSet& shard_set, const retention::DrainPolicy& policy,
-    const retention::Decision& decision) const {
+    const api::ShardSet& shard_set, const std::optional<retention::Target>& target,
+    const retention::DrainPolicy& policy, const retention::Decision& decision) const {
   std::map<std::string, retention::DrainReading, std::less<>> readings;
-  ingestion::DrainRequest request{.ns = shard_set.ns};
+  ingestion::DrainRequest request{
+      .source = {.ns = shard_set.ns,
+                 .kind = retention::parseTargetKind(shard_set.spec.target_ref.kind)
+                             .value_or(retention::TargetKind::Prometheus),
+                 .target_name = shard_set.spec.target_ref.name,
+                 .shard_set = shard_set.name,
+                 .tls = {.https = target && target->web_tls,
+                         .client_auth_type = target ? target->web_client_auth_type : ""}}};
   for (const auto& check : decision.drain_checks) {
     auto sts = client_.get(k8s::resources::statefulSets(), shard_set.ns, check.stateful_set);
     if (!sts) {

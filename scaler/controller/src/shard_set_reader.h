@@ -147,11 +147,12 @@ class ShardSetReader {
   std::optional<Observed> observeCached(const api::ShardSet& shard_set) const;
 
   // The drain readings of the due shards `decision` asks about: each StatefulSet's replicas read
-  // live, then the drain's PromQL, with the surviving shards' reload. A StatefulSet that cannot be
-  // read reads as not drained (a failed reading).
+  // live, then the drain's PromQL or the shards' own pods, with the surviving shards' reload. A
+  // StatefulSet that cannot be read reads as not drained (a failed reading). `target` (as planned)
+  // says how its pods serve their web port.
   std::map<std::string, retention::DrainReading, std::less<>> readDrains(
-      const api::ShardSet& shard_set, const retention::DrainPolicy& policy,
-      const retention::Decision& decision) const;
+      const api::ShardSet& shard_set, const std::optional<retention::Target>& target,
+      const retention::DrainPolicy& policy, const retention::Decision& decision) const;
 
   LiveReadRecord& liveReads() { return live_reads_; }
 

@@ -279,6 +279,7 @@ k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::
   if (parts_.ingestion != nullptr) {
     if (auto target = ingestionTarget(shard_set)) {
       target->zones = rounds.zones;
+      target->web_tls = rounds.web_tls;
       target->active_shards = plan.status.target_shards;
       parts_.ingestion->track(key, *target);
     } else {

@@ -14,6 +14,7 @@
 #include "shardscaler/base/log_context.h"
 #include "shardscaler/controller/own_writes.h"
 #include "shardscaler/controller/plan_applier.h"
+#include "shardscaler/ingestion/web_tls.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/kube_client.h"
@@ -81,6 +82,7 @@ class ShardSetReconciler {
     ApplyOutcome failure;
     std::optional<k8s::ReconcileOutcome> stopped_with;
     std::optional<size_t> zones;  // of the target, when found
+    ingestion::WebTls web_tls;    // of the target, when found
     // Of the last live read: the target's resourceVersion and the newest of its shards'.
     std::uint64_t live_target_version = 0;
     std::uint64_t live_shards_version = 0;

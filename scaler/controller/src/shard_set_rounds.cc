@@ -11,6 +11,10 @@
 namespace shardscaler::controller {
 namespace {
 
+ingestion::WebTls webTlsOf(const retention::Target& target) {
+  return {.https = target.web_tls, .client_auth_type = target.web_client_auth_type};
+}
+
 // A plan from the caches is kept only when it says the ShardSet is at rest on a target it holds:
 // nothing to write but the status, nothing to wait for, nothing to report.
 bool atRest(const retention::Plan& plan, const api::ShardSet& shard_set) {
@@ -63,7 +67,8 @@ retention::Plan ShardSetReconciler::planWithDrains(retention::PlanInput input) c
   const retention::Decision& decision = plan.decision;
   if (decision.drain_checks.empty() || !decision.drain) return plan;
   // The plan needs to know whether its due shards drained: read them, and plan again.
-  input.drain_readings = parts_.reader.readDrains(input.shard_set, *decision.drain, decision);
+  input.drain_readings =
+      parts_.reader.readDrains(input.shard_set, input.target, *decision.drain, decision);
   return retention::planShardSet(input);
 }
 
@@ -85,7 +90,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::planAndApply(const api::ShardSet&
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
   if (purpose == retention::PlanPurpose::Converge) {
     if (auto cached = parts_.reader.observeCached(shard_set)) {
-      Rounds rounds{.zones = cached->target->topologyZones()};
+      Rounds rounds{.zones = cached->target->topologyZones(), .web_tls = webTlsOf(*cached->target)};
       rounds.plan = retention::planShardSet(planInput(shard_set, std::move(*cached), purpose));
       if (atRest(rounds.plan, shard_set)) {
         log.debug("planned from the caches: at rest");
@@ -122,6 +127,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
       return rounds;
     }
     rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
+    rounds.web_tls = observed->target ? webTlsOf(*observed->target) : ingestion::WebTls{};
     rounds.live_target_version =
         observed->target ? revisionOf(observed->target->resource_version) : 0;
     rounds.live_shards_version = 0;

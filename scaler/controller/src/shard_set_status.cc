@@ -60,8 +60,8 @@ std::optional<ingestion::IngestionTarget> ingestionTarget(const api::ShardSet& s
   if (const auto* e = ingestionError(shard_set, "spec.ingestion.prometheusURL")) {
     return fail(e->describe());
   }
+  // None: the shards' own pods.
   t.prometheus_url = ingestion.prometheus_url.value_or("");
-  if (t.prometheus_url.empty()) return fail("spec.ingestion.prometheusURL: required");
   if (const auto* e = ingestionError(shard_set, "spec.ingestion.query")) return fail(e->describe());
   t.query = ingestion.query.value_or("");
   if (ingestionError(shard_set, "spec.ingestion.interval") != nullptr) {

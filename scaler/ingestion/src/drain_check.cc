@@ -4,6 +4,7 @@
 
 #include "shardscaler/base/expected.h"
 #include "shardscaler/ingestion/ingestion_query.h"
+#include "shardscaler/ingestion/pod_drain.h"
 
 namespace shardscaler::ingestion {
 namespace {
@@ -198,8 +199,30 @@ std::map<std::string, retention::DrainReading, std::less<>> readDrains(
 }
 
 DrainChecker::DrainChecker(PromQueryFactory factory, std::chrono::milliseconds timeout,
-                           PrometheusUrlPolicy url_policy)
-    : factory_(std::move(factory)), timeout_(timeout), url_policy_(std::move(url_policy)) {}
+                           PrometheusUrlPolicy url_policy, std::shared_ptr<ShardMetricsSource> pods)
+    : factory_(std::move(factory)),
+      timeout_(timeout),
+      url_policy_(std::move(url_policy)),
+      pods_(std::move(pods)) {}
+
+std::map<std::string, retention::DrainReading, std::less<>> DrainChecker::checkPods(
+    const retention::DrainPolicy& policy, const DrainRequest& request) {
+  std::map<std::string, retention::DrainReading, std::less<>> readings;
+  // Nothing was read, so nothing is known: a failed reading, which never counts toward a timeout.
+  const auto failAll = [&](const std::string& why) {
+    for (const DrainShard& shard : request.shards) {
+      readings[shard.stateful_set] = {.reason = why, .failed = true};
+    }
+    return readings;
+  };
+  if (!pods_) return failAll("shardscaler was started without a reader of the shards' pods");
+  if (auto why = pods_->unsupported(request.source); !why.empty()) return failAll(why);
+  // Every shard of the target at once: the due ones (retained, by the ShardSet's label) and the
+  // survivors (attached), whose reloads the drain waits for.
+  auto read = pods_->readTarget(request.source);
+  if (!read) return failAll(read.error());
+  return readPodDrains(request.shards, request.survivors, *read, policy.max_lag);
+}
 
 std::shared_ptr<promql::PromQuery> DrainChecker::client(const std::string& url,
                                                         std::string* error) {
@@ -218,6 +241,7 @@ std::map<std::string, retention::DrainReading, std::less<>> DrainChecker::check(
     const retention::DrainPolicy& policy, const DrainRequest& request) {
   std::map<std::string, retention::DrainReading, std::less<>> readings;
   if (request.shards.empty()) return readings;
+  if (policy.prometheus_url.empty()) return checkPods(policy, request);
   std::string pods;
   for (const DrainShard& shard : request.shards) {
     pods += (pods.empty() ? "" : "|") + shardPodRegex(shard.stateful_set);
@@ -242,12 +266,13 @@ std::map<std::string, retention::DrainReading, std::less<>> DrainChecker::check(
     const auto ask = [&](const std::string& promql) {
       return query->query({.query = promql, .timeout = timeout_});
     };
-    answers.up = ask(drainUpQuery(request.ns, pods));
-    answers.prometheus = ask(drainPrometheusQuery(request.ns, pods));
+    answers.up = ask(drainUpQuery(request.source.ns, pods));
+    answers.prometheus = ask(drainPrometheusQuery(request.source.ns, pods));
     answers.evidence =
-        ask(policy.condition ? drainConditionQuery(*policy.condition, request.ns, pods)
-                             : drainQueuesQuery(request.ns, pods));
-    if (!survivor_pods.empty()) answers.reloads = ask(drainReloadQuery(request.ns, survivor_pods));
+        ask(policy.condition ? drainConditionQuery(*policy.condition, request.source.ns, pods)
+                             : drainQueuesQuery(request.source.ns, pods));
+    if (!survivor_pods.empty())
+      answers.reloads = ask(drainReloadQuery(request.source.ns, survivor_pods));
   }
   return readDrains(request.shards, request.survivors, answers, policy.condition.has_value(),
                     policy.max_lag);

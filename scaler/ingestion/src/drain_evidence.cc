@@ -88,6 +88,11 @@ PodVerdict queuesOf(const std::string& pod, const PodEvidence& evidence, const D
 PodVerdict judgePod(const std::string& pod, const PodEvidence* evidence, const DrainShard& shard,
                     double read_at, const DrainRules& rules) {
   PodVerdict verdict;
+  if (evidence != nullptr && evidence->never_ran) return verdict;
+  if (evidence != nullptr && evidence->up != true && !evidence->unread.empty()) {
+    verdict.problem = evidence->unread + ", so nothing says its data was shipped";
+    return verdict;
+  }
   if (evidence == nullptr || evidence->up != true) {
     verdict.problem =
         "pod " + pod + " is not scraped (up " +

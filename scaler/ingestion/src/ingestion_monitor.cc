@@ -161,7 +161,7 @@ void IngestionMonitor::worker() {
     if (next != entries_.end() && next->second.due <= now) {
       Job job = startJobLocked(next->first, next->second);
       lock.unlock();
-      IngestionSnapshot result = runJob(job);
+      JobResult result = runJob(job);
       lock.lock();
       const bool current = finishJobLocked(job, std::move(result), now);
       ++version_;
@@ -192,6 +192,7 @@ std::map<std::string, IngestionMonitor::Entry>::iterator IngestionMonitor::nextD
 IngestionMonitor::Job IngestionMonitor::startJobLocked(const std::string& key, Entry& entry) {
   Job job{.key = key, .generation = entry.generation, .target = entry.target};
   entry.in_flight_generation = entry.generation;
+  if (entry.target.prometheus_url.empty()) return job;  // the shards' own pods
   if (auto refused = options_.url_policy.refusal(entry.target.prometheus_url)) {
     job.refusal = std::move(refused);
     return job;
@@ -211,8 +212,109 @@ IngestionMonitor::Job IngestionMonitor::startJobLocked(const std::string& key, E
   return job;
 }
 
-IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
-  IngestionSnapshot snapshot;
+IngestionMonitor::JobResult IngestionMonitor::readPods(const Job& job) {
+  JobResult result;
+  IngestionSnapshot& snapshot = result.snapshot;
+  snapshot.last_update = k8s::formatTime(clock_.now());
+  const IngestionTarget& t = job.target;
+  auto fail = [&](std::string_view reason, std::string message) {
+    snapshot.error = std::move(message);
+    snapshot.error_reason = std::string(reason);
+    base::logEvent(base::LogLevel::Warn, "ingestion pod reads failed",
+                   {{"key", t.ns + "/" + t.shard_set},
+                    {"reason", snapshot.error_reason},
+                    {"error", snapshot.error}});
+    if (metrics_ != nullptr) metrics_->incDegraded(degradedReason(snapshot.error_reason));
+    return result;
+  };
+  if (!options_.pod_source) {
+    return fail(kReasonShardPodsUnreadable, "shardscaler runs without a reader of shard pods");
+  }
+  const ShardSource source{.ns = t.ns,
+                           .kind = t.kind,
+                           .target_name = t.target_name,
+                           .shard_set = t.shard_set,
+                           .tls = t.web_tls};
+  if (auto why = options_.pod_source->unsupported(source); !why.empty()) {
+    return fail(kReasonUnsupportedWebTLS, why);
+  }
+  auto shards = options_.pod_source->readTarget(source);
+  if (!shards) return fail(kReasonShardPodsUnlisted, shards.error());
+  for (const ShardReading& shard : *shards) {
+    for (const PodReading& r : shard.readings) {
+      if (r.metrics) continue;
+      base::logEvent(
+          base::LogLevel::Warn, "shard pod unreadable",
+          {{"key", t.ns + "/" + t.shard_set}, {"pod", r.pod.name}, {"error", r.metrics.error()}});
+      if (metrics_ != nullptr) metrics_->incDegraded("ingestion_pod_unreadable");
+    }
+  }
+  result.shards = std::move(*shards);
+  return result;
+}
+
+std::optional<IngestionSnapshot> IngestionMonitor::podSnapshotLocked(
+    Entry& entry, IngestionSnapshot snapshot, const std::vector<ShardReading>& shards) {
+  const IngestionTarget& t = entry.target;
+  std::map<std::string, RateWindow> windows;
+  bool awaiting = false;
+  std::string first_error;
+  for (const ShardReading& shard : shards) {
+    double sum = 0;
+    int pods = 0;
+    for (const PodReading& r : shard.readings) {
+      if (!r.metrics || !r.metrics->samples_appended) {
+        if (first_error.empty()) {
+          first_error = r.metrics ? "pod " + r.pod.name + " has no " +
+                                        std::string(samplesAppendedMetric(t.kind))
+                                  : r.metrics.error();
+        }
+        continue;
+      }
+      auto it = entry.pod_windows.find(r.pod.uid);
+      RateWindow window = it != entry.pod_windows.end() ? std::move(it->second)
+                                                        : RateWindow(options_.pod_rate_span);
+      window.add({.at = r.at,
+                  .value = *r.metrics->samples_appended,
+                  .process_start = r.metrics->process_start});
+      if (auto rate = window.rate()) {
+        sum += *rate;
+        ++pods;
+      } else {
+        awaiting = true;
+      }
+      windows.emplace(r.pod.uid, std::move(window));
+    }
+    if (pods > 0) snapshot.per_shard.push_back({shard.index, sum / pods});
+  }
+  // Pods gone since: their readings go with them.
+  entry.pod_windows = std::move(windows);
+  if (snapshot.per_shard.empty()) {
+    if (awaiting) return std::nullopt;
+    snapshot.error_reason = std::string(kReasonShardPodsUnreadable);
+    snapshot.error = first_error.empty() ? "no pod of " + std::string(retention::toString(t.kind)) +
+                                               " " + t.target_name + " runs with an address to read"
+                                         : "no shard pod could be read: " + first_error;
+    base::logEvent(base::LogLevel::Warn, "ingestion pod reads failed",
+                   {{"key", t.ns + "/" + t.shard_set},
+                    {"reason", snapshot.error_reason},
+                    {"error", snapshot.error}});
+    if (metrics_ != nullptr) metrics_->incDegraded(degradedReason(snapshot.error_reason));
+    return snapshot;
+  }
+  for (const ShardRate& r : snapshot.per_shard) {
+    if (!t.active_shards || r.index < *t.active_shards) {
+      snapshot.total_samples_per_second += r.samples_per_second;
+    }
+  }
+  snapshot.recommended_shards = recommendedShards(snapshot.total_samples_per_second, t);
+  return snapshot;
+}
+
+IngestionMonitor::JobResult IngestionMonitor::runJob(const Job& job) {
+  if (job.target.prometheus_url.empty()) return readPods(job);
+  JobResult result;
+  IngestionSnapshot& snapshot = result.snapshot;
   snapshot.last_update = k8s::formatTime(clock_.now());
   const IngestionTarget& t = job.target;
   const std::string query = ingestionQuery(t);
@@ -248,7 +350,7 @@ IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
                     {"detail", rates.error().detail},
                     {"query", query}});
     if (metrics_ != nullptr) metrics_->incDegraded(degradedReason(snapshot.error_reason));
-    return snapshot;
+    return result;
   }
   snapshot.per_shard = std::move(*rates);
   for (const ShardRate& r : snapshot.per_shard) {
@@ -264,10 +366,10 @@ IngestionSnapshot IngestionMonitor::runJob(const Job& job) {
        {"samples_per_second", snapshot.total_samples_per_second},
        {"recommended_shards",
         snapshot.recommended_shards ? std::to_string(*snapshot.recommended_shards) : "-"}});
-  return snapshot;
+  return result;
 }
 
-bool IngestionMonitor::finishJobLocked(const Job& job, IngestionSnapshot snapshot,
+bool IngestionMonitor::finishJobLocked(const Job& job, JobResult result,
                                        k8s::Clock::MonotonicTime started) {
   auto it = entries_.find(job.key);
   if (it == entries_.end()) return false;  // untracked meanwhile
@@ -275,6 +377,18 @@ bool IngestionMonitor::finishJobLocked(const Job& job, IngestionSnapshot snapsho
   if (entry.in_flight_generation == job.generation) entry.in_flight_generation = 0;
   // Retargeted meanwhile: the answer is for the old target; the new one is already due.
   if (entry.generation != job.generation) return false;
+  const auto next_due = std::max(started + jitteredIntervalLocked(entry.target.interval),
+                                 clock_.monotonicNow() + entry.target.interval / 2);
+  std::optional<IngestionSnapshot> computed = std::move(result.snapshot);
+  if (result.shards) {
+    computed = podSnapshotLocked(entry, std::move(*computed), *result.shards);
+    if (!computed) {
+      // A first reading of every pod: nothing to publish until the next one.
+      entry.due = next_due;
+      return false;
+    }
+  }
+  IngestionSnapshot snapshot = std::move(*computed);
   if (snapshot.error.empty() && entry.snapshot && !entry.snapshot->error.empty()) {
     base::logEvent(base::LogLevel::Info, "ingestion rates available again",
                    {{"key", job.key}, {"shards", snapshot.per_shard.size()}});
@@ -282,8 +396,7 @@ bool IngestionMonitor::finishJobLocked(const Job& job, IngestionSnapshot snapsho
   entry.snapshot = std::move(snapshot);
   // One interval from start to start; but a query that took about an interval (a hanging
   // Prometheus, cut off by the timeout) is followed by a pause, not by the next one at once.
-  entry.due = std::max(started + jitteredIntervalLocked(entry.target.interval),
-                       clock_.monotonicNow() + entry.target.interval / 2);
+  entry.due = next_due;
   exportLocked(entry);
   return true;
 }
@@ -326,6 +439,7 @@ std::chrono::nanoseconds IngestionMonitor::jitteredIntervalLocked(
 void IngestionMonitor::dropUnusedClientsLocked() {
   std::set<ClientKey> used;
   for (const auto& [key, entry] : entries_) {
+    if (entry.target.prometheus_url.empty()) continue;
     used.emplace(entry.target.prometheus_url, queryTimeout(entry.target));
   }
   std::erase_if(clients_, [&](const auto& c) { return !used.contains(c.first); });

@@ -32,6 +32,16 @@ const std::vector<RunSpec>& ingestionRunSpecs() {
       {"prometheus-url-allow-regex", "prometheusUrlAllowRegex", "REGEX", "none",
        "a spec.ingestion.prometheusURL matching this whole (ECMAScript) is allowed too",
        text(&O::prometheus_url_allow_regex, checkRegex)},
+      {"shard-metrics-tls-ca-file", "shardMetricsTlsCaFile", "PATH", "the system's CAs",
+       "for a target whose pods serve HTTPS (spec.web.tlsConfig): the CA their certificates "
+       "chain to; the certificate must name <pod>.<governing service>.<namespace>.svc",
+       text(&O::shard_metrics_tls_ca_file)},
+      {"shard-metrics-tls-cert-file", "shardMetricsTlsCertFile", "PATH", "none",
+       "a client certificate shardscaler presents to the shards' pods (for a target whose "
+       "spec.web.tlsConfig.clientAuthType asks for one); with --shard-metrics-tls-key-file",
+       text(&O::shard_metrics_tls_cert_file)},
+      {"shard-metrics-tls-key-file", "shardMetricsTlsKeyFile", "PATH", "none",
+       "the key of --shard-metrics-tls-cert-file", text(&O::shard_metrics_tls_key_file)},
   };
   return specs;
 }

@@ -159,6 +159,11 @@ Applied finishRunOptions(RunOptions& options, const OptionsEnvironment& env) {
                 ") must not exceed --webhook-ca-validity (" +
                 formatGoDuration(options.webhook_ca_validity) + ")");
   }
+  if (options.shard_metrics_tls_cert_file.empty() != options.shard_metrics_tls_key_file.empty()) {
+    return fail(
+        "--shard-metrics-tls-cert-file and --shard-metrics-tls-key-file go together: give both "
+        "or neither");
+  }
   if (options.leader_elect) return checkLeaderElection(options);
   return {};
 }

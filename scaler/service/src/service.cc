@@ -115,9 +115,14 @@ class Service {
                 }),
         events_(client_, *clock_, k8s::KubeEventRecorder::Options{.instance = options.identity},
                 [this](const std::string& reason) { metrics_.incDegraded(reason); }),
+        pods_(std::make_shared<ingestion::ShardPodReader>(
+            client_, *clock_,
+            ingestion::ShardPodReaderOptions{.tls_ca_file = options.shard_metrics_tls_ca_file,
+                                             .tls_cert_file = options.shard_metrics_tls_cert_file,
+                                             .tls_key_file = options.shard_metrics_tls_key_file})),
         ingestion_(
             *clock_, &metrics_, [this](const std::string& key) { controller_.enqueue(key); },
-            ingestion::IngestionMonitorOptions{.url_policy = url_policy}),
+            ingestion::IngestionMonitorOptions{.url_policy = url_policy, .pod_source = pods_}),
         controller_(client_, *clock_, events_, &metrics_,
                     controller::ShardSetControllerOptions{
                         .namespaces = options.namespaces,
@@ -131,7 +136,8 @@ class Service {
                               if (why != nullptr) *why = status.reason;
                               return status.enforced;
                             },
-                        .drain_url_policy = std::move(url_policy)},
+                        .drain_url_policy = std::move(url_policy),
+                        .drain_pods = pods_},
                     &ingestion_),
         http_(HttpServer::Handlers{
             .metrics = [this] { return metrics_.serialize(); },
@@ -306,6 +312,8 @@ class Service {
   std::shared_ptr<k8s::RealClock> clock_;
   k8s::RestClient client_;
   k8s::KubeEventRecorder events_;
+  // The shards' own pods, read for ShardSets that name no Prometheus (ingestion and drains).
+  std::shared_ptr<ingestion::ShardPodReader> pods_;
   ingestion::IngestionMonitor ingestion_;  // before the controller, which holds a pointer to it
   controller::ShardSetController controller_;
   HttpServer http_;

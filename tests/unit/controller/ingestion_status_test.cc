@@ -90,9 +90,18 @@ TEST(IngestionStatusTest, IngestionTargetReadsSpecIngestionAndTheClamps) {
   EXPECT_EQ(t->zones, std::nullopt);
 }
 
+// Without a URL the shards' own pods are read.
+TEST(IngestionStatusTest, WithoutAUrlTheTargetReadsThePods) {
+  std::string problem;
+  auto t = ingestionTarget(shardSetWith(Json{{"interval", "30s"}}), &problem);
+  ASSERT_TRUE(t.has_value()) << problem;
+  EXPECT_EQ(t->prometheus_url, "");
+  EXPECT_EQ(t->interval, 30s);
+}
+
 TEST(IngestionStatusTest, IngestionTargetReportsUnusableSpecs) {
   for (const auto& [ingestion, expected] : std::vector<std::pair<Json, std::string>>{
-           {Json{{"interval", "30s"}}, "prometheusURL"},
+           {Json{{"interval", 30}}, "interval"},
            {Json{{"prometheusURL", "http://p"}, {"interval", "500ms"}}, "below 1s"},
            {Json{{"prometheusURL", "http://p"}, {"interval", "x"}}, "interval"},
            {Json{{"prometheusURL", "http://p"}, {"targetSamplesPerShard", 0}},
@@ -180,7 +189,7 @@ TEST(IngestionStatusTest, WithoutSpecIngestionNothingIsPublishedEvenFromALeftove
 }
 
 TEST(IngestionStatusTest, AnUnusableSpecIsAFalseConditionAndNoRates) {
-  const api::ShardSet ss = shardSetWith(Json{{"interval", "30s"}});
+  const api::ShardSet ss = shardSetWith(Json{{"interval", "500ms"}});
   std::vector<retention::Event> events;
   Json status = shardSetStatusJson(planFor(ss), ss, goodSnapshot(), std::nullopt, kNow, &events);
   EXPECT_FALSE(status.contains("ingestion"));

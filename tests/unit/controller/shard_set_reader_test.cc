@@ -146,6 +146,7 @@ class ReaderTest : public CachesTest {
 
   std::atomic<int> guard_reads_{0};
   std::vector<std::vector<ingestion::DrainShard>> drain_checks_;
+  std::vector<ingestion::ShardSource> drain_sources_;
   k8s::TaskPool pool_{3};
   OwnWrites own_writes_;
   ShardSetReader reader_{
@@ -160,6 +161,7 @@ class ReaderTest : public CachesTest {
       },
       [this](const retention::DrainPolicy&, const ingestion::DrainRequest& request) {
         drain_checks_.push_back(request.shards);
+        drain_sources_.push_back(request.source);
         std::map<std::string, retention::DrainReading, std::less<>> readings;
         for (const auto& s : request.shards) {
           readings[s.stateful_set].drained = true;
@@ -732,8 +734,17 @@ TEST_F(ReaderTest, DrainsAreReadWithEachShardsReplicasAndAnUnreadableShardIsNotD
       {.stateful_set = test_objects::shardName(2), .index = 2},
       {.stateful_set = test_objects::shardName(3), .index = 3},
   };
-  const auto readings = reader_.readDrains(shardSet(2), retention::DrainPolicy{}, decision);
+  retention::Target target;
+  target.web_tls = true;
+  target.web_client_auth_type = "VerifyClientCertIfGiven";
+  const auto readings = reader_.readDrains(shardSet(2), target, retention::DrainPolicy{}, decision);
   ASSERT_EQ(drain_checks_.size(), 1U);
+  // The pods are found, and read, through the target the request names.
+  EXPECT_EQ(drain_sources_.at(0).ns, shardSet(2).ns);
+  EXPECT_EQ(drain_sources_.at(0).target_name, shardSet(2).spec.target_ref.name);
+  EXPECT_EQ(drain_sources_.at(0).shard_set, shardSet(2).name);
+  EXPECT_EQ(drain_sources_.at(0).tls,
+            (ingestion::WebTls{.https = true, .client_auth_type = "VerifyClientCertIfGiven"}));
   ASSERT_EQ(drain_checks_[0].size(), 1U);
   EXPECT_EQ(drain_checks_[0][0].stateful_set, test_objects::shardName(2));
   EXPECT_EQ(drain_checks_[0][0].replicas, 3);
@@ -747,7 +758,8 @@ TEST_F(ReaderTest, DrainsAreReadWithEachShardsReplicasAndAnUnreadableShardIsNotD
 
   drain_checks_.clear();
   decision.drain_checks.erase(decision.drain_checks.begin());
-  const auto none = reader_.readDrains(shardSet(2), retention::DrainPolicy{}, decision);
+  const auto none =
+      reader_.readDrains(shardSet(2), std::nullopt, retention::DrainPolicy{}, decision);
   EXPECT_TRUE(drain_checks_.empty()) << "no shard to ask about";
   EXPECT_FALSE(none.at(test_objects::shardName(3)).drained);
 }

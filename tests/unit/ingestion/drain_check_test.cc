@@ -16,6 +16,7 @@ using namespace std::chrono_literals;
 using promql::Labels;
 using promql::QueryResult;
 using ::testing::HasSubstr;
+using Time = std::chrono::system_clock::time_point;
 
 constexpr double kNow = 1'800'000'000;
 const DrainShard kShard{
@@ -216,7 +217,7 @@ TEST(DrainCheck, TheCheckerAsksOnceForEveryShardAndTheSurvivors) {
   policy.enabled = true;
   policy.prometheus_url = "http://prometheus.monitoring.svc:9090";
   const auto readings =
-      checker.check(policy, {.ns = "mon", .shards = {kShard}, .survivors = kSurvivors});
+      checker.check(policy, {.source = {.ns = "mon"}, .shards = {kShard}, .survivors = kSurvivors});
   ASSERT_EQ(readings.size(), 1u);
   const auto& reading = readings.at(kShard.stateful_set);
   EXPECT_TRUE(reading.drained) << reading.reason;
@@ -240,14 +241,103 @@ TEST(DrainCheck, AUrlTheAllowListRefusesIsNeverQueried) {
   retention::DrainPolicy policy;
   policy.enabled = true;
   policy.prometheus_url = "http://169.254.169.254:9090";
-  const auto readings =
-      checker.check(policy, {.ns = "mon", .shards = {{.stateful_set = "prometheus-main-shard-2"}}});
+  const auto readings = checker.check(
+      policy, {.source = {.ns = "mon"}, .shards = {{.stateful_set = "prometheus-main-shard-2"}}});
   ASSERT_EQ(readings.size(), 1u);
   const auto& reading = readings.at("prometheus-main-shard-2");
   EXPECT_FALSE(reading.drained);
   EXPECT_TRUE(reading.failed);
   EXPECT_THAT(reading.reason, HasSubstr("--prometheus-url-allow"));
   EXPECT_EQ(clients, 0);
+}
+
+// Pods that answer as the shard's own: a fake reader of the shards' pods.
+class OnePodShards final : public ShardMetricsSource {
+ public:
+  Expected<std::vector<ShardReading>> readTarget(const ShardSource& source) override {
+    seen = source;
+    if (!answer) return std::unexpected(std::string("cannot list the shards' pods: Forbidden"));
+    std::vector<ShardReading> shards;
+    for (const auto& [sts, reload] :
+         {std::pair{"prometheus-main-shard-2", 0.0}, std::pair{"prometheus-main", 1.7e9 + 50}}) {
+      const ShardPod pod{.name = std::string(sts) + "-0",
+                         .ip = "10.0.0.1",
+                         .web_port = 9090,
+                         .run = PodRun::Running};
+      PodMetrics metrics{.process_start = 1.7e9,
+                         .prometheus_build_info = true,
+                         .highest_appended = 1.7e9 + 100,
+                         .queues = {{.remote_name = "r",
+                                     .url = "http://r",
+                                     .pending = 0,
+                                     .highest_sent = 1.7e9 + 100 - lag}}};
+      if (reload > 0) metrics.last_reload = reload;
+      shards.push_back({.pods = {.stateful_set = sts, .pods = {pod}},
+                        .readings = {{.pod = pod,
+                                      .at = Time(std::chrono::seconds(1'700'000'100)),
+                                      .answered = true,
+                                      .metrics = metrics}}});
+    }
+    return shards;
+  }
+  Expected<std::vector<ShardReading>> readShards(const ShardSource&,
+                                                 std::span<const nlohmann::json>) override {
+    return std::unexpected(std::string("unused"));
+  }
+  std::string unsupported(const ShardSource&) const override { return refuse; }
+
+  bool answer = true;
+  double lag = 0;
+  std::string refuse;
+  ShardSource seen;
+};
+
+TEST(DrainCheck, WithoutAUrlTheShardsOwnPodsAreJudgedByTheSameRules) {
+  int clients = 0;
+  auto pods = std::make_shared<OnePodShards>();
+  DrainChecker checker(
+      [&](const std::string&,
+          std::chrono::milliseconds) -> promql::Result<std::shared_ptr<promql::PromQuery>> {
+        ++clients;
+        return std::unexpected(promql::makeError(promql::ErrorKind::Transport, "unused"));
+      },
+      std::chrono::seconds(1), PrometheusUrlPolicy::defaults(), pods);
+  retention::DrainPolicy policy;
+  policy.enabled = true;
+  const DrainRequest request{.source = {.ns = "mon", .target_name = "main", .shard_set = "main"},
+                             .shards = {{.stateful_set = "prometheus-main-shard-2",
+                                         .detached_at = Time(std::chrono::seconds(1'700'000'010)),
+                                         .remote_writes = 1},
+                                        {.stateful_set = "prometheus-main-shard-3",
+                                         .detached_at = Time(std::chrono::seconds(1'700'000'010)),
+                                         .remote_writes = 1}},
+                             .survivors = {{.stateful_set = "prometheus-main"}}};
+  auto readings = checker.check(policy, request);
+  EXPECT_EQ(clients, 0);
+  EXPECT_EQ(pods->seen, request.source);
+  const auto& drained = readings.at("prometheus-main-shard-2");
+  EXPECT_TRUE(drained.drained) << drained.reason;
+  EXPECT_EQ(drained.lag_seconds, 0);
+  EXPECT_EQ(drained.survivors_reloaded_at, Time(std::chrono::seconds(1'700'000'050)));
+  // A due shard none of whose pods was read says nothing.
+  const auto& unread = readings.at("prometheus-main-shard-3");
+  EXPECT_FALSE(unread.drained);
+  EXPECT_FALSE(unread.failed);
+
+  pods->lag = 45;
+  readings = checker.check(policy, request);
+  EXPECT_FALSE(readings.at("prometheus-main-shard-2").drained);
+  EXPECT_EQ(readings.at("prometheus-main-shard-2").lag_seconds, 45);
+  // Nothing listed, or a web server shardscaler cannot talk to: failed readings, no evidence.
+  pods->answer = false;
+  readings = checker.check(policy, request);
+  EXPECT_TRUE(readings.at("prometheus-main-shard-2").failed);
+  EXPECT_EQ(readings.at("prometheus-main-shard-2").reason,
+            "cannot list the shards' pods: Forbidden");
+  pods->refuse = "requires a client certificate";
+  readings = checker.check(policy, request);
+  EXPECT_TRUE(readings.at("prometheus-main-shard-3").failed);
+  EXPECT_EQ(readings.at("prometheus-main-shard-3").reason, "requires a client certificate");
 }
 
 TEST(DrainCheck, QueriesSelectTheShardsPodsEscaped) {

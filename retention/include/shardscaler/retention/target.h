@@ -58,6 +58,9 @@ struct Target {
   std::optional<std::string> mode;            // spec.mode (PrometheusAgent: StatefulSet, DaemonSet)
   std::vector<std::string> topology_values;   // spec.shardingStrategy.topology.values
   int32_t remote_writes = 0;                  // entries of spec.remoteWrite (not validated)
+  // spec.web.tlsConfig is set: the pods' web port serves HTTPS; its clientAuthType ("" = none).
+  bool web_tls = false;
+  std::string web_client_auth_type;
 
   std::vector<api::FieldError> spec_errors;
   // From metadata.managedFields when the object has them (a live read; the caches drop them).

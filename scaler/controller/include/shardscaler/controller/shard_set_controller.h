@@ -53,9 +53,11 @@ struct ShardSetControllerOptions {
   // transition may need it; when not, *why says why. Unset: not enforced (the fallback applies).
   std::function<bool(const std::string& ns, std::string* why)> guard_enforced;
   // Reads whether due shards drained (docs/design/drain.md). Unset: an ingestion::DrainChecker
-  // querying the drain's Prometheus, when drain_url_policy allows its URL.
+  // querying the drain's Prometheus, when drain_url_policy allows its URL, or reading the shards'
+  // own pods through drain_pods when the drain names none.
   DrainCheck drain_check;
   ingestion::PrometheusUrlPolicy drain_url_policy = ingestion::PrometheusUrlPolicy::defaults();
+  std::shared_ptr<ingestion::ShardMetricsSource> drain_pods;
 };
 
 class ShardSetCaches;

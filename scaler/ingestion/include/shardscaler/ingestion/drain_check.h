@@ -1,8 +1,9 @@
 // Whether a due shard's data has been shipped (docs/design/drain.md), read from a Prometheus that
-// scrapes the shards: the PromQL of the metrics the drain rules read (drain_evidence.h), and the
-// reading of their answers pod by pod. Absence of evidence is never drained: a failed query, a
-// pod not scraped (`up` missing or 0), a result that is not a vector or holds NaN, Inf or one
-// queue twice. It never writes anything; DrainChecker only queries.
+// scrapes the shards (the PromQL of the metrics the drain rules read, drain_evidence.h, and the
+// reading of their answers pod by pod) or, without one, from the shards' own pods' /metrics: the
+// same metrics, judged by the same rules. Absence of evidence is never drained: a failed query, a
+// pod not scraped (`up` missing or 0, or its own /metrics not read), a result that is not a vector
+// or holds NaN, Inf or one queue twice. It never writes anything; DrainChecker only reads.
 #pragma once
 
 #include <chrono>
@@ -19,6 +20,7 @@
 #include "shardscaler/ingestion/drain_evidence.h"
 #include "shardscaler/ingestion/ingestion_monitor.h"
 #include "shardscaler/ingestion/prometheus_url_policy.h"
+#include "shardscaler/ingestion/shard_pod_reader.h"
 #include "shardscaler/promql_client/prom_query.h"
 #include "shardscaler/retention/planner.h"
 
@@ -28,9 +30,10 @@ namespace shardscaler::ingestion {
 // once they reloaded their configuration (the planner lists them beside its drain checks).
 using SurvivingShard = retention::Decision::DrainSurvivor;
 
-// One round of drain checks of a ShardSet (namespace `ns`).
+// One round of drain checks of a ShardSet: its target (namespace, kind, name, web TLS; the pods
+// are found through it when the drain names no URL), due shards and survivors.
 struct DrainRequest {
-  std::string ns;
+  ShardSource source;
   std::vector<DrainShard> shards;
   std::vector<SurvivingShard> survivors;
 };
@@ -72,20 +75,25 @@ std::map<std::string, retention::DrainReading, std::less<>> readDrains(
 class DrainChecker {
  public:
   // A drain's Prometheus is user input as the ingestion's is: only URLs `url_policy` allows are
-  // queried; for any other, every shard reads as not drained, with the policy's reason.
+  // queried; for any other, every shard reads as not drained, with the policy's reason. A drain
+  // without a URL reads the shards' own pods through `pods` (none: nothing reads as drained).
   explicit DrainChecker(PromQueryFactory factory = prometheusClientFactory(),
                         std::chrono::milliseconds timeout = std::chrono::seconds(10),
-                        PrometheusUrlPolicy url_policy = PrometheusUrlPolicy::defaults());
+                        PrometheusUrlPolicy url_policy = PrometheusUrlPolicy::defaults(),
+                        std::shared_ptr<ShardMetricsSource> pods = nullptr);
   // The readings of the request's shards under `policy`, by StatefulSet name.
   std::map<std::string, retention::DrainReading, std::less<>> check(
       const retention::DrainPolicy& policy, const DrainRequest& request);
 
  private:
   std::shared_ptr<promql::PromQuery> client(const std::string& url, std::string* error);
+  std::map<std::string, retention::DrainReading, std::less<>> checkPods(
+      const retention::DrainPolicy& policy, const DrainRequest& request);
 
   PromQueryFactory factory_;
   std::chrono::milliseconds timeout_;
   PrometheusUrlPolicy url_policy_;
+  std::shared_ptr<ShardMetricsSource> pods_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<promql::PromQuery>> clients_;
 };

@@ -29,6 +29,13 @@ struct QueueEvidence {
 struct PodEvidence {
   // Every target of the pod answered its last scrape (`up` 1 on each); nullopt: no `up` at all.
   std::optional<bool> up;
+  // Why the pod's metrics were not read, when a reader of the pods' own /metrics knows (the scrape
+  // failed, the pod does not run or does not exist); "" from a Prometheus's answers.
+  std::string unread;
+  // A reader of the pods' own status saw that no process of this pod ever ran (Pending, no
+  // container ever started) and that nothing an earlier pod of its name wrote outlives that pod
+  // (its StatefulSet has no volumeClaimTemplates): it holds nothing to ship.
+  bool never_ran = false;
   // process_start_time_seconds of the pod's Prometheus itself (the target that exports
   // prometheus_build_info, not a config-reloader or Thanos sidecar beside it): nullopt when its
   // own metrics were not read.

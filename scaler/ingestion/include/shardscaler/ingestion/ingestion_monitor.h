@@ -1,5 +1,6 @@
-// Queries the sample-ingestion rate of every tracked ShardSet's shards at its interval, keeps
-// the latest snapshot, exports the rates as metrics and tells the controller when one is new.
+// Measures the sample-ingestion rate of every tracked ShardSet's shards at its interval (a PromQL
+// query, or a read of each shard pod's own /metrics), keeps the latest snapshot, exports the
+// rates as metrics and tells the controller when one is new.
 // It never writes to Kubernetes and never changes a shard count: it only reports.
 #pragma once
 
@@ -21,6 +22,7 @@
 #include "shardscaler/ingestion/ingestion_result.h"
 #include "shardscaler/ingestion/ingestion_source.h"
 #include "shardscaler/ingestion/prometheus_url_policy.h"
+#include "shardscaler/ingestion/shard_pod_reader.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/promql_client/prom_query.h"
 #include "shardscaler/telemetry/metrics.h"
@@ -47,6 +49,11 @@ struct IngestionMonitorOptions {
   // The URLs it may query; a ShardSet naming another gets the policy's refusal as its snapshot's
   // error, and no request is sent, no client made.
   PrometheusUrlPolicy url_policy = PrometheusUrlPolicy::defaults();
+  // Reads the shards' own pods for a ShardSet that names no URL (such a ShardSet's snapshot is an
+  // error while it is null). A pod's rate is its counter's increase over the readings of the
+  // last `pod_rate_span`; the first snapshot comes with a pod's second reading.
+  std::shared_ptr<ShardMetricsSource> pod_source;
+  std::chrono::seconds pod_rate_span{std::chrono::minutes(5)};
 };
 
 // Thread-safety: every method may be called from any thread. The callback runs on a worker
@@ -88,7 +95,8 @@ class IngestionMonitor final : public IngestionSource {
     k8s::Clock::MonotonicTime due{};
     uint64_t in_flight_generation = 0;  // of the query running now; 0 = none
     std::optional<IngestionSnapshot> snapshot;
-    std::set<int32_t> exported_shards;  // shards with a samples series in metrics
+    std::set<int32_t> exported_shards;              // shards with a samples series in metrics
+    std::map<std::string, RateWindow> pod_windows;  // by pod uid, for a ShardSet without a URL
   };
   struct Job {
     std::string key;
@@ -103,11 +111,20 @@ class IngestionMonitor final : public IngestionSource {
   // The earliest entry due and not in flight, or end().
   std::map<std::string, Entry>::iterator nextDueLocked();
   Job startJobLocked(const std::string& key, Entry& entry);
-  // Runs the query of `job` without the lock; returns the snapshot it yields.
-  IngestionSnapshot runJob(const Job& job);
+  // What one query or one round of pod reads found.
+  struct JobResult {
+    IngestionSnapshot snapshot;                       // of a query, or of a failed pod round
+    std::optional<std::vector<ShardReading>> shards;  // a pod round's readings
+  };
+  // Runs the query of `job` without the lock.
+  JobResult runJob(const Job& job);
+  // The readings of the shards' own pods.
+  JobResult readPods(const Job& job);
+  // The rates of a pod round from the entry's windows; nullopt while no pod has two readings.
+  std::optional<IngestionSnapshot> podSnapshotLocked(Entry& entry, IngestionSnapshot snapshot,
+                                                     const std::vector<ShardReading>& shards);
   // Stores the answer; false when it was discarded (untracked or retargeted meanwhile).
-  bool finishJobLocked(const Job& job, IngestionSnapshot snapshot,
-                       k8s::Clock::MonotonicTime started);
+  bool finishJobLocked(const Job& job, JobResult result, k8s::Clock::MonotonicTime started);
   void exportLocked(Entry& entry);
   std::chrono::milliseconds queryTimeout(const IngestionTarget& target) const;
   std::chrono::nanoseconds jitteredIntervalLocked(std::chrono::milliseconds interval);

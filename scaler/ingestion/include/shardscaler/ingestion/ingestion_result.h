@@ -29,6 +29,11 @@ inline constexpr std::string_view kReasonResponseTooLarge = "ResponseTooLarge";
 inline constexpr std::string_view kReasonEmptyResult = "EmptyResult";
 inline constexpr std::string_view kReasonNoShardSeries = "NoShardSeries";
 inline constexpr std::string_view kReasonUnexpectedResultType = "UnexpectedResultType";
+// Without a URL, from the shards' own pods: their StatefulSets or pods could not be listed; no pod
+// could be read; the target's web server asks for what shardscaler cannot give.
+inline constexpr std::string_view kReasonShardPodsUnlisted = "ShardPodsUnlisted";
+inline constexpr std::string_view kReasonShardPodsUnreadable = "ShardPodsUnreadable";
+inline constexpr std::string_view kReasonUnsupportedWebTLS = "UnsupportedWebTLS";
 
 struct IngestionFailure {
   std::string reason;   // one of the kReason* above

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "shardscaler/ingestion/web_tls.h"
 #include "shardscaler/retention/naming.h"
 
 namespace shardscaler::ingestion {
@@ -20,6 +21,7 @@ struct IngestionTarget {
   std::string shard_set;
   retention::TargetKind kind = retention::TargetKind::Prometheus;
   std::string target_name;
+  // "" = read each shard pod's own /metrics (shard_pod_reader.h) instead of a Prometheus.
   std::string prometheus_url;
   // "" = the default query of the kind. Otherwise used as written, after replacing
   // $NAMESPACE and $POD_REGEX (see ingestion_query.h).
@@ -35,6 +37,9 @@ struct IngestionTarget {
   // shard (detached, scraping nothing once the modulus changed) or one still being removed keeps
   // its own rate in per_shard. Unset: every shard found counts.
   std::optional<int32_t> active_shards;
+  // How the target serves its pods' web port (set by the controller from the target), for the
+  // pods' own /metrics.
+  WebTls web_tls;
 
   friend bool operator==(const IngestionTarget&, const IngestionTarget&) = default;
 };

@@ -104,6 +104,12 @@ struct RunOptions {
   // (ingestion/prometheus_url_policy.h). "" = no regex.
   std::vector<std::string> prometheus_url_allow = ingestion::defaultPrometheusUrlAllow();
   std::string prometheus_url_allow_regex;
+  // Reading the shards' own pods when a ShardSet names no Prometheus: for targets whose web port
+  // serves HTTPS (spec.web.tlsConfig), the CA their certificates chain to ("" = the system
+  // store) and a client certificate to present when one is asked for.
+  std::string shard_metrics_tls_ca_file;
+  std::string shard_metrics_tls_cert_file;
+  std::string shard_metrics_tls_key_file;
 
   // Transitions without the admission guard (docs/design/lagging-operator.md).
   std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
