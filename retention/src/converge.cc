@@ -322,20 +322,12 @@ void writeFixUps(const PlanContext& context, ActionBuilder& writes, const Conver
 }
 
 // Under Delete without a drain: the attached shards above the count, once the gates allow.
-void deleteScaledAway(const PlanContext& context, ActionBuilder& writes, const ConvergeState& state,
+void deleteScaledAway(ActionBuilder& writes, const ConvergeState& state,
                       const ShardClassification& shards) {
-  const Decision& decision = context.plan.decision;
-  const bool unverified = decision.drain && decision.drain->unverified;
   for (const auto* attached : shards.scaled_away) {
-    const std::string why =
-        "scaled down to " + std::to_string(state.want) + " shards with whenScaled=Delete";
-    if (unverified) {
-      writes.remove(*attached, std::nullopt,
-                    why + "; not checked for unshipped data: no drain query endpoint",
-                    EventType::Warning, kReasonShardDeletedUnverified);
-    } else {
-      writes.remove(*attached, std::nullopt, why);
-    }
+    writes.remove(
+        *attached, std::nullopt,
+        "scaled down to " + std::to_string(state.want) + " shards with whenScaled=Delete");
   }
 }
 
@@ -395,7 +387,7 @@ void planConverge(PlanContext& context) {
     for (const auto* shard : shards.to_reattach) writes.reattach(*shard);
   }
   writeTargetUpdate(context, writes, state, shards, gates, pausing_now);
-  if (gates.may_delete_scaled_away) deleteScaledAway(context, writes, state, shards);
+  if (gates.may_delete_scaled_away) deleteScaledAway(writes, state, shards);
   deleteExpired(context, writes, shards);
   if (!gates.waiting_for.empty() && decision.waiting_for.empty()) {
     decision.waiting_for = gates.waiting_for;

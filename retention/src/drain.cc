@@ -157,13 +157,6 @@ void planDueShards(PlanContext& context, ActionBuilder& writes,
   for (const ShardStatefulSet* shard : due) {
     if (drain && drain->enabled) {
       planDrain(context, writes, *shard, *drain);
-    } else if (drain && drain->unverified) {
-      writes.remove(*shard, shard->deadline,
-                    deadlineText(*shard) +
-                        "; not checked for unshipped data: no drain query endpoint "
-                        "(spec.shardRetentionPolicy.drain.prometheusURL or "
-                        "spec.ingestion.prometheusURL)",
-                    EventType::Warning, kReasonShardDeletedUnverified);
     } else {
       writes.remove(*shard, shard->deadline, deadlineText(*shard));
     }

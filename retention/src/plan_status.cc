@@ -171,16 +171,12 @@ ConditionText drainChecked(const DrainPolicy& drain) {
                                     : fmt::format("its remote-write queues caught up (lag <= {})",
                                                   formatPrometheusDuration(drain.max_lag));
     return {true, kReasonDrainsChecked,
-            fmt::format("a due shard is deleted only once {} at {}, or {} after a check first "
+            fmt::format("a due shard is deleted only once {} {}, or {} after a check first "
                         "found it undrained (onTimeout: {})",
-                        shipped, drain.prometheus_url, formatPrometheusDuration(drain.timeout),
-                        toString(drain.on_timeout))};
-  }
-  if (drain.unverified) {
-    return {false, kReasonNoQueryEndpoint,
-            "no query endpoint (spec.shardRetentionPolicy.drain.prometheusURL or "
-            "spec.ingestion.prometheusURL): shards are deleted without checking that their data "
-            "was shipped; a PrometheusAgent's WAL is its only copy"};
+                        shipped,
+                        drain.prometheus_url.empty() ? "as read from its own pods"
+                                                     : "at " + drain.prometheus_url,
+                        formatPrometheusDuration(drain.timeout), toString(drain.on_timeout))};
   }
   return {false, kReasonDrainDisabled,
           "spec.shardRetentionPolicy.drain.enabled is false: shards are deleted without checking "

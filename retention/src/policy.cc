@@ -205,10 +205,16 @@ std::expected<DrainPolicy, std::vector<api::FieldError>> resolveDrainPolicy(
   const auto& ingestion = shard_set.spec.ingestion;
   policy.prometheus_url = spec.prometheus_url.value_or(
       ingestion && ingestion->prometheus_url ? *ingestion->prometheus_url : "");
-  if (!errors.empty()) return std::unexpected(std::move(errors));
   const bool opted_out = spec.enabled == false;
-  policy.enabled = !opted_out && !policy.prometheus_url.empty();
-  policy.unverified = !opted_out && policy.prometheus_url.empty();
+  if (spec.condition && policy.prometheus_url.empty() && !opted_out) {
+    errors.push_back(
+        {drainField("condition"),
+         "is PromQL, which a Prometheus that scrapes the shards answers: set "
+         "spec.shardRetentionPolicy.drain.prometheusURL (without a URL the shards' own pods are "
+         "read, with the default condition)"});
+  }
+  if (!errors.empty()) return std::unexpected(std::move(errors));
+  policy.enabled = !opted_out;
   return policy;
 }
 

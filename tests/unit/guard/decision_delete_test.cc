@@ -493,15 +493,15 @@ namespace {
 using namespace testing;
 using ::testing::HasSubstr;
 
-// The drain (docs/design/drain.md): with a query endpoint, a due shard goes only once shardscaler
-// found it drained (drained-at), or its drain timed out under onTimeout: Delete.
+// The drain (docs/design/drain.md), on unless the ShardSet opts out, whether it reads a Prometheus
+// or the shards' own pods: a due shard goes only once shardscaler found it drained (drained-at),
+// or its drain timed out under onTimeout: Delete.
 class GuardDrain : public ::testing::Test {
  protected:
   void SetUp() override { live_.target_object = LiveRead::found(targetJson(3)); }
   void drainPolicy(const std::string& when, const Json& drain = Json::object()) {
-    Json patch{{"shardRetentionPolicy", {{"whenScaled", when}}},
-               {"ingestion", {{"prometheusURL", "http://prometheus:9090"}}}};
-    if (!drain.empty()) patch["shardRetentionPolicy"]["drain"] = drain;
+    Json patch{{"shardRetentionPolicy", {{"whenScaled", when}}}};
+    patch["shardRetentionPolicy"]["drain"] = drain.empty() ? Json{{"enabled", true}} : drain;
     live_.shard_set = LiveRead::found(shardSetJson(3, patch));
   }
   Verdict judge(const AdmissionRequest& request) {
@@ -569,10 +569,12 @@ TEST_F(GuardDrain, TheTimeoutCountsFromTheFirstCheckNotFromTheDeadline) {
   EXPECT_EQ(judge(deleteRequest(shard)).reason, kRuleNotDrained);
 }
 
-TEST_F(GuardDrain, WithoutAnEndpointOrOptedOutTheDeadlineIsEnough) {
-  live_.shard_set =
-      LiveRead::found(shardSetJson(3, {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}}));
-  EXPECT_TRUE(judge(deleteRequest(dueShard(false))).allowed);
+// No drain fields and no URL: the drain is on, read from the shards' own pods. Only an opt-out
+// makes the deadline enough.
+TEST_F(GuardDrain, WithoutAnEndpointTheDrainHoldsAndOnlyAnOptOutMakesTheDeadlineEnough) {
+  live_.shard_set = LiveRead::found(
+      test_objects::shardSetJson(3, {{"shardRetentionPolicy", {{"whenScaled", "Retain"}}}}));
+  EXPECT_EQ(judge(deleteRequest(dueShard(false))).reason, kRuleNotDrained);
   drainPolicy("Retain", {{"enabled", false}});
   EXPECT_TRUE(judge(deleteRequest(dueShard(false))).allowed);
 }
@@ -583,8 +585,11 @@ TEST_F(GuardDrain, UnderDeleteWithADrainTheOperatorMayNotDeleteAShardAboveTheCou
   EXPECT_FALSE(v.allowed);
   EXPECT_EQ(v.reason, kRuleRetainOnScaleDown);
   EXPECT_THAT(v.message, HasSubstr("drains removed shards"));
-  live_.shard_set =
-      LiveRead::found(shardSetJson(3, {{"shardRetentionPolicy", {{"whenScaled", "Delete"}}}}));
+  live_.shard_set = LiveRead::found(
+      test_objects::shardSetJson(3, {{"shardRetentionPolicy", {{"whenScaled", "Delete"}}}}));
+  EXPECT_EQ(judge(deleteRequest(activeShard(4), operatorUser())).reason, kRuleRetainOnScaleDown)
+      << "the drain is on by default";
+  drainPolicy("Delete", {{"enabled", false}});
   EXPECT_TRUE(judge(deleteRequest(activeShard(4), operatorUser())).allowed);
 }
 

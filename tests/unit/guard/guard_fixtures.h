@@ -29,7 +29,17 @@ using std::chrono::system_clock;
 using test_objects::fixedNow;
 using test_objects::kNamespace;
 using test_objects::shardName;
-using test_objects::shardSetJson;
+// A ShardSet for the guard's rules without a drain: one without drain fields opts out
+// (drain.enabled: false) here, so that those rules are judged alone; the drain's own rules, on by
+// default, are GuardDrain's, which give drain fields or build the ShardSet with test_objects.
+inline Json shardSetJson(int64_t shards, const Json& spec_patch = Json::object()) {
+  Json patch = spec_patch.is_object() ? spec_patch : Json::object();
+  Json& retention = patch["shardRetentionPolicy"];
+  if (!retention.is_object() || !retention.contains("drain")) {
+    retention["drain"] = {{"enabled", false}};
+  }
+  return test_objects::shardSetJson(shards, patch);
+}
 
 // The guard's shards: no uid, resourceVersion, owner reference or managed-by label.
 inline const test_objects::ShardShape kGuardShard{.target_uid = std::nullopt,

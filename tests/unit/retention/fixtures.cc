@@ -9,6 +9,8 @@ PlanInput World::input() const {
   auto ss = api::decodeShardSet(shard_set);
   if (!ss) throw std::runtime_error("fixture ShardSet: " + ss.error().describe());
   in.shard_set = *ss;
+  auto& drain = in.shard_set.spec.shard_retention_policy.drain;
+  if (!drain_by_default && !drain) drain = api::DrainSpec{.enabled = false};
   if (target) {
     auto kind = parseTargetKind((*target)["kind"].get<std::string>());
     auto t = parseTarget(*target, kind.value());

@@ -62,6 +62,9 @@ struct World {
   std::set<std::string, std::less<>> reattach_refused;
   std::optional<bool> claim_holder_exists;
   std::map<std::string, DrainReading, std::less<>> drain_readings;
+  // The tables of the plain transitions (§3) describe a ShardSet without a drain: one that has no
+  // drain fields opts out (drain.enabled: false) unless this is set, as the product's default.
+  bool drain_by_default = false;
   TransitionSafety safety() const {
     return {.guard_enforced = guarded,
             .settle_time = settle,

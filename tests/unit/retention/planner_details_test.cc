@@ -141,12 +141,11 @@ TEST(PlannerPatches, DeleteCarriesUidResourceVersionAndThePassedDeadline) {
   ASSERT_TRUE(del.deadline.has_value());
   EXPECT_EQ(del.deadline->toAnnotation(), "2026-11-21T00:00:00Z");
   ASSERT_EQ(del.events.size(), 1u);
-  // No query endpoint, so no drain could check it: the Event says so (a Warning).
-  EXPECT_EQ(del.events[0].reason, "ShardDeletedUnverified");
+  // The drain is off (the fixture's opt-out): deleted at the deadline.
+  EXPECT_EQ(del.events[0].reason, "ShardDeleted");
   EXPECT_EQ(del.events[0].message,
             "Deleted shard 4 (StatefulSet prometheus-main-shard-4): retention deadline "
-            "2026-11-21T00:00:00Z passed; not checked for unshipped data: no drain query endpoint "
-            "(spec.shardRetentionPolicy.drain.prometheusURL or spec.ingestion.prometheusURL)");
+            "2026-11-21T00:00:00Z passed");
 }
 
 TEST(PlannerPatches, ReDetachedShardGetsAFreshDeadline) {
@@ -336,10 +335,10 @@ TEST(PlannerStatus, AgentNamesAndMode) {
 }
 
 TEST(PlannerStatus, JsonShape) {
-  const Plan plan = planShardSet(
-      World{shardSetJson(3), targetJson(3),
-            attachedShards(0, 3) + std::vector{retainedShard(3, "0001-01-01T00:00:00Z")}}
-          .input());
+  World w{shardSetJson(3), targetJson(3),
+          attachedShards(0, 3) + std::vector{retainedShard(3, "0001-01-01T00:00:00Z")}};
+  w.drain_by_default = true;
+  const Plan plan = planShardSet(w.input());
   const Json j = api::toJson(plan.status);
   EXPECT_EQ(j["observedGeneration"], 4);
   EXPECT_EQ(j["shards"], 3);
@@ -356,9 +355,11 @@ TEST(PlannerStatus, JsonShape) {
   EXPECT_EQ(j["conditions"][1]["status"], "False");
   EXPECT_EQ(j["conditions"][2]["type"], "Degraded");
   EXPECT_EQ(j["conditions"][2]["status"], "False");
-  // No query endpoint: deletions cannot be checked for shipped data, and the status says so.
+  // No query endpoint: the drain reads the shards' own pods, and the status says so.
   EXPECT_EQ(j["conditions"][3]["type"], "DrainChecked");
-  EXPECT_EQ(j["conditions"][3]["reason"], "NoQueryEndpoint");
+  EXPECT_EQ(j["conditions"][3]["reason"], "DrainsChecked");
+  EXPECT_NE(j["conditions"][3]["message"].get<std::string>().find("as read from its own pods"),
+            std::string::npos);
   EXPECT_EQ(j["conditions"][4]["type"], "OtherWriters");
   EXPECT_EQ(j["conditions"][4]["status"], "False");
 }

@@ -28,7 +28,7 @@ constexpr const char* kPrometheus = "http://prometheus.monitoring.svc:9090";
 Json withDrain(const std::string& when, const Json& drain = Json::object()) {
   Json policy{{"shardRetentionPolicy", {{"whenScaled", when}}},
               {"ingestion", {{"prometheusURL", kPrometheus}}}};
-  if (!drain.empty()) policy["shardRetentionPolicy"]["drain"] = drain;
+  policy["shardRetentionPolicy"]["drain"] = drain;
   return policy;
 }
 
@@ -61,15 +61,41 @@ TEST(PlannerDrain, DeleteWithADrainDetachesRemovedShardsInsteadOfLettingTheOpera
   EXPECT_EQ(plan.actions[1].deadline->toAnnotation(), rfc3339(fixedNow()));
 }
 
-TEST(PlannerDrain, WithoutAnEndpointDeleteBehavesAsBeforeAndSaysDeletionsAreUnverified) {
-  const World w{shardSetJson(2, testing::retainPolicy("Delete")), targetJson(2),
-                attachedShards(0, 4)};
+// Found by issue review: without a URL, a Delete scale-down deleted the removed shards with their
+// unshipped data (the operator did, as plain sharding). The drain is on for every ShardSet: it
+// reads the shards' own pods.
+TEST(PlannerDrain, WithoutAnEndpointDeleteStillDetachesAndDrainsFromThePods) {
+  World w{shardSetJson(2, testing::retainPolicy("Delete")), targetJson(4), attachedShards(0, 4)};
+  w.drain_by_default = true;
+  const Plan plan = planShardSet(w.input());
+  EXPECT_THAT(steps(plan),
+              ElementsAre("pause", "detach 2", "detach 3", "update shards=2 unpause any-rv"));
+  ASSERT_TRUE(plan.decision.drain);
+  EXPECT_TRUE(plan.decision.drain->enabled);
+  EXPECT_EQ(plan.decision.drain->prometheus_url, "");
+  const Condition& checked = condition(plan, api::kConditionDrainChecked);
+  EXPECT_EQ(checked.status, "True");
+  EXPECT_EQ(checked.reason, kReasonDrainsChecked);
+}
+
+TEST(PlannerDrain, OnlyAnOptOutLetsTheOperatorDeleteTheRemovedShards) {
+  Json policy = testing::retainPolicy("Delete");
+  policy["shardRetentionPolicy"]["drain"] = {{"enabled", false}};
+  const World w{shardSetJson(2, policy), targetJson(2), attachedShards(0, 4)};
   const Plan plan = planShardSet(w.input());
   EXPECT_THAT(steps(plan), ElementsAre("delete 2", "delete 3"));
-  EXPECT_EQ(plan.actions[0].events.at(0).reason, kReasonShardDeletedUnverified);
-  const Condition& checked = condition(plan, api::kConditionDrainChecked);
-  EXPECT_EQ(checked.status, "False");
-  EXPECT_EQ(checked.reason, kReasonNoQueryEndpoint);
+  EXPECT_EQ(condition(plan, api::kConditionDrainChecked).reason, kReasonDrainDisabled);
+}
+
+TEST(PlannerDrain, AConditionWithoutAUrlIsAnInvalidSpec) {
+  Json policy = testing::retainPolicy("Delete");
+  policy["shardRetentionPolicy"]["drain"] = {
+      {"condition", "x{namespace=\"$NAMESPACE\",pod=~\"$POD_REGEX\"} == 0"}};
+  const World w{shardSetJson(2, policy), targetJson(2), attachedShards(0, 2)};
+  const Plan plan = planShardSet(w.input());
+  EXPECT_EQ(plan.decision.mode, PlanMode::InvalidSpec);
+  ASSERT_FALSE(plan.decision.problems.empty());
+  EXPECT_EQ(plan.decision.problems[0].field, "spec.shardRetentionPolicy.drain.condition");
 }
 
 TEST(PlannerDrain, ADueShardWithoutAReadingAsksForOneAndDeletesNothing) {

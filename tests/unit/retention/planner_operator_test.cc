@@ -146,7 +146,7 @@ TEST(GarbageCollection, AReleaseLeavesShardsTheTargetStillOwns) {
 // Delete with a drain (due at the detach) and Retain 1h: the two ways a detach picks a deadline.
 std::vector<Json> detachingPolicies() {
   Json drain = retainPolicy("Delete");
-  drain["ingestion"] = {{"prometheusURL", "http://prometheus.monitoring.svc:9090"}};
+  drain["shardRetentionPolicy"]["drain"] = {{"enabled", true}};
   return {drain, retainPolicy("Retain", "1h")};
 }
 

@@ -550,7 +550,7 @@ class Cluster {
         {"shardRetentionPolicy",
          {{"whenScaled", retain_ ? "Retain" : "Delete"}, {"retain", {{"retentionPeriod", "1d"}}}}}};
     if (policy == ClusterPolicy::Drain) {
-      spec["ingestion"] = {{"prometheusURL", "http://prometheus.monitoring.svc:9090"}};
+      spec["shardRetentionPolicy"]["drain"] = {{"enabled", true}};
     }
     w_.shard_set = shardSetJson(3, spec);
     w_.target = targetJson(3);

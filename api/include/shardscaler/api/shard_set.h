@@ -71,8 +71,8 @@ struct RetainSettings {
 // spec.shardRetentionPolicy.drain: a per-shard PromQL condition that must hold before a shard is
 // deleted (docs/design/drain.md). Unset fields take the defaults.
 struct DrainSpec {
-  std::optional<bool> enabled;                // default: whenever a query endpoint is known
-  std::optional<std::string> prometheus_url;  // default: spec.ingestion.prometheusURL
+  std::optional<bool> enabled;                // default: true
+  std::optional<std::string> prometheus_url;  // default: spec.ingestion's, else the shards' pods
   std::optional<std::string> condition;       // default: remote write caught up
   std::optional<int64_t> max_lag_seconds;     // kMaxLagSecondsDefault
   std::optional<int64_t> timeout_seconds;     // kDrainTimeoutSecondsDefault

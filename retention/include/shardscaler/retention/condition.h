@@ -57,15 +57,12 @@ inline constexpr std::string_view kReasonRetainedShardsOrphaned = "RetainedShard
 inline constexpr std::string_view kReasonApplyFailed = "ApplyFailed";
 // The drain (docs/design/drain.md): a due shard waits for its data to be shipped (ShardDraining),
 // is found shipped (ShardDrained), or is still not shipped when the timeout passes
-// (DrainTimedOut: an Event, and Degraded under onTimeout Keep); a deletion no drain could check
-// (no query endpoint) is announced as such.
+// (DrainTimedOut: an Event, and Degraded under onTimeout Keep).
 inline constexpr std::string_view kReasonShardDraining = "ShardDraining";
 inline constexpr std::string_view kReasonShardDrained = "ShardDrained";
 inline constexpr std::string_view kReasonDrainTimedOut = "DrainTimedOut";
-inline constexpr std::string_view kReasonShardDeletedUnverified = "ShardDeletedUnverified";
 // DrainChecked condition reasons.
 inline constexpr std::string_view kReasonDrainsChecked = "DrainsChecked";
-inline constexpr std::string_view kReasonNoQueryEndpoint = "NoQueryEndpoint";
 inline constexpr std::string_view kReasonDrainDisabled = "DrainDisabled";
 inline constexpr std::string_view kReasonDraining = "Draining";  // Progressing
 // OtherWriters condition reasons (also the Warning Event's, when it turns True).

@@ -53,10 +53,9 @@ inline constexpr std::string_view kDrainPodRegexPlaceholder = "$POD_REGEX";
 // spec.shardRetentionPolicy.drain as it applies (docs/design/drain.md): whether a due shard must
 // drain before it is deleted, and how that is checked.
 struct DrainPolicy {
-  // A drain is checked before every deletion. False when the spec opts out or when no query
-  // endpoint is known (then `unverified` says deletions go unchecked).
+  // A drain is checked before every deletion, unless the spec opts out.
   bool enabled = false;
-  bool unverified = false;  // no endpoint: deletions cannot be checked (not an opt-out)
+  // The Prometheus the drain asks; "" = each due shard's own pods (their /metrics).
   std::string prometheus_url;
   // The user's condition (placeholders still in it); nullopt: remote write caught up.
   std::optional<std::string> condition;
@@ -73,8 +72,9 @@ struct DrainPolicy {
       std::chrono::system_clock::time_point draining_since) const;
 };
 
-// Enabled when spec.shardRetentionPolicy.drain.enabled is not false and a query endpoint is known
-// (drain.prometheusURL, else spec.ingestion.prometheusURL). Every bad drain field is returned.
+// Enabled unless spec.shardRetentionPolicy.drain.enabled is false; asks drain.prometheusURL, else
+// spec.ingestion.prometheusURL, else the shards' own pods. A condition (PromQL) needs one of the
+// URLs. Every bad drain field is returned.
 std::expected<DrainPolicy, std::vector<api::FieldError>> resolveDrainPolicy(
     const api::ShardSet& shard_set);
 
