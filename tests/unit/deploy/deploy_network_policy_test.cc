@@ -3,7 +3,7 @@
 // opt-in components deploy/components/network-policy-*, the webhook port (the shard guard and the
 // external metrics API) admits only the API server as that variant reaches pods, and every other
 // port of the pod (shardscaler's /metrics and probes, the operator's own in the sidecar install)
-// stays open to anyone.
+// stays open to anyone; and the shards' web port admits shardscaler, which reads their /metrics.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,6 +51,25 @@ std::optional<int64_t> containerPort(const Json& pod_spec, const Json& port) {
   return std::nullopt;
 }
 
+// Whether a NetworkPolicy's podSelector (matchLabels, and matchExpressions with In) selects a pod
+// with `labels`; an empty selector selects every pod.
+bool selectsPod(const Json& selector, const Json& labels) {
+  // Named locals: items() of a temporary would dangle in the loop.
+  const Json match_labels = selector.value("matchLabels", Json::object());
+  const Json match_expressions = selector.value("matchExpressions", Json::array());
+  for (const auto& [key, value] : match_labels.items()) {
+    if (labels.value(key, Json()) != value) return false;
+  }
+  for (const Json& e : match_expressions) {
+    const Json values = e.value("values", Json::array());
+    if (e.value("operator", "") != "In" ||
+        std::ranges::find(values, labels.value(e.value("key", ""), Json())) == values.end()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // The API server as the variant names it: a peer in kube-system narrowed to the API server's pods
 // or the Konnectivity agent's, or (host network) an ipBlock of the control plane's addresses.
 bool isApiServerPeer(const Json& peer, const std::string& variant) {
@@ -80,13 +99,7 @@ TEST_P(NetworkPolicyTest, TheWebhookPortAdmitsTheApiServerOnlyAndEveryOtherPortS
   std::vector<Json> policies;
   for (const Json& policy : ofKind(objects(), "NetworkPolicy")) {
     if (policy["metadata"].value("namespace", "") != p.ns) continue;
-    const Json selector = policy["spec"]["podSelector"].value("matchLabels", Json::object());
-    bool selects = true;
-    for (const auto& [key, value] : selector.items()) {
-      selects =
-          selects && value.is_string() && pod_labels.value(key, "") == value.get<std::string>();
-    }
-    if (selects) policies.push_back(policy);
+    if (selectsPod(policy["spec"]["podSelector"], pod_labels)) policies.push_back(policy);
   }
   ASSERT_EQ(policies.size(), 1u) << "NetworkPolicies selecting shardscaler's pod";
   const Json& spec = policies[0]["spec"];
@@ -130,6 +143,36 @@ std::string installName(const ::testing::TestParamInfo<PolicyCase>& info) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
   return name;
+}
+
+// Without a Prometheus URL shardscaler reads each shard pod's /metrics on its web port: with each
+// variant, a shard pod of the operator (server or agent) admits shardscaler's pod there, and on no
+// other port.
+TEST_P(NetworkPolicyTest, TheShardsAdmitShardscalerOnTheirWebPortOnly) {
+  const ShardscalerPod p = shardscalerPod(GetParam().install);
+  const Json& shardscaler_labels = p.deployment["spec"]["template"]["metadata"]["labels"];
+  for (const char* app : {"prometheus", "prometheus-agent"}) {
+    const Json shard_labels = {{"app.kubernetes.io/managed-by", "prometheus-operator"},
+                               {"app.kubernetes.io/name", app}};
+    bool admitted = false;
+    for (const Json& policy : ofKind(objects(), "NetworkPolicy")) {
+      const Json& selector = policy["spec"]["podSelector"];
+      if (selector.empty() || !selectsPod(selector, shard_labels)) continue;
+      for (const Json& rule : policy["spec"].value("ingress", Json::array())) {
+        const Json ports = rule.value("ports", Json::array());
+        ASSERT_EQ(ports, Json::parse(R"([{"port":"web","protocol":"TCP"}])")) << policy.dump();
+        for (const Json& peer : rule.value("from", Json::array())) {
+          const Json pod_selector = peer.value("podSelector", Json::object());
+          const bool matches = peer.contains("namespaceSelector") && !peer.contains("ipBlock") &&
+                               !pod_selector.empty() &&
+                               selectsPod(pod_selector, shardscaler_labels);
+          admitted = admitted || matches;
+        }
+      }
+    }
+    EXPECT_TRUE(admitted) << GetParam().peer << ": no NetworkPolicy admits shardscaler to a " << app
+                          << " shard's web port";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Deploy, NetworkPolicyTest, ::testing::ValuesIn(policyCases()),

@@ -27,8 +27,9 @@ std::ostream& operator<<(std::ostream& os, const Grant& g) {
             << (g.name.empty() ? "" : " [" + g.name + "]");
 }
 
-// The calls of scaler/controller/src/shard_set_controller.cc, plan_applier.cc and
-// k8s-client/src/event_recorder.cc (as the controller uses it).
+// The calls of scaler/controller/src/shard_set_controller.cc, plan_applier.cc,
+// k8s-client/src/event_recorder.cc (as the controller uses it) and
+// scaler/ingestion/src/shard_pod_reader.cc (the shards' pods).
 struct ControllerCall {
   const char* group;
   const char* resource;
@@ -44,6 +45,7 @@ const std::vector<ControllerCall>& controllerCalls() {
       {"monitoring.coreos.com", "prometheuses/finalizers", {"update"}},
       {"monitoring.coreos.com", "prometheusagents/finalizers", {"update"}},
       {"apps", "statefulsets", {"get", "list", "watch", "patch", "delete"}},
+      {"", "pods", {"list"}},
       {"autoscaling", "horizontalpodautoscalers", {"list"}},
       {"", "events", {"create", "patch"}},
   };
