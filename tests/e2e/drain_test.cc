@@ -1,9 +1,14 @@
 // Delete only what is shipped (docs/design/drain.md), end to end: real Prometheus shard processes
 // (named like the operator's pods, server or agent mode) remote-write to a real receiver (a
-// Prometheus with its remote-write receiver on), a third Prometheus scrapes the shards' own
-// metrics with namespace and pod labels, and the operator emulator makes their StatefulSets. A
+// Prometheus with its remote-write receiver on), and the operator emulator makes their
+// StatefulSets. Either a third Prometheus scrapes the shards' own metrics with namespace and pod
+// labels and the ShardSet names it, or the ShardSet names no URL and shardscaler reads each
+// shard's pod itself: the StatefulSet controller makes the pods, and the test, as their kubelet,
+// marks each Running with its process's own loopback address (port 9090, as a pod's web port). A
 // shard's process is stopped when its StatefulSet goes, as its pod would be. The receiver's own
 // PromQL then says whether every sample a removed shard appended arrived.
+#include <signal.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -13,9 +18,12 @@
 #include <random>
 #include <thread>
 
+#include "shardscaler/e2e/pod_status_writer.h"
 #include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/promql_client/prometheus_client.h"
+#include "shardscaler/test_kit/http_get.h"
+#include "shardscaler/test_kit/metric_samples.h"
 #include "shardscaler/test_kit/temp_dir.h"
 #include "shardscaler/testenv/prometheus_process.h"
 #include "shardscaler/testenv/sharded_prometheus.h"
@@ -33,17 +41,23 @@ constexpr int kMaxLagSeconds = 5;
 // (every 5 s) and the deletion. Stated bound: 40 s.
 constexpr auto kDeletedWithin = 40s;
 
+// Where the drain reads the shards: a Prometheus that scrapes them, or their own pods.
+enum class Source { Scraper, Pods };
+
 class DrainTest : public ShardSetScenario {
  protected:
   void TearDown() override {
     ShardSetScenario::TearDown();
+    pods_.reset();
     prom_.reset();
     receiver_.reset();
   }
 
   // The receiver, kShards shard processes remote-writing to it and the scraper; the target with
-  // kShards shards; a ShardSet on it with `policy` (whenScaled, drain) and the scraper's URL.
-  void start(bool agent, const Json& policy) {
+  // kShards shards; a ShardSet on it with `policy` (whenScaled, drain) and the scraper's URL. With
+  // Source::Pods the shards listen on addresses of their own, their pods are marked Running with
+  // them, the ShardSet names no URL and asks for rates every 2 s.
+  void start(bool agent, const Json& policy, Source source = Source::Scraper) {
     agent_ = agent;
     target_kind_ = agent ? "PrometheusAgent" : "Prometheus";
     receiver_ = std::make_unique<testenv::PrometheusProcess>(testenv::PrometheusOptions{
@@ -59,9 +73,19 @@ class DrainTest : public ShardSetScenario {
                                           .scrape_interval = 1000ms,
                                           .load_jobs = 1,
                                           .remote_write_url = receiver_->url() + "/api/v1/write",
-                                          .work_dir = testLogDir() / "prometheus"});
+                                          .work_dir = testLogDir() / "prometheus",
+                                          .own_addresses = source == Source::Pods,
+                                          .scraper = source == Source::Scraper});
     started_ = SystemClock::now();
-    prom_->waitForScrapes(5, 120s);
+    if (source == Source::Scraper) {
+      prom_->waitForScrapes(5, 120s);
+    } else {
+      pods_ = std::make_unique<PodStatusWriter>(
+          ns_, [prom = prom_.get()](const std::string& pod) -> std::optional<std::string> {
+            if (const auto* process = prom->shardOfPod(pod)) return process->host();
+            return std::nullopt;
+          });
+    }
     // The queue the shard processes run, as the operator would configure it from spec.remoteWrite.
     const std::string spec = "spec: {replicas: 1, shards: " + std::to_string(kShards) +
                              ", remoteWrite: [{url: \"" + receiver_->url() + "/api/v1/write\"}]}\n";
@@ -79,9 +103,19 @@ class DrainTest : public ShardSetScenario {
          {{"targetRef", {{"kind", agent ? "PrometheusAgent" : "Prometheus"}, {"name", "main"}}},
           {"shards", kShards},
           {"shardRetentionPolicy", policy}}}};
-    shard_set["spec"]["shardRetentionPolicy"]["drain"]["prometheusURL"] = prom_->scraperUrl();
+    if (source == Source::Scraper) {
+      shard_set["spec"]["shardRetentionPolicy"]["drain"]["prometheusURL"] = prom_->scraperUrl();
+    } else {
+      shard_set["spec"]["ingestion"] = {{"interval", "2s"}};
+    }
     apply(shard_set.dump());
     ASSERT_TRUE(waitForSettled(kShards, 0));
+    if (source == Source::Pods) {
+      ASSERT_TRUE(waitFor("every shard's pod marked Running", [&](std::string* seen) {
+        *seen = std::to_string(pods_->marked()) + " marked";
+        return pods_->marked() >= kShards;
+      }));
+    }
     ASSERT_TRUE(waitFor("DrainChecked=True", [&](std::string* seen) {
       auto c = condition("DrainChecked");
       *seen = c ? c->dump() : "no DrainChecked condition";
@@ -208,12 +242,23 @@ class DrainTest : public ShardSetScenario {
     return std::nullopt;
   }
 
+  // What shard `index` appended so far (its own counter), read from its /metrics.
+  double appended(int index) {
+    const auto r = test_kit::httpGet(prom_->shard(index).url() + "/metrics");
+    const auto value =
+        test_kit::sumSamples(r.body, agent_ ? "prometheus_remote_storage_samples_in_total"
+                                            : "prometheus_tsdb_head_samples_appended_total");
+    if (!value) throw std::runtime_error("shard " + std::to_string(index) + " has no counter");
+    return *value;
+  }
+
   // The first seconds of a process's life are its start-up, not judged.
   static constexpr std::chrono::seconds kStartUp{10};
   bool agent_ = false;
   SystemClock::time_point started_;
   std::unique_ptr<testenv::PrometheusProcess> receiver_;
   std::unique_ptr<testenv::ShardedPrometheus> prom_;
+  std::unique_ptr<PodStatusWriter> pods_;  // Source::Pods: the shards' kubelet
 };
 
 // The receiver is down when a Delete scale-down removes shards 1 and 2: they are detached and
@@ -357,6 +402,119 @@ TEST_F(DrainTest, ARemovedShardGoesOnlyOnceTheSurvivorsReloaded) {
       << " ms after the scale-down, "
       << std::chrono::duration_cast<std::chrono::milliseconds>(stopped.at(2) - reloaded).count()
       << " ms after the survivors reloaded\n";
+  ASSERT_TRUE(waitForSettled(2, 0));
+}
+
+// ---- without a URL: the shards' own pods ----
+
+// Each shard's rate comes from two or more readings of its own pod's counter, within 10% of what
+// the shard appended over the last 30 s (its load is steady: 1 : 2 : 3 across shards).
+TEST_F(DrainTest, WithoutAUrlEachShardsRateComesFromItsOwnPod) {
+  ASSERT_NO_FATAL_FAILURE(start(false, drainPolicy("Delete", 600), Source::Pods));
+  auto rates = [&] {
+    std::map<int, double> out;
+    const Json ingestion = shardSet()["status"].value("ingestion", Json::object());
+    if (!ingestion.value("error", "x").empty()) return out;
+    for (const Json& s : ingestion.value("perShard", Json::array())) {
+      out[s.value("index", -1)] = s.value("samplesPerSecond", 0.0);
+    }
+    return out;
+  };
+  ASSERT_TRUE(waitFor("a rate for every shard", [&](std::string* seen) {
+    *seen = shardSet()["status"].value("ingestion", Json::object()).dump();
+    return rates().size() == static_cast<size_t>(kShards);
+  }));
+  std::map<int, double> before;
+  for (int i = 0; i < kShards; ++i) before[i] = appended(i);
+  const auto from = std::chrono::steady_clock::now();
+  std::this_thread::sleep_for(30s);
+  std::map<int, double> expected;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - from).count();
+  for (int i = 0; i < kShards; ++i) expected[i] = (appended(i) - before[i]) / seconds;
+  // The next snapshot, 2 s on, has readings up to now.
+  std::this_thread::sleep_for(3s);
+  const auto seen = rates();
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kShards)) << shardSet()["status"].dump();
+  for (int i = 0; i < kShards; ++i) {
+    std::cout << "shard " << i << ": " << seen.at(i) << " samples/s in status, " << expected[i]
+              << " appended\n";
+    EXPECT_NEAR(seen.at(i), expected[i], expected[i] * 0.1) << "shard " << i;
+  }
+  EXPECT_TRUE(waitFor("IngestionAvailable=True", [&](std::string* text) {
+    auto c = condition("IngestionAvailable");
+    *text = c ? c->dump() : "none";
+    return c && c->value("status", "") == "True";
+  }));
+}
+
+// As ADeleteScaleDownWaitsForTheReceiverAndLosesNothing, with the drain read from the removed
+// shards' own pods.
+TEST_F(DrainTest, WithoutAUrlADeleteScaleDownReadsTheShardsPodsAndLosesNothing) {
+  ASSERT_NO_FATAL_FAILURE(start(false, drainPolicy("Delete", 600), Source::Pods));
+  receiver_->stop();
+  std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
+  scaleWithKubectl(1);
+  reloadSurvivorsOnceScaledTo(1);
+  ASSERT_TRUE(waitForDraining({1, 2})) << shardscaler_->logTail();
+  std::this_thread::sleep_for(8s);
+  ASSERT_TRUE(waitForDraining({1, 2}));
+  EXPECT_TRUE(emulatorStatefulSetWrites("delete").empty()) << "the operator deleted a shard";
+  receiver_->restart();
+  const auto stopped = waitForDeletedAndStop({1, 2}, kDeletedWithin);
+  ASSERT_EQ(stopped.size(), 2u) << shardSet()["status"].dump();
+  ASSERT_TRUE(waitForSettled(1, 0));
+  for (const auto& [i, at] : stopped) expectNothingLost(i, at);
+}
+
+TEST_F(DrainTest, WithoutAUrlAnAgentsRemovedShardKeepsItsWalUntilItIsShipped) {
+  ASSERT_NO_FATAL_FAILURE(start(true, drainPolicy("Delete", 600), Source::Pods));
+  receiver_->stop();
+  std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
+  scaleWithKubectl(2);
+  reloadSurvivorsOnceScaledTo(2);
+  ASSERT_TRUE(waitForDraining({2})) << shardscaler_->logTail();
+  std::this_thread::sleep_for(8s);
+  ASSERT_TRUE(waitForDraining({2}));
+  receiver_->restart();
+  const auto stopped = waitForDeletedAndStop({2}, kDeletedWithin);
+  ASSERT_EQ(stopped.size(), 1u) << shardSet()["status"].dump();
+  ASSERT_TRUE(waitForSettled(2, 0));
+  expectNothingLost(2, stopped.at(2));
+}
+
+// A pod that runs (its status says so) but whose Prometheus does not answer (the process hangs:
+// SIGSTOP) keeps its shard, with the receiver up and the survivors reloaded; once the same
+// process answers again, the shard goes. (A process started anew after the detach would never
+// drain: what it held before is not shipped by it.)
+TEST_F(DrainTest, WithoutAUrlAShardWhosePodCannotBeReadIsKept) {
+  ASSERT_NO_FATAL_FAILURE(start(false, drainPolicy("Delete", 600), Source::Pods));
+  const pid_t hung = prom_->shard(2).pid();
+  ASSERT_GT(hung, 0);
+  ASSERT_EQ(::kill(hung, SIGSTOP), 0);
+  // Whatever happens below, the process must be able to take its SIGTERM at the teardown.
+  struct Resume {
+    pid_t pid;
+    ~Resume() { ::kill(pid, SIGCONT); }
+  } resume{hung};
+  scaleWithKubectl(2);
+  reloadSurvivorsOnceScaledTo(2);
+  ASSERT_TRUE(waitFor("shard 2 draining: its pod cannot be read", [&](std::string* seen) {
+    *seen = shardSet()["status"].dump();
+    const auto events = shardSetEvents();
+    const Json retained = retainedShardStatus(2);
+    return retained.is_object() && retained.value("phase", "") == "Draining" &&
+           std::ranges::any_of(events, [](const std::string& e) {
+             return e.starts_with("ShardDraining: ") &&
+                    e.find("runs but its metrics cannot be read") != std::string::npos;
+           });
+  })) << ::testing::PrintToString(shardSetEvents());
+  std::this_thread::sleep_for(15s);
+  auto kept = statefulSet(2);
+  ASSERT_TRUE(kept && !kept->being_deleted) << "a shard whose pod cannot be read was deleted";
+  ASSERT_EQ(::kill(hung, SIGCONT), 0);
+  const auto stopped = waitForDeletedAndStop({2}, kDeletedWithin);
+  ASSERT_EQ(stopped.size(), 1u) << shardSet()["status"].dump();
   ASSERT_TRUE(waitForSettled(2, 0));
 }
 

@@ -71,7 +71,7 @@ struct PrometheusProcess::State {
   std::unique_ptr<ChildProcess> process;  // null when stopped
 
   std::filesystem::path logPath() const { return work_dir / "prometheus.log"; }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port); }
+  std::string address() const { return options.host + ":" + std::to_string(port); }
   std::string url() const { return (options.https ? "https://" : "http://") + address(); }
 
   std::vector<std::string> argv() const {
@@ -131,11 +131,15 @@ struct PrometheusProcess::State {
   void start(bool keep_port) {
     std::string why;
     for (int attempt = 0; attempt < kPortAttempts; ++attempt) {
-      if (!keep_port || port == 0) port = pickFreePort();
+      if (options.port != 0) {
+        port = options.port;
+      } else if (!keep_port || port == 0) {
+        port = pickFreePort();
+      }
       bool port_taken = false;
       why = startOnce(&port_taken);
       if (why.empty()) return;
-      if (!port_taken) break;
+      if (!port_taken || options.port != 0) break;
     }
     throw std::runtime_error("prometheus \"" + options.name + "\" on " + address() + " " + why +
                              "; log " + logPath().string() + " ends with:\n" +
@@ -147,6 +151,10 @@ PrometheusProcess::PrometheusProcess(PrometheusOptions options)
     : state_(std::make_unique<State>()) {
   State& s = *state_;
   s.options = std::move(options);
+  if (!s.options.host.starts_with("127.")) {
+    throw std::invalid_argument("prometheus \"" + s.options.name +
+                                "\" must listen on loopback, not " + s.options.host);
+  }
   if (!s.options.binary.empty()) {
     s.binary = s.options.binary;
   } else if (const char* env = std::getenv("SHARDSCALER_PROMETHEUS"); env != nullptr && *env) {
@@ -174,6 +182,7 @@ PrometheusProcess::PrometheusProcess(PrometheusOptions options)
 PrometheusProcess::~PrometheusProcess() { stop(); }
 
 int PrometheusProcess::port() const { return state_->port; }
+const std::string& PrometheusProcess::host() const { return state_->options.host; }
 std::string PrometheusProcess::address() const { return state_->address(); }
 std::string PrometheusProcess::url() const { return state_->url(); }
 const std::string& PrometheusProcess::name() const { return state_->options.name; }

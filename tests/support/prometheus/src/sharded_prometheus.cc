@@ -1,8 +1,15 @@
 #include "shardscaler/testenv/sharded_prometheus.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -20,6 +27,38 @@ using test_kit::HttpGetResult;
 using test_kit::urlEncode;
 
 constexpr const char* kScrapeJob = "prometheus-operated";
+constexpr int kPrometheusPort = 9090;
+
+// Whether <host>:9090 can be bound now (a moment later another process may take it; the start
+// then fails).
+bool bindable(const std::string& host) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(kPrometheusPort);
+  const bool ok = ::inet_pton(AF_INET, host.c_str(), &address.sin_addr) == 1 &&
+                  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// `count` loopback addresses in one random block of 127.0.0.0/8 whose port 9090 is free.
+std::vector<std::string> freeLoopbackHosts(int count) {
+  std::mt19937 random{std::random_device{}()};
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    const int b = 1 + static_cast<int>(random() % 254);
+    const int c = 1 + static_cast<int>(random() % 254);
+    std::vector<std::string> hosts;
+    hosts.reserve(static_cast<size_t>(count));
+    for (int i = 0; i < count; ++i) {
+      hosts.push_back("127." + std::to_string(b) + "." + std::to_string(c) + "." +
+                      std::to_string(10 + i));
+    }
+    if (std::ranges::all_of(hosts, bindable)) return hosts;
+  }
+  throw std::runtime_error("no free block of loopback addresses for port 9090");
+}
 
 std::string millis(std::chrono::milliseconds d) { return std::to_string(d.count()) + "ms"; }
 
@@ -113,6 +152,9 @@ ShardedPrometheus::ShardedPrometheus(ShardedPrometheusOptions options)
   // On a throw, state_ goes with the processes started so far and then the temporary dir.
   s.shards.resize(s.options.shards);
   s.idle.assign(s.options.shards, false);
+  const std::vector<std::string> hosts =
+      s.options.own_addresses ? freeLoopbackHosts(s.options.shards * s.options.replicas)
+                              : std::vector<std::string>{};
   for (int shard = 0; shard < s.options.shards; ++shard) {
     for (int replica = 0; replica < s.options.replicas; ++replica) {
       const std::string pod = s.podName(shard, replica);
@@ -123,15 +165,19 @@ ShardedPrometheus::ShardedPrometheus(ShardedPrometheusOptions options)
           .extra_flags = s.options.remote_write_url.empty()
                              ? std::vector<std::string>{}
                              : std::vector<std::string>{"--storage.remote.flush-deadline=3s"},
-          .work_dir = s.work_dir / pod}));
+          .work_dir = s.work_dir / pod,
+          .host = hosts.empty() ? "127.0.0.1" : hosts[shard * s.options.replicas + replica],
+          .port = hosts.empty() ? 0 : kPrometheusPort}));
     }
   }
-  s.scraper = std::make_unique<PrometheusProcess>(PrometheusOptions{
-      .name = "scraper", .config_yaml = s.scraperConfig(), .work_dir = s.work_dir / "scraper"});
+  if (s.options.scraper) {
+    s.scraper = std::make_unique<PrometheusProcess>(PrometheusOptions{
+        .name = "scraper", .config_yaml = s.scraperConfig(), .work_dir = s.work_dir / "scraper"});
+  }
 }
 
 ShardedPrometheus::~ShardedPrometheus() {
-  // The scraper first, so it never scrapes a shard that is already gone.
+  // The scraper first (when there is one), so it never scrapes a shard that is already gone.
   state_->scraper.reset();
   state_->shards.clear();
 }
@@ -161,8 +207,22 @@ std::string ShardedPrometheus::podRegex() const {
 PrometheusProcess& ShardedPrometheus::shard(int shard, int replica) {
   return *state_->shards.at(shard).at(replica);
 }
-PrometheusProcess& ShardedPrometheus::scraper() { return *state_->scraper; }
-std::string ShardedPrometheus::scraperUrl() const { return state_->scraper->url(); }
+PrometheusProcess* ShardedPrometheus::shardOfPod(const std::string& pod) {
+  for (int shard = 0; shard < shards(); ++shard) {
+    for (int replica = 0; replica < replicas(); ++replica) {
+      if (podName(shard, replica) == pod) return state_->shards[shard][replica].get();
+    }
+  }
+  return nullptr;
+}
+PrometheusProcess& ShardedPrometheus::scraper() {
+  if (!state_->scraper) throw std::logic_error("ShardedPrometheus runs without a scraper");
+  return *state_->scraper;
+}
+std::string ShardedPrometheus::scraperUrl() const {
+  if (!state_->scraper) throw std::logic_error("ShardedPrometheus runs without a scraper");
+  return state_->scraper->url();
+}
 
 void ShardedPrometheus::setLoad(int load_jobs, std::chrono::milliseconds load_interval) {
   if (load_jobs < 0 || load_interval <= std::chrono::milliseconds(0)) {

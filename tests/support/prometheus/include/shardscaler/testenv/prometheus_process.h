@@ -1,6 +1,7 @@
 // One real `prometheus` process (Debian's binary) for tests: loopback, a free port, its own
 // data dir; started in its own process group and killed with the test process if that dies.
-// It never binds anything but 127.0.0.1 and never outlives the object (or the test process).
+// It never binds anything but a loopback address and never outlives the object (or the test
+// process).
 #pragma once
 
 #include <sys/types.h>
@@ -35,6 +36,10 @@ struct PrometheusOptions {
   std::chrono::milliseconds ready_timeout{std::chrono::seconds(60)};
   // The binary; $SHARDSCALER_PROMETHEUS, else `prometheus` on $PATH, when empty.
   std::filesystem::path binary{};
+  // Where it listens: a loopback address (all of 127.0.0.0/8 is loopback on Linux) and a port, a
+  // free one when 0. A given port that is taken fails the start.
+  std::string host = "127.0.0.1";
+  int port = 0;
 };
 
 // The child gets PR_SET_PDEATHSIG=SIGKILL, which fires when the *thread* that started it exits:
@@ -49,7 +54,8 @@ class PrometheusProcess {
   PrometheusProcess& operator=(const PrometheusProcess&) = delete;
 
   int port() const;
-  std::string address() const;  // 127.0.0.1:<port>
+  const std::string& host() const;
+  std::string address() const;  // <host>:<port>
   std::string url() const;      // http(s)://127.0.0.1:<port>
   const std::string& name() const;
   const std::filesystem::path& workDir() const;

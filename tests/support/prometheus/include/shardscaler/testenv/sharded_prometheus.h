@@ -32,6 +32,11 @@ struct ShardedPrometheusOptions {
   std::string remote_write_url{};
   // Each process gets a sub-dir; a fresh temporary dir when empty.
   std::filesystem::path work_dir{};
+  // As pods: every shard process on an address of its own, on Prometheus's own port 9090
+  // (127.<b>.<c>.<d>, a random block of 127.0.0.0/8 tried until every address is free).
+  bool own_addresses = false;
+  // The Prometheus that scrapes the shards (scraperUrl()); off when a test reads pods directly.
+  bool scraper = true;
 };
 
 class ShardedPrometheus {
@@ -54,6 +59,8 @@ class ShardedPrometheus {
   std::string podRegex() const;
 
   PrometheusProcess& shard(int shard, int replica = 0);
+  // The shard process of a pod name (podName), or nullptr.
+  PrometheusProcess* shardOfPod(const std::string& pod);
   PrometheusProcess& scraper();
   std::string scraperUrl() const;
 
