@@ -250,10 +250,11 @@ TEST_F(GuardTest, DeletingAnActiveShardIsRefusedAndTheMessageSaysWhy) {
                                       "scaled-away shards (whenScaled=Retain, from ShardSet)"));
   EXPECT_TRUE(intact(other_ns_, shardName(2)));
 
-  // Under whenScaled=Delete it is the operator's (or anyone's) to delete.
+  // Under whenScaled=Delete without a drain (an opt-out: by default shardscaler drains removed
+  // shards before it deletes them) it is the operator's (or anyone's) to delete.
   auto policy = kubectl("patch shardset main -n " + other_ns_ +
                         " --type=merge -p '{\"spec\":{\"shardRetentionPolicy\":"
-                        "{\"whenScaled\":\"Delete\"}}}'");
+                        "{\"whenScaled\":\"Delete\",\"drain\":{\"enabled\":false}}}}'");
   ASSERT_EQ(policy.exit_code, 0) << policy.err;
   auto excess = asUser("delete statefulset " + shardName(2) + " -n " + other_ns_);
   EXPECT_EQ(excess.exit_code, 0) << excess.err;
