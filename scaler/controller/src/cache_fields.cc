@@ -34,7 +34,8 @@ std::shared_ptr<const k8s::FieldMask> statefulSetCacheFields() {
 // Targets: the key, what marks a spec or ownership change (generation, deletion, our claim and
 // pause annotations), whether the operator acknowledged a pause (status.paused and the
 // conditions' observedGeneration), so that a transition waiting for it wakes when it comes, and
-// the uid and spec fields the planner reads (retention::parseTarget).
+// the uid and spec fields the planner reads (retention::parseTarget), spec.web among them: whether
+// the pods serve their own /metrics over TLS.
 std::shared_ptr<const k8s::FieldMask> targetCacheFields() {
   auto mask = k8s::FieldMask::keepNone();
   for (std::string_view f :
@@ -42,7 +43,7 @@ std::shared_ptr<const k8s::FieldMask> targetCacheFields() {
     mask.keep({"metadata", f});
   }
   for (std::string_view f : {"shards", "replicas", "paused", "retention", "retentionSize",
-                             "shardRetentionPolicy", "shardingStrategy"}) {
+                             "shardRetentionPolicy", "shardingStrategy", "web"}) {
     mask.keep({"spec", f});
   }
   // How many remote-write queues a shard runs (a drain requires each): one field an entry keeps

@@ -151,5 +151,20 @@ TEST(StatefulSetCache, KeepsOnlyTheFieldsItReads) {
   EXPECT_EQ(metadata["labels"].value("shardscaler.io/shardset", ""), "main");
 }
 
+// A plan from the caches parses the target from this mask: spec.web (TLS of the pods' own
+// /metrics) is kept, the rest of the pod template is not.
+TEST(TargetCache, KeepsTheWebTlsOfThePodsMetrics) {
+  const Json target = {
+      {"metadata", {{"name", "main"}, {"namespace", "monitoring"}, {"uid", "u"}}},
+      {"spec",
+       {{"shards", 3},
+        {"web", {{"tlsConfig", {{"clientAuthType", "RequireAndVerifyClientCert"}}}}},
+        {"containers", Json::array({{{"name", "prometheus"}}})}}}};
+  auto decoded = k8s::parseProjected(target.dump(), *targetCacheFields());
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ((*decoded)["spec"]["web"], target["spec"]["web"]) << decoded->dump();
+  EXPECT_FALSE((*decoded)["spec"].contains("containers")) << decoded->dump();
+}
+
 }  // namespace
 }  // namespace shardscaler::controller
