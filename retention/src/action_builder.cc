@@ -1,9 +1,17 @@
 #include "action_builder.h"
 
+#include "shardscaler/retention/operator_retention.h"
+
 namespace shardscaler::retention {
 
 std::string ActionBuilder::shardText(const ShardStatefulSet& s) {
   return "shard " + std::to_string(s.index) + " (StatefulSet " + s.object->name + ")";
+}
+
+std::string ActionBuilder::holdText() const {
+  return needsRetentionHold(target_) ? ", holding its spec.shardRetentionPolicy at Retain while "
+                                       "claimed (its own saved)"
+                                     : "";
 }
 
 std::string ActionBuilder::targetText() const {
@@ -33,7 +41,8 @@ void ActionBuilder::claim() {
   a.merge_patch = patches::claimTarget(target_, ss_.name);
   const std::string* holder = target_.annotation(api::kClaimedByAnnotation);
   a.summary = "claim " + targetText() + " for ShardSet " + ss_.name +
-              (holder != nullptr ? " (its claim by ShardSet " + *holder + ", which is gone)" : "");
+              (holder != nullptr ? " (its claim by ShardSet " + *holder + ", which is gone)" : "") +
+              holdText();
   c_.plan.actions.push_back(std::move(a));
 }
 
@@ -41,7 +50,7 @@ void ActionBuilder::pause() {
   Action a = targetAction(ActionType::PauseTarget);
   a.resource_version = target_.resource_version;
   a.merge_patch = patches::pauseTarget(target_, ss_.name, c_.input.now);
-  a.summary = "pause " + targetText();
+  a.summary = "pause " + targetText() + holdText();
   c_.plan.actions.push_back(std::move(a));
 }
 
@@ -71,7 +80,10 @@ void ActionBuilder::adopt(const ShardStatefulSet& s) {
 }
 
 void ActionBuilder::detach(const ShardStatefulSet& s, const DeletionDeadline& fresh) {
-  const DeletionDeadline deadline = s.operatorsOwnDeadline().value_or(fresh);
+  // While shardscaler holds the target's retention at Retain, the operator's deadline comes from
+  // that hold, not from the user's own policy: the detach takes the ShardSet's.
+  const DeletionDeadline deadline =
+      target_.retention_held ? fresh : s.operatorsOwnDeadline().value_or(fresh);
   Action a = statefulSetAction(ActionType::DetachStatefulSet, s);
   a.merge_patch = patches::detach(*s.object, target_, {ss_.name, ss_.uid}, deadline, c_.input.now);
   a.deadline = deadline;
@@ -110,6 +122,9 @@ void ActionBuilder::update(const patches::TargetUpdate& u, std::vector<Event> ev
   if (u.unpause) parts.emplace_back("resume (spec.paused=false)");
   if (u.clear_paused_by && !u.unpause) parts.emplace_back("drop stale paused-by annotation");
   if (u.release_claim) parts.emplace_back("release the claim");
+  if (u.release_claim && target_.retention_held) {
+    parts.emplace_back("give back its own spec.shardRetentionPolicy");
+  }
   for (size_t i = 0; i < parts.size(); ++i) a.summary += (i ? ", " : "") + parts[i];
   a.summary += " on " + targetText();
   a.events = std::move(events);

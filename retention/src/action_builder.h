@@ -38,6 +38,8 @@ class ActionBuilder {
   void markDrained(const ShardStatefulSet& s, const std::string& how);
 
   std::string targetText() const;
+  // ", holding ..." when a claim or pause of the target also holds its shard retention.
+  std::string holdText() const;
   static std::string shardText(const ShardStatefulSet& s);
 
  private:

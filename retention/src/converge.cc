@@ -66,6 +66,13 @@ struct ShardClassification {
   bool movesShards() const { return needs_pause || !to_detach.empty() || !to_reattach.empty(); }
 };
 
+// The operator's own retention keeps `shard` (its deadline ahead, or unreadable), and it keeps it
+// for the target's own policy: while shardscaler holds the target at its policy, what the operator
+// keeps it keeps for shardscaler, and the ShardSet's policy decides.
+bool operatorKeeps(const PlanContext& context, const ShardStatefulSet& shard) {
+  return !context.target->retention_held && !shard.operatorLetsGo(context.input.now);
+}
+
 void classifyAttached(const PlanContext& context, int32_t cur, int32_t want, bool detach_removed,
                       ShardClassification& shards) {
   const int32_t floor = std::max(cur, want);  // nothing below this is ever deleted
@@ -76,7 +83,7 @@ void classifyAttached(const PlanContext& context, int32_t cur, int32_t want, boo
       if (detach_removed) {
         shards.to_detach.push_back(&attached);
         shards.needs_pause = true;
-      } else if (attached.index >= floor && attached.operatorLetsGo(context.input.now)) {
+      } else if (attached.index >= floor && !operatorKeeps(context, attached)) {
         // (An attached shard the operator's own retention still keeps is not deleted.)
         shards.scaled_away.push_back(&attached);
       }
@@ -102,7 +109,7 @@ void classifyRetained(const PlanContext& context, int32_t cur, int32_t want,
       // The operator still expects it and would label it back: paused until spec.shards drops.
       shards.needs_pause = true;
     } else if (retained.deadline && retained.deadline->expiredAt(context.input.now) &&
-               retained.operatorLetsGo(context.input.now)) {
+               !operatorKeeps(context, retained)) {
       shards.expired.push_back(&retained);
     }
   }
@@ -380,7 +387,8 @@ void planConverge(PlanContext& context) {
   if (pausing_now) writes.pause();
   if (gates.may_detach) {
     // A shard detached again (the operator labelled it back) starts a fresh retention period; one
-    // the operator's own retention kept keeps the operator's deadline (the builder's rule).
+    // the operator's own retention kept keeps the operator's deadline, unless that retention is
+    // the one shardscaler holds the target at (the builder's rule).
     for (const auto* attached : shards.to_detach) writes.detach(*attached, *decision.new_deadline);
   }
   if (gates.may_reattach) {

@@ -2,6 +2,7 @@
 
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/retention/naming.h"
+#include "shardscaler/retention/operator_retention.h"
 
 namespace shardscaler::retention::patches {
 namespace {
@@ -34,7 +35,9 @@ Json claimTarget(const Target& target, const std::string& shard_set_name) {
   Json metadata = preconditions(target.uid);
   if (!target.resource_version.empty()) metadata["resourceVersion"] = target.resource_version;
   metadata["annotations"] = Json{{key(api::kClaimedByAnnotation), shard_set_name}};
-  return Json{{"metadata", std::move(metadata)}};
+  Json patch{{"metadata", std::move(metadata)}};
+  if (needsRetentionHold(target)) addRetentionHold(patch, target);
+  return patch;
 }
 
 Json pauseTarget(const Target& target, const std::string& shard_set_name,
@@ -43,7 +46,9 @@ Json pauseTarget(const Target& target, const std::string& shard_set_name,
   if (!target.resource_version.empty()) metadata["resourceVersion"] = target.resource_version;
   metadata["annotations"] = Json{{key(api::kPausedByAnnotation), shard_set_name},
                                  {key(api::kPausedAtAnnotation), formatAnnotationTime(now)}};
-  return Json{{"metadata", std::move(metadata)}, {"spec", Json{{"paused", true}}}};
+  Json patch{{"metadata", std::move(metadata)}, {"spec", Json{{"paused", true}}}};
+  if (needsRetentionHold(target)) addRetentionHold(patch, target);
+  return patch;
 }
 
 Json updateTarget(const Target& target, const TargetUpdate& update) {
@@ -58,6 +63,7 @@ Json updateTarget(const Target& target, const TargetUpdate& update) {
   if (update.release_claim) {
     patch["metadata"]["annotations"][key(api::kClaimedByAnnotation)] = nullptr;
     patch["metadata"]["annotations"][key(api::kScaledDownAtAnnotation)] = nullptr;
+    addRetentionRelease(patch, target);
   }
   if (update.scaled_down_at) {
     patch["metadata"]["annotations"][key(api::kScaledDownAtAnnotation)] =

@@ -14,6 +14,8 @@
 
 namespace shardscaler::retention::patches {
 
+// The claim and a pause also hold the target at shardscaler's shard retention policy when it is
+// not held yet (operator_retention.h); the release of the claim gives its own back.
 nlohmann::json claimTarget(const Target& target, const std::string& shard_set_name);
 nlohmann::json pauseTarget(const Target& target, const std::string& shard_set_name,
                            std::chrono::system_clock::time_point now);
@@ -22,7 +24,7 @@ struct TargetUpdate {
   std::optional<int32_t> shards;
   bool unpause = false;
   bool clear_paused_by = false;
-  bool release_claim = false;  // also drops the scaled-down-at annotation
+  bool release_claim = false;  // also drops the scaled-down-at annotation, ends the hold
   // Stamps api::kScaledDownAtAnnotation (with a lowering of spec.shards).
   std::optional<std::chrono::system_clock::time_point> scaled_down_at;
   // A shard-count change acts on what was just read (every detach held, every re-attach done):

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "shardscaler/retention/duration.h"
+#include "shardscaler/retention/operator_retention.h"
 
 #include "action_builder.h"
 #include "patches.h"
@@ -114,6 +115,7 @@ void decideInputs(PlanContext& c) {
       d.paused_by_us_since = parseAnnotationTime(t.annotation(api::kPausedAtAnnotation));
     }
     d.target_paused_by_others = t.paused && !d.target_paused_by_us;
+    d.operator_retention = describeRetentionHold(t);
     c.inventory = takeInventory(ss, t, input.stateful_sets);
     if (auto p = resolveRetentionPolicy(ss, t)) {
       d.policy = *p;
@@ -275,6 +277,7 @@ std::string describe(const Plan& plan) {
           d.new_deadline->toAnnotation() + "\n";
     }
   }
+  if (!d.operator_retention.empty()) out += "operator retention: " + d.operator_retention + "\n";
   for (const auto& p : d.problems) out += "problem: " + p.describe() + "\n";
   if (!d.abandoned_because.empty()) out += "given up: " + d.abandoned_because + "\n";
   if (plan.actions.empty()) out += "no changes\n";

@@ -5,6 +5,7 @@
 
 #include "shardscaler/api/field_reader.h"
 #include "shardscaler/k8s_meta/time.h"
+#include "shardscaler/retention/operator_retention.h"
 
 namespace shardscaler::retention {
 
@@ -98,6 +99,41 @@ void readSpecWriters(const nlohmann::json& metadata, Target& t) {
   }
 }
 
+void readShardRetentionPolicy(const nlohmann::json& policy, const std::string& path,
+                              api::FieldReader& r, Target& t) {
+  t.has_shard_retention_policy = true;
+  t.when_scaled = r.string(policy, "whenScaled", path + ".whenScaled");
+  if (const auto* retain = r.object(policy, "retain", path + ".retain")) {
+    t.has_retain = true;
+    t.retain_period =
+        r.string(*retain, "retentionPeriod", path + ".retain.retentionPeriod").value_or("");
+  }
+}
+
+// The spec holds shardscaler's policy: the target's own is the one saved beside it. An unreadable
+// saved policy is an error of the target (its retention cannot be told, so nothing is decided on
+// it); a spec that merely equals shardscaler's policy without one saved is the target's own.
+void readSavedPolicy(api::FieldReader& r, Target& t) {
+  const std::string* saved = t.annotation(api::kSavedShardRetentionPolicyAnnotation);
+  if (saved == nullptr) return;
+  const std::string path =
+      "metadata.annotations[" + std::string(api::kSavedShardRetentionPolicyAnnotation) + "]";
+  nlohmann::json policy = nlohmann::json::parse(*saved, nullptr, /*allow_exceptions=*/false);
+  if (policy.is_discarded() || (!policy.is_null() && !policy.is_object())) {
+    r.fail(path,
+           "is not a JSON object or null: the target's own spec.shardRetentionPolicy "
+           "cannot be told from it");
+    return;
+  }
+  t.has_shard_retention_policy = false;
+  t.when_scaled.reset();
+  t.has_retain = false;
+  t.retain_period.clear();
+  if (policy.is_object()) readShardRetentionPolicy(policy, path, r, t);
+  t.retention_held = true;
+  t.saved_shard_retention_policy = std::move(policy);
+}
+
 }  // namespace
 
 std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object, TargetKind kind) {
@@ -148,14 +184,10 @@ std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object,
         std::min<size_t>(remote_write->size(), std::numeric_limits<int32_t>::max()));
   }
   if (const auto* p = r.object(*spec, "shardRetentionPolicy", "spec.shardRetentionPolicy")) {
-    t.has_shard_retention_policy = true;
-    t.when_scaled = r.string(*p, "whenScaled", "spec.shardRetentionPolicy.whenScaled");
-    if (const auto* retain = r.object(*p, "retain", "spec.shardRetentionPolicy.retain")) {
-      t.has_retain = true;
-      t.retain_period =
-          r.string(*retain, "retentionPeriod", "spec.shardRetentionPolicy.retain.retentionPeriod")
-              .value_or("");
-    }
+    readShardRetentionPolicy(*p, "spec.shardRetentionPolicy", r, t);
+    t.spec_shard_retention_policy = *p;
+    t.spec_retains = t.when_scaled == "Retain";
+    if (*p == heldShardRetentionPolicy()) readSavedPolicy(r, t);
   }
   // Read for the pods' own /metrics only: what the planner never reads is no spec error of its.
   if (const auto* web = member(*spec, "web"); web != nullptr && web->is_object()) {

@@ -49,8 +49,9 @@ std::shared_ptr<const k8s::FieldMask> targetCacheFields() {
   // How many remote-write queues a shard runs (a drain requires each): one field an entry keeps
   // the count, not the entries' credentials and relabellings.
   mask.keep({"spec", "remoteWrite", "url"});
-  for (std::string_view annotation : {api::kClaimedByAnnotation, api::kPausedByAnnotation,
-                                      api::kPausedAtAnnotation, api::kScaledDownAtAnnotation}) {
+  for (std::string_view annotation :
+       {api::kClaimedByAnnotation, api::kPausedByAnnotation, api::kPausedAtAnnotation,
+        api::kScaledDownAtAnnotation, api::kSavedShardRetentionPolicyAnnotation}) {
     mask.keep({"metadata", "annotations", annotation});
   }
   mask.keep({"status", "paused"}).keep({"status", "conditions", "observedGeneration"});

@@ -152,10 +152,15 @@ TEST(StatefulSetCache, KeepsOnlyTheFieldsItReads) {
 }
 
 // A plan from the caches parses the target from this mask: spec.web (TLS of the pods' own
-// /metrics) is kept, the rest of the pod template is not.
-TEST(TargetCache, KeepsTheWebTlsOfThePodsMetrics) {
+// /metrics) is kept, the rest of the pod template is not; with the saved shard retention policy.
+TEST(TargetCache, KeepsTheWebTlsAndTheSavedShardRetentionPolicy) {
   const Json target = {
-      {"metadata", {{"name", "main"}, {"namespace", "monitoring"}, {"uid", "u"}}},
+      {"metadata",
+       {{"name", "main"},
+        {"namespace", "monitoring"},
+        {"uid", "u"},
+        {"annotations",
+         {{"shardscaler.io/saved-shard-retention-policy", "null"}, {"other", "x"}}}}},
       {"spec",
        {{"shards", 3},
         {"web", {{"tlsConfig", {{"clientAuthType", "RequireAndVerifyClientCert"}}}}},
@@ -164,6 +169,9 @@ TEST(TargetCache, KeepsTheWebTlsOfThePodsMetrics) {
   ASSERT_TRUE(decoded);
   EXPECT_EQ((*decoded)["spec"]["web"], target["spec"]["web"]) << decoded->dump();
   EXPECT_FALSE((*decoded)["spec"].contains("containers")) << decoded->dump();
+  // The target's own shard retention policy, saved while shardscaler holds the target's.
+  EXPECT_EQ((*decoded)["metadata"]["annotations"],
+            Json({{"shardscaler.io/saved-shard-retention-policy", "null"}}));
 }
 
 }  // namespace

@@ -28,11 +28,15 @@ TEST(PlannerPatches, PauseCarriesUidAndResourceVersion) {
   EXPECT_EQ(pause.object_name, "main");
   EXPECT_EQ(pause.uid, kTargetUid);
   EXPECT_EQ(pause.resource_version, "1001");
+  // A target claimed before its retention was held gets the hold with the pause.
   EXPECT_EQ(pause.merge_patch, Json::parse(R"({
     "metadata": {"uid": "6f1c0a52-prom-main", "resourceVersion": "1001",
                  "annotations": {"shardscaler.io/paused-by": "main",
-                                 "shardscaler.io/paused-at": "2026-11-22T10:00:00Z"}},
-    "spec": {"paused": true}})"));
+                                 "shardscaler.io/paused-at": "2026-11-22T10:00:00Z",
+                                 "shardscaler.io/saved-shard-retention-policy": "null"}},
+    "spec": {"paused": true,
+             "shardRetentionPolicy": {"whenScaled": "Retain",
+                                      "retain": {"retentionPeriod": "0"}}}})"));
   EXPECT_TRUE(pause.events.empty());
 }
 
@@ -409,7 +413,10 @@ TEST(PlannerDescribe, ListsDecisionAndSteps) {
           .input()));
   EXPECT_THAT(text, HasSubstr("whenScaled: Retain (from ShardSet)"));
   EXPECT_THAT(text, HasSubstr("kept until 2026-11-25T10:00:00Z"));
-  EXPECT_THAT(text, HasSubstr("1. pause Prometheus main\n"));
+  EXPECT_THAT(text, HasSubstr("operator retention: not held yet: written with the next claim or "
+                              "pause\n"));
+  EXPECT_THAT(text, HasSubstr("1. pause Prometheus main, holding its spec.shardRetentionPolicy at "
+                              "Retain while claimed (its own saved)\n"));
   EXPECT_THAT(text, HasSubstr("3. detach shard 4 (StatefulSet prometheus-main-shard-4), retained "
                               "until 2026-11-25T10:00:00Z\n"));
   // Without the guard the same observation only pauses, and says what it waits for.
@@ -417,7 +424,7 @@ TEST(PlannerDescribe, ListsDecisionAndSteps) {
                  attachedShards(0, 5)};
   fallback.guarded = false;
   const std::string waiting = describe(planShardSet(fallback.input()));
-  EXPECT_THAT(waiting, HasSubstr("1. pause Prometheus main\n"));
+  EXPECT_THAT(waiting, HasSubstr("1. pause Prometheus main, holding"));
   EXPECT_THAT(waiting, HasSubstr("waiting for: the operator to acknowledge the pause\n"));
   EXPECT_THAT(waiting, Not(HasSubstr("2. ")));
 }

@@ -10,6 +10,7 @@ namespace shardscaler::retention {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::attachedShard;
 using testing::attachedShards;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -242,6 +243,188 @@ TEST(OperatorRetention, ADetachAgainStartsAFreshLife) {
       ASSERT_EQ(next.decision.drain_checks.size(), 1u);
     }
   }
+}
+
+// ---- the operator's retention holds what a foreign write removes -----------------------------
+
+const Json kHeld = Json::parse(R"({"whenScaled": "Retain", "retain": {"retentionPeriod": "0"}})");
+constexpr const char* kSaved = "shardscaler.io/saved-shard-retention-policy";
+
+// A Prometheus shardscaler holds at its policy, its own saved as `own`.
+Json heldTarget(int64_t shards, const std::string& own) {
+  Json target = targetJson(shards, {{"shardRetentionPolicy", kHeld}});
+  target["metadata"]["annotations"][kSaved] = own;
+  return target;
+}
+
+Json unclaimedTarget(int64_t shards, const Json& spec_patch = Json::object(),
+                     TargetKind kind = TargetKind::Prometheus) {
+  return targetJson(shards, spec_patch, {.kind = kind, .claimed_by = ""});
+}
+
+TEST(OperatorRetentionHold, TheClaimHoldsAPrometheusAtRetainAndSavesItsOwnPolicy) {
+  World w{storedShardSet(3, Json::object()), unclaimedTarget(3), attachedShards(0, 3)};
+  Plan plan = planShardSet(w.input());
+  const Json claim = only(plan, ActionType::ClaimTarget).merge_patch;
+  EXPECT_EQ(claim["spec"]["shardRetentionPolicy"], kHeld) << claim.dump();
+  EXPECT_EQ(claim["metadata"]["annotations"][kSaved], "null") << claim.dump();
+  EXPECT_EQ(claim["metadata"]["resourceVersion"], "1001");
+  EXPECT_THAT(only(plan, ActionType::ClaimTarget).summary, HasSubstr("holding"));
+
+  // Its own Delete, with a period the operator would not use: replaced whole, and saved as it was.
+  w.target =
+      unclaimedTarget(3, {{"shardRetentionPolicy",
+                           {{"whenScaled", "Delete"}, {"retain", {{"retentionPeriod", "3d"}}}}}});
+  plan = planShardSet(w.input());
+  const Json own = only(plan, ActionType::ClaimTarget).merge_patch;
+  EXPECT_EQ(own["spec"]["shardRetentionPolicy"], kHeld) << own.dump();
+  EXPECT_EQ(Json::parse(own["metadata"]["annotations"][kSaved].get<std::string>()),
+            Json::parse(R"({"whenScaled": "Delete", "retain": {"retentionPeriod": "3d"}})"));
+}
+
+TEST(OperatorRetentionHold, ATargetThatRetainsByItselfAndAnAgentAreNotHeld) {
+  World w{storedShardSet(3, Json::object()), unclaimedTarget(3, retainPolicy("Retain", "1h")),
+          attachedShards(0, 3)};
+  Json claim = only(planShardSet(w.input()), ActionType::ClaimTarget).merge_patch;
+  EXPECT_FALSE(claim.contains("spec")) << claim.dump();
+  EXPECT_FALSE(claim["metadata"]["annotations"].contains(kSaved)) << claim.dump();
+
+  // PrometheusAgent has no shard retention of its own (operator v0.93).
+  Json ss = storedShardSet(3, Json::object());
+  ss["spec"]["targetRef"]["kind"] = "PrometheusAgent";
+  const World agent{ss, unclaimedTarget(3, Json::object(), TargetKind::PrometheusAgent), {}};
+  const Plan plan = planShardSet(agent.input());
+  claim = only(plan, ActionType::ClaimTarget).merge_patch;
+  EXPECT_FALSE(claim.contains("spec")) << claim.dump();
+  EXPECT_THAT(plan.decision.operator_retention, HasSubstr("PrometheusAgent"));
+}
+
+// A target claimed before shardscaler held targets gets the hold with its next pause.
+TEST(OperatorRetentionHold, APauseHoldsATargetClaimedWithoutIt) {
+  World w{storedShardSet(2, retainPolicy("Retain", "1h")), targetJson(3), attachedShards(0, 3)};
+  const Json pause = only(planShardSet(w.input()), ActionType::PauseTarget).merge_patch;
+  EXPECT_EQ(pause["spec"]["paused"], true);
+  EXPECT_EQ(pause["spec"]["shardRetentionPolicy"], kHeld) << pause.dump();
+  EXPECT_EQ(pause["metadata"]["annotations"][kSaved], "null") << pause.dump();
+
+  // Held already: the pause is only a pause.
+  w.target = heldTarget(3, "null");
+  const Json again = only(planShardSet(w.input()), ActionType::PauseTarget).merge_patch;
+  EXPECT_EQ(again["spec"], Json::parse(R"({"paused": true})")) << again.dump();
+  EXPECT_FALSE(again["metadata"]["annotations"].contains(kSaved)) << again.dump();
+}
+
+// The hold is not the target's policy: "the safer wins" (§16) reads the target's own, saved.
+TEST(OperatorRetentionHold, TheShardSetsPolicyIsResolvedAgainstTheTargetsOwnSavedPolicy) {
+  World w{storedShardSet(2, Json::object()), heldTarget(2, "null"), attachedShards(0, 2)};
+  Plan plan = planShardSet(w.input());
+  ASSERT_TRUE(plan.decision.policy);
+  EXPECT_EQ(plan.decision.policy->when_scaled, WhenScaled::Delete);
+  EXPECT_EQ(plan.decision.policy->when_scaled_source, "default");
+  EXPECT_TRUE(plan.actions.empty()) << describe(plan);
+  EXPECT_THAT(plan.decision.operator_retention, HasSubstr("held"));
+  EXPECT_THAT(describe(plan), HasSubstr("operator retention: held"));
+
+  w.target = heldTarget(2, R"({"whenScaled":"Retain","retain":{"retentionPeriod":"2h"}})");
+  plan = planShardSet(w.input());
+  ASSERT_TRUE(plan.decision.policy);
+  EXPECT_EQ(plan.decision.policy->when_scaled, WhenScaled::Retain);
+  EXPECT_EQ(plan.decision.policy->when_scaled_source, "target");
+  EXPECT_EQ(plan.decision.policy->period, std::chrono::nanoseconds(2h));
+}
+
+// Under the hold the operator keeps the shards above a lowered count with no deadline; those are
+// the ShardSet's to decide: deleted under Delete (here without a drain), detached with the
+// ShardSet's own deadline under Retain.
+TEST(OperatorRetentionHold, ShardsTheOperatorKeepsForTheHoldGoAsTheShardSetsPolicySays) {
+  const std::string never = "0001-01-01T00:00:00Z";
+  auto keptByOperator = [&](int index) {
+    Json sts = attachedShard(index);
+    sts["metadata"]["annotations"]["operator.prometheus.io/deletion-deadline"] = never;
+    return sts;
+  };
+  Json target = heldTarget(2, "null");
+  target["metadata"]["annotations"]["shardscaler.io/scaled-down-at"] = "2026-11-22T09:00:00Z";
+  World w{storedShardSet(2, retainPolicy("Delete")), target,
+          attachedShards(0, 2) + std::vector{keptByOperator(2), keptByOperator(3)}};
+  EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("delete 2", "delete 3"));
+
+  // The target's own Retain kept them: never deleted by shardscaler.
+  Json own = targetJson(2, retainPolicy("Retain"));
+  own["metadata"]["annotations"]["shardscaler.io/scaled-down-at"] = "2026-11-22T09:00:00Z";
+  w.target = own;
+  EXPECT_THAT(steps(planShardSet(w.input())), Not(::testing::Contains("delete 2")));
+
+  // Retain: detached until now + the ShardSet's period, not never.
+  w.target = heldTarget(4, "null");
+  w.shard_set = storedShardSet(2, retainPolicy("Retain", "1h"));
+  const Plan plan = planShardSet(w.input());
+  const Action& detach = only(plan, ActionType::DetachStatefulSet, 2);
+  ASSERT_TRUE(detach.deadline);
+  EXPECT_EQ(detach.deadline->toAnnotation(), "2026-11-22T11:00:00Z");
+}
+
+TEST(OperatorRetentionHold, TheReleaseGivesTheTargetItsOwnPolicyBack) {
+  World w{storedShardSet(2, Json::object()), heldTarget(2, "null"), attachedShards(0, 2)};
+  w.purpose = PlanPurpose::Release;
+  Plan plan = planShardSet(w.input());
+  Json update = only(plan, ActionType::UpdateTarget).merge_patch;
+  EXPECT_TRUE(update["spec"].contains("shardRetentionPolicy"));
+  EXPECT_TRUE(update["spec"]["shardRetentionPolicy"].is_null()) << update.dump();
+  EXPECT_TRUE(update["metadata"]["annotations"][kSaved].is_null()) << update.dump();
+  EXPECT_TRUE(update["metadata"]["annotations"]["shardscaler.io/claimed-by"].is_null());
+  EXPECT_THAT(only(plan, ActionType::UpdateTarget).summary,
+              HasSubstr("give back its own spec.shardRetentionPolicy"));
+
+  // RFC 7386 merges: what the hold added and the saved policy lacks is removed.
+  w.target = heldTarget(2, R"({"whenScaled":"Delete"})");
+  update = only(planShardSet(w.input()), ActionType::UpdateTarget).merge_patch;
+  EXPECT_EQ(update["spec"]["shardRetentionPolicy"],
+            Json::parse(R"({"whenScaled": "Delete", "retain": null})"));
+  Json restored = kHeld;
+  restored.merge_patch(update["spec"]["shardRetentionPolicy"]);
+  EXPECT_EQ(restored, Json::parse(R"({"whenScaled": "Delete"})"));
+
+  w.target = heldTarget(2, R"({"whenScaled":"Delete","retain":{"retentionPeriod":"3d"}})");
+  update = only(planShardSet(w.input()), ActionType::UpdateTarget).merge_patch;
+  restored = kHeld;
+  restored.merge_patch(update["spec"]["shardRetentionPolicy"]);
+  EXPECT_EQ(restored,
+            Json::parse(R"({"whenScaled": "Delete", "retain": {"retentionPeriod": "3d"}})"));
+}
+
+// Someone wrote a policy of their own since the hold: it stays; only the saved one is dropped.
+TEST(OperatorRetentionHold, TheReleaseLeavesAPolicyWrittenSinceTheHold) {
+  Json target = targetJson(2, retainPolicy("Delete"));
+  target["metadata"]["annotations"][kSaved] = "null";
+  World w{storedShardSet(2, Json::object()), target, attachedShards(0, 2)};
+  w.purpose = PlanPurpose::Release;
+  const Json update = only(planShardSet(w.input()), ActionType::UpdateTarget).merge_patch;
+  EXPECT_FALSE(update.contains("spec")) << update.dump();
+  EXPECT_TRUE(update["metadata"]["annotations"][kSaved].is_null()) << update.dump();
+}
+
+// An operator whose CRD has no spec.shardRetentionPolicy prunes the hold; the next pause does not
+// write it again (each write would be pruned), and `shardscaler plan` says the hold is lost.
+TEST(OperatorRetentionHold, AHoldThatDidNotStickIsNotWrittenAgain) {
+  Json target = targetJson(3);
+  target["metadata"]["annotations"][kSaved] = "null";
+  const World w{storedShardSet(2, retainPolicy("Retain", "1h")), target, attachedShards(0, 3)};
+  const Plan plan = planShardSet(w.input());
+  const Json pause = only(plan, ActionType::PauseTarget).merge_patch;
+  EXPECT_FALSE(pause["spec"].contains("shardRetentionPolicy")) << pause.dump();
+  EXPECT_THAT(plan.decision.operator_retention, HasSubstr("lost"));
+}
+
+// The target's own policy cannot be told: nothing is decided on a guess.
+TEST(OperatorRetentionHold, AnUnreadableSavedPolicyIsAnInvalidSpecThatNamesIt) {
+  const World w{storedShardSet(2, Json::object()), heldTarget(3, "{not json"),
+                attachedShards(0, 3)};
+  const Plan plan = planShardSet(w.input());
+  EXPECT_EQ(plan.decision.mode, PlanMode::InvalidSpec);
+  ASSERT_FALSE(plan.decision.problems.empty());
+  EXPECT_THAT(plan.decision.problems.front().describe(), HasSubstr(kSaved));
+  EXPECT_THAT(steps(plan), Not(::testing::Contains(::testing::StartsWith("delete"))));
 }
 
 // ---- pauses the operator never acknowledges ------------------------------------------------

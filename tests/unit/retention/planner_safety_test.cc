@@ -315,7 +315,10 @@ TEST(Claim, AnUnclaimedTargetIsClaimedFirstAndAlone) {
   EXPECT_EQ(plan.actions[0].resource_version, "1001");
   EXPECT_EQ(plan.actions[0].merge_patch,
             Json::parse(R"({"metadata": {"uid": "6f1c0a52-prom-main", "resourceVersion": "1001",
-                            "annotations": {"shardscaler.io/claimed-by": "main"}}})"));
+                            "annotations": {"shardscaler.io/claimed-by": "main",
+                                            "shardscaler.io/saved-shard-retention-policy": "null"}},
+                            "spec": {"shardRetentionPolicy": {"whenScaled": "Retain",
+                                     "retain": {"retentionPeriod": "0"}}}})"));
 }
 
 // The shards the read found attached to the target get the guard label in the claim's plan,

@@ -58,6 +58,11 @@ inline constexpr std::string_view kDrainingSinceAnnotation = "shardscaler.io/dra
 inline constexpr std::string_view kDrainedAtAnnotation = "shardscaler.io/drained-at";
 // Held on every ShardSet so that its deletion cannot leave a target paused by shardscaler.
 inline constexpr std::string_view kReleaseFinalizer = "shardscaler.io/release-target";
+// On a claimed Prometheus whose spec.shardRetentionPolicy shardscaler set to retain (so that the
+// operator keeps the shards a foreign lowering of spec.shards removes): the target's own policy
+// before that, as JSON ("null": none), restored when the claim is released.
+inline constexpr std::string_view kSavedShardRetentionPolicyAnnotation =
+    "shardscaler.io/saved-shard-retention-policy";
 // On the ShardSet: the target it is bound to ("Prometheus/main"), so that a changed or invalid
 // spec.targetRef still lets it release the target it managed. First written with the finalizer,
 // before the claim: a release of a target the ShardSet never claimed writes nothing.

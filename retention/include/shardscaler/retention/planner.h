@@ -150,6 +150,9 @@ struct Decision {
   std::optional<std::chrono::system_clock::time_point> paused_by_us_since;
   bool target_paused_by_others = false;
   std::string claimed_by;  // the target's claim ("" = unclaimed)
+  // Whether the operator's own retention keeps what a foreign lowering of spec.shards removes
+  // (operator_retention.h), for `shardscaler plan`; "" without a target.
+  std::string operator_retention;
   // Why the transition waits instead of writing ("" = it does not): the operator has not
   // acknowledged the pause yet, or the settle time has not passed.
   std::string waiting_for;

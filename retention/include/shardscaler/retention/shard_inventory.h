@@ -32,7 +32,8 @@ struct ShardStatefulSet {
   std::optional<DeletionDeadline> deadline;
   // The operator's own retention deadline (operator.prometheus.io/deletion-deadline), when
   // present; `operator_deadline_unreadable` when present but not a deadline. A shard is never
-  // deleted while it is ahead (or unreadable).
+  // deleted while it is ahead (or unreadable), unless shardscaler holds the target's retention
+  // policy (Target::retention_held): then the operator kept it for shardscaler.
   std::optional<DeletionDeadline> operator_deadline;
   bool operator_deadline_unreadable = false;
   // `operator_deadline` is the copy a detach of shardscaler's wrote (the same deadline as

@@ -50,14 +50,25 @@ struct Target {
   bool paused = false;                   // spec.paused
   std::optional<std::string> retention;  // spec.retention (servers only)
   std::optional<std::string> retention_size;  // spec.retentionSize (servers only)
-  bool has_shard_retention_policy = false;    // spec.shardRetentionPolicy present
-  std::optional<std::string> when_scaled;     // spec.shardRetentionPolicy.whenScaled
-  bool has_retain = false;                    // spec.shardRetentionPolicy.retain present
-  std::string retain_period;                  // ...retain.retentionPeriod (may be "")
-  std::optional<std::string> sharding_mode;   // spec.shardingStrategy.mode
-  std::optional<std::string> mode;            // spec.mode (PrometheusAgent: StatefulSet, DaemonSet)
-  std::vector<std::string> topology_values;   // spec.shardingStrategy.topology.values
-  int32_t remote_writes = 0;                  // entries of spec.remoteWrite (not validated)
+  // The target's own shard retention policy: spec.shardRetentionPolicy, or, while shardscaler
+  // holds the target at its own (retention_held), the policy saved before that.
+  bool has_shard_retention_policy = false;  // spec.shardRetentionPolicy present
+  std::optional<std::string> when_scaled;   // spec.shardRetentionPolicy.whenScaled
+  bool has_retain = false;                  // spec.shardRetentionPolicy.retain present
+  std::string retain_period;                // ...retain.retentionPeriod (may be "")
+  // spec.shardRetentionPolicy as written (null: absent), and whether its whenScaled is Retain:
+  // the operator keeps excess shards.
+  nlohmann::json spec_shard_retention_policy;
+  bool spec_retains = false;
+  // spec.shardRetentionPolicy is the one shardscaler holds a claimed target at
+  // (operator_retention.h) and the policy saved before it is readable: saved_shard_retention_policy
+  // (null: none).
+  bool retention_held = false;
+  std::optional<nlohmann::json> saved_shard_retention_policy;
+  std::optional<std::string> sharding_mode;  // spec.shardingStrategy.mode
+  std::optional<std::string> mode;           // spec.mode (PrometheusAgent: StatefulSet, DaemonSet)
+  std::vector<std::string> topology_values;  // spec.shardingStrategy.topology.values
+  int32_t remote_writes = 0;                 // entries of spec.remoteWrite (not validated)
   // spec.web.tlsConfig is set: the pods' web port serves HTTPS; its clientAuthType ("" = none).
   bool web_tls = false;
   std::string web_client_auth_type;
