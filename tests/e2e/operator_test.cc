@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "shardscaler/e2e/scenario.h"
@@ -107,6 +108,54 @@ TEST_F(OperatorTest, TheOperatorsOwnRetentionHoldsBeforeDuringAndAfterAClaim) {
   EXPECT_EQ(deadlineOf(annotation(2, kOperatorDeadline)), deadline)
       << "the operator's deadline did not survive the release";
   EXPECT_TRUE(emulatorStatefulSetWrites("delete").empty());
+}
+
+// Without the guard, someone scales the claimed Prometheus itself (its own scale subresource)
+// from 3 to 1. While the ShardSet claims it, the target's own shardRetentionPolicy retains, so the
+// operator (v0.92+, native retention on) keeps shards 1 and 2 instead of deleting them, and
+// shardscaler puts spec.shards back: nothing is deleted or replaced. The release gives the target
+// its own policy (none) back.
+TEST_F(OperatorTest, AForeignScaleDownOfTheClaimedTargetDeletesNothingWithoutTheGuard) {
+  createPrometheus(3);
+  applyShardSet({.shards = 3});
+  ASSERT_TRUE(waitForSettled(3, 0));
+  const auto uids = statefulSetUids();
+  auto scaled = kubectl("scale prometheus/main -n " + ns_ + " --replicas=1");
+  ASSERT_EQ(scaled.exit_code, 0) << scaled.err;
+  ASSERT_TRUE(waitFor("the operator to act on spec.shards=1 (keep or delete shards 1 and 2)",
+                      [&](std::string* seen) {
+                        std::set<int> acted;
+                        for (const auto& a : emulatorStatefulSetWrites("delete")) {
+                          if (a.shard) acted.insert(*a.shard);
+                        }
+                        for (const auto& a : emulatorStatefulSetWrites("patch")) {
+                          if (a.shard &&
+                              a.reason.find("shardRetentionPolicy Retain") != std::string::npos) {
+                            acted.insert(*a.shard);
+                          }
+                        }
+                        *seen = ::testing::PrintToString(acted);
+                        return acted.contains(1) && acted.contains(2);
+                      }));
+  ASSERT_TRUE(waitForSettled(3, 0, 90s));
+  EXPECT_EQ(statefulSetUids(), uids) << "a shard was deleted or replaced";
+  EXPECT_TRUE(emulatorStatefulSetWrites("delete").empty());
+  // Expected again, each is updated by the operator's next sync, which drops its deadline.
+  EXPECT_TRUE(waitFor(
+      "the operator's deadlines gone from the shards it expects again", [&](std::string* seen) {
+        *seen = annotation(1, kOperatorDeadline) + " " + annotation(2, kOperatorDeadline);
+        return annotation(1, kOperatorDeadline).empty() && annotation(2, kOperatorDeadline).empty();
+      }));
+
+  auto released = kubectl("delete shardset main -n " + ns_ + " --wait=true --timeout=60s");
+  ASSERT_EQ(released.exit_code, 0) << released.err;
+  const Json target = prometheus();
+  EXPECT_FALSE(target["spec"].contains("shardRetentionPolicy")) << target["spec"].dump();
+  EXPECT_FALSE(target["metadata"]
+                   .value("annotations", Json::object())
+                   .contains("shardscaler.io/saved-shard-retention-policy"))
+      << target["metadata"].dump();
+  EXPECT_EQ(statefulSetUids(), uids);
 }
 
 // A PrometheusAgent in DaemonSet mode has no shards: InvalidSpec that says so, and the target is
