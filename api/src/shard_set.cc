@@ -78,6 +78,7 @@ ShardSetSpec decodeSpec(const Json& spec, std::vector<FieldError>& errors) {
     }
     p.drain = decodeDrain(*policy, policy_path, errors);
   }
+  out.resharding = r.string(spec, field::kResharding, join(spec_path, field::kResharding));
   return out;
 }
 
@@ -154,6 +155,7 @@ Json toJson(const ShardSetSpec& spec) {
       if (d.on_timeout) drain[field::kOnTimeout] = *d.on_timeout;
     }
   }
+  if (spec.resharding) j[field::kResharding] = *spec.resharding;
   if (spec.ingestion) {
     const IngestionSpec& in = *spec.ingestion;
     Json& ingestion = j[field::kIngestion] = Json::object();

@@ -67,6 +67,9 @@ std::vector<FieldSchema> buildFields() {
   out.push_back(f({kSpec, kShardRetentionPolicy, kDrain, kOnTimeout}, T::String));
   out.back().enum_values = strings(kOnTimeoutValues);
   out.back().default_value = "\"" + std::string(kOnTimeoutKeep) + "\"";
+  out.push_back(f({kSpec, kResharding}, T::String));
+  out.back().enum_values = strings(kReshardingValues);
+  out.back().default_value = "\"" + std::string(kReshardingOperator) + "\"";
   out.push_back(f({kSpec, kIngestion}, T::Object));
   out.push_back(f({kSpec, kIngestion, kPrometheusURL}, T::String));
   out.push_back(f({kSpec, kIngestion, kQuery}, T::String));

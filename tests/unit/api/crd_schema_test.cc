@@ -178,6 +178,7 @@ ShardSetSpec fullSpec() {
                                                 .timeout_seconds = 3600,
                                                 .on_timeout = "Keep"};
   spec.ingestion = IngestionSpec{"http://prom:9090", "up", "30s", 1000};
+  spec.resharding = "LowChurn";
   return spec;
 }
 

@@ -22,6 +22,10 @@ inline constexpr std::string_view kConditionDrainChecked = "DrainChecked";
 // spec.paused: another field manager, or an HPA aimed at the target itself
 // (docs/design/operator.md).
 inline constexpr std::string_view kConditionOtherWriters = "OtherWriters";
+// Whether shardscaler's low-churn rules assign the target's scrape targets to shards
+// (spec.resharding LowChurn), which objects they cover and why the others are not; absent while
+// spec.resharding was never LowChurn.
+inline constexpr std::string_view kConditionResharding = "Resharding";
 
 // status.conditions[] is a list of metav1.Condition, with its codec.
 using k8s::Condition;

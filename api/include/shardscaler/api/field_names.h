@@ -38,6 +38,7 @@ inline constexpr std::string_view kPrometheusURL = "prometheusURL";
 inline constexpr std::string_view kQuery = "query";
 inline constexpr std::string_view kInterval = "interval";
 inline constexpr std::string_view kTargetSamplesPerShard = "targetSamplesPerShard";
+inline constexpr std::string_view kResharding = "resharding";
 
 // status (and kShards, kIngestion)
 inline constexpr std::string_view kObservedGeneration = "observedGeneration";

@@ -51,6 +51,13 @@ inline constexpr std::string_view kOnTimeoutKeep = "Keep";
 inline constexpr std::string_view kOnTimeoutDelete = "Delete";
 inline constexpr std::array<std::string_view, 2> kOnTimeoutValues = {kOnTimeoutKeep,
                                                                      kOnTimeoutDelete};
+// spec.resharding: who assigns targets to shards. Operator (the default) leaves it to the
+// operator's hashmod of the address; LowChurn has shardscaler's scrape-class rules assign them
+// through a consistent table, so that a scale step moves about 1/(N+1) of the targets.
+inline constexpr std::string_view kReshardingOperator = "Operator";
+inline constexpr std::string_view kReshardingLowChurn = "LowChurn";
+inline constexpr std::array<std::string_view, 2> kReshardingValues = {kReshardingOperator,
+                                                                      kReshardingLowChurn};
 
 // spec.targetRef.kind: the CRD's enum (the planner refuses anything else in objects stored before
 // the CRD had it).
@@ -101,6 +108,7 @@ struct ShardSetSpec {
   std::optional<int64_t> max_shards;  // kMaxShardsDefault when absent
   ShardRetentionPolicy shard_retention_policy;
   std::optional<IngestionSpec> ingestion;  // nullopt: absent, or not an object
+  std::optional<std::string> resharding;   // kReshardingValues; kReshardingOperator when absent
 };
 
 struct ShardSet {
