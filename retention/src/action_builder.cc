@@ -125,6 +125,7 @@ void ActionBuilder::update(const patches::TargetUpdate& u, std::vector<Event> ev
   if (u.release_claim && target_.retention_held) {
     parts.emplace_back("give back its own spec.shardRetentionPolicy");
   }
+  if (u.scrape_classes) parts.emplace_back("set spec.scrapeClasses (low-churn re-sharding)");
   for (size_t i = 0; i < parts.size(); ++i) a.summary += (i ? ", " : "") + parts[i];
   a.summary += " on " + targetText();
   a.events = std::move(events);

@@ -276,13 +276,30 @@ bool settledInObservation(const Target& target, const ConvergeState& state,
          (!shards.needs_pause || target.paused);
 }
 
-// spec.shards and the resume in one update. After a pause in this plan the update is conditional
-// on the uid only: the pause itself was conditional on the observed resourceVersion, and the
-// operator's status write acknowledging it changes the resourceVersion before the update is
-// sent, for nothing that matters here.
-void writeTargetUpdate(const PlanContext& context, ActionBuilder& writes,
-                       const ConvergeState& state, const ShardClassification& shards,
-                       const TransitionGates& gates, bool pausing_now) {
+// The scrape classes spec.resharding asks for, when a target write at `shards_after` must change
+// them, with their Events.
+std::optional<nlohmann::json> reshardingWrite(PlanContext& context, int32_t shards_after,
+                                              std::vector<Event>& events) {
+  const resharding::ReshardingOutcome& r = planResharding(context, shards_after);
+  if (!r.scrape_classes) return std::nullopt;
+  for (const auto& e : r.events) {
+    events.push_back({e.warning ? EventType::Warning : EventType::Normal, e.reason, e.message});
+  }
+  return r.scrape_classes;
+}
+
+// spec.shards and the resume in one update, with the scrape classes that go with the new count
+// (low-churn re-sharding: the table for a shard count is written with that count, never before
+// or after it). After a pause in this plan the update is conditional on the uid only: the pause
+// itself was conditional on the observed resourceVersion, and the operator's status write
+// acknowledging it changes the resourceVersion before the update is sent, for nothing that
+// matters here. Scrape classes are a whole list written over the list as read, so an update that
+// carries them is conditional on the read's resourceVersion, and waits for the round after a
+// pause of this plan. Without another write to ride on, the classes are written alone, unless a
+// transition of ours holds the target (its update will carry them).
+void writeTargetUpdate(PlanContext& context, ActionBuilder& writes, const ConvergeState& state,
+                       const ShardClassification& shards, const TransitionGates& gates,
+                       bool pausing_now) {
   const Decision& decision = context.plan.decision;
   std::optional<int32_t> shard_count;
   bool unpause = false;
@@ -291,8 +308,18 @@ void writeTargetUpdate(const PlanContext& context, ActionBuilder& writes,
     unpause = state.ours || pausing_now;
   }
   const bool stale = context.target->stalePausedBy(context.input.shard_set.name);
-  if (!shard_count && !unpause && !stale) return;
   std::vector<Event> events;
+  if (!shard_count && !unpause && !stale) {
+    if (state.ours || pausing_now) return;
+    auto classes = reshardingWrite(context, state.cur, events);
+    if (!classes) return;
+    writes.update({.precondition_resource_version = true, .scrape_classes = std::move(classes)},
+                  std::move(events));
+    context.resharding_written = true;
+    return;
+  }
+  auto classes = reshardingWrite(context, shard_count.value_or(state.cur), events);
+  if (classes && pausing_now) return;
   if (shard_count && !decision.desired->clamp_note.empty()) {
     events.push_back(
         {EventType::Normal, std::string(kReasonScaleClamped), decision.desired->clamp_note});
@@ -302,12 +329,16 @@ void writeTargetUpdate(const PlanContext& context, ActionBuilder& writes,
                       decision.desired->rounding_note});
   }
   const bool lowered = shard_count && *shard_count < state.cur;
-  writes.update({.shards = shard_count,
-                 .unpause = unpause,
-                 .clear_paused_by = unpause || stale,
-                 .scaled_down_at = lowered ? std::optional(state.now) : std::nullopt,
-                 .precondition_resource_version = shard_count.has_value() && !pausing_now},
-                std::move(events));
+  const bool with_classes = classes.has_value();
+  writes.update(
+      {.shards = shard_count,
+       .unpause = unpause,
+       .clear_paused_by = unpause || stale,
+       .scaled_down_at = lowered ? std::optional(state.now) : std::nullopt,
+       .precondition_resource_version = (shard_count.has_value() || with_classes) && !pausing_now,
+       .scrape_classes = std::move(classes)},
+      std::move(events));
+  context.resharding_written = with_classes;
 }
 
 void deleteExpired(PlanContext& context, ActionBuilder& writes, const ShardClassification& shards) {

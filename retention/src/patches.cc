@@ -70,6 +70,7 @@ Json updateTarget(const Target& target, const TargetUpdate& update) {
         formatAnnotationTime(*update.scaled_down_at);
   }
   if (update.shards) patch["spec"]["shards"] = *update.shards;
+  if (update.scrape_classes) patch["spec"]["scrapeClasses"] = *update.scrape_classes;
   if (update.unpause) patch["spec"]["paused"] = false;
   return patch;
 }

@@ -30,6 +30,9 @@ struct TargetUpdate {
   // A shard-count change acts on what was just read (every detach held, every re-attach done):
   // it carries the target's resourceVersion, so a target changed since then is re-read.
   bool precondition_resource_version = false;
+  // spec.scrapeClasses, whole (a merge patch replaces a list); null removes the field. Written
+  // only with precondition_resource_version: the list as read is what it was made from.
+  std::optional<nlohmann::json> scrape_classes;
 };
 // The caller only asks when something is set.
 nlohmann::json updateTarget(const Target& target, const TargetUpdate& update);

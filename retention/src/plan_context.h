@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "shardscaler/resharding/resharding.h"
 #include "shardscaler/retention/planner.h"
 #include "shardscaler/retention/shard_inventory.h"
 
@@ -20,6 +21,10 @@ struct PlanContext {
   std::optional<ShardInventory> inventory;  // when the target is found
   // Set by the action half in InvalidSpec mode when the target stays paused.
   std::string kept_paused_because;
+  // What spec.resharding asks of the target's scrape classes for the last target write this plan
+  // considered, and whether that write carries it.
+  std::optional<resharding::ReshardingOutcome> resharding;
+  bool resharding_written = false;
 
   // Come back after `wait` at the latest (keeps the earliest of several).
   void requeueWithin(std::chrono::nanoseconds wait);
@@ -38,5 +43,12 @@ void planUndo(PlanContext& context, UndoFor why);
 
 // Status, conditions, Degraded-transition events and requeue time; runs after the actions.
 void fillStatus(PlanContext& context);
+
+// spec.resharding for a target write that leaves spec.shards at `shards_after` (the ShardSet
+// releasing the target: the operator's sharding); kept as context.resharding.
+const resharding::ReshardingOutcome& planResharding(PlanContext& context, int32_t shards_after,
+                                                    bool release = false);
+// The Resharding condition, when it is worth stating.
+std::optional<Condition> reshardingCondition(PlanContext& context);
 
 }  // namespace shardscaler::retention

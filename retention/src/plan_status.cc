@@ -51,13 +51,17 @@ void convergeConditions(const PlanContext& c, int32_t active, ConditionText& rea
   const int32_t cur = t.effectiveShards();
   const int32_t want = d.desired->want;
   const std::string target_text = std::string(toString(t.kind)) + " " + t.name;
-  // Deleting expired shards, guard labels, a claim or dropping a stale annotation do not change
-  // what is served.
+  // Deleting expired shards, guard labels, a claim, dropping a stale annotation or writing the
+  // scrape classes alone do not change what is served.
+  const auto scales = [](const Action& a) {
+    const auto spec = a.merge_patch.find("spec");
+    return spec != a.merge_patch.end() && (spec->contains("shards") || spec->contains("paused"));
+  };
   const bool scaling =
-      !d.waiting_for.empty() || std::ranges::any_of(c.plan.actions, [](const Action& a) {
+      !d.waiting_for.empty() || std::ranges::any_of(c.plan.actions, [&](const Action& a) {
         return a.type != ActionType::DeleteStatefulSet && a.type != ActionType::LabelStatefulSet &&
                a.type != ActionType::AdoptStatefulSet && a.type != ActionType::ClaimTarget &&
-               !(a.type == ActionType::UpdateTarget && !a.merge_patch.contains("spec"));
+               !(a.type == ActionType::UpdateTarget && !scales(a));
       });
   std::vector<std::string> notes;
   if (!d.desired->clamp_note.empty()) notes.push_back(d.desired->clamp_note);
@@ -353,6 +357,7 @@ void fillStatus(PlanContext& c) {
       plan.events.push_back({EventType::Warning, std::string(writers.reason), writers.message});
     }
   }
+  if (auto resharding = reshardingCondition(c)) st.conditions.push_back(std::move(*resharding));
   st.unacknowledged_pauses = d.unacknowledged_pauses;
   st.draining_count = static_cast<int64_t>(std::ranges::count(
       st.retained_shards, std::string(api::kPhaseDraining), &api::RetainedShard::phase));

@@ -91,6 +91,11 @@ void decideInputs(PlanContext& c) {
     addProblems(d.problems, {{"spec.targetRef.name", "required"}});
   }
   addProblems(d.problems, validateShardSetPolicy(ss));
+  if (ss.spec.resharding && std::ranges::find(api::kReshardingValues, *ss.spec.resharding) ==
+                                api::kReshardingValues.end()) {
+    addProblems(d.problems, {{"spec.resharding", "must be Operator or LowChurn, got \"" +
+                                                     *ss.spec.resharding + "\""}});
+  }
 
   if (kind && input.target && input.target->kind == *kind &&
       input.target->name == ss.spec.target_ref.name &&
@@ -278,6 +283,7 @@ std::string describe(const Plan& plan) {
     }
   }
   if (!d.operator_retention.empty()) out += "operator retention: " + d.operator_retention + "\n";
+  if (!d.resharding.empty()) out += d.resharding + "\n";
   for (const auto& p : d.problems) out += "problem: " + p.describe() + "\n";
   if (!d.abandoned_because.empty()) out += "given up: " + d.abandoned_because + "\n";
   if (plan.actions.empty()) out += "no changes\n";

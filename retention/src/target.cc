@@ -166,6 +166,7 @@ std::expected<Target, api::FieldError> parseTarget(const nlohmann::json& object,
   if (t.uid.empty()) return std::unexpected(api::FieldError{"metadata.uid", "required"});
 
   readOperatorStatus(object, t);
+  t.scrape = resharding::readTargetScrapeSpec(object);
 
   api::FieldReader r(t.spec_errors);
   const auto* spec = r.object(object, "spec", "spec");

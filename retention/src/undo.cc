@@ -85,8 +85,28 @@ void planUndo(PlanContext& c, UndoFor why) {
       release && claim != nullptr && *claim == ss.name && (!ours || may_resume);
   const bool unpause = ours && may_resume;
   const bool clear = (mine && !target.paused) || unpause;
+  // Low-churn rules leave with the claim: nothing would keep their table at the target's shard
+  // count once the ShardSet is gone.
+  std::optional<nlohmann::json> classes;
+  std::vector<Event> events;
+  if (release_claim) {
+    const resharding::ReshardingOutcome& r = planResharding(c, cur, /*release=*/true);
+    if (r.scrape_classes) {
+      classes = r.scrape_classes;
+      c.resharding_written = true;
+      for (const auto& e : r.events) {
+        events.push_back({e.warning ? EventType::Warning : EventType::Normal, e.reason, e.message});
+      }
+    }
+  }
   if (unpause || clear || release_claim) {
-    b.update({.unpause = unpause, .clear_paused_by = clear, .release_claim = release_claim});
+    const bool with_classes = classes.has_value();
+    b.update({.unpause = unpause,
+              .clear_paused_by = clear,
+              .release_claim = release_claim,
+              .precondition_resource_version = with_classes,
+              .scrape_classes = std::move(classes)},
+             std::move(events));
   }
 }
 

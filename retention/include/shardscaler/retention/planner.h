@@ -14,6 +14,7 @@
 #include "shardscaler/api/field_error.h"
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/api/shard_set_status.h"
+#include "shardscaler/resharding/scrape_objects.h"
 #include "shardscaler/retention/action.h"
 #include "shardscaler/retention/condition.h"
 #include "shardscaler/retention/desired_shards.h"
@@ -102,6 +103,11 @@ struct PlanInput {
   std::set<std::string, std::less<>> reattach_refused;
   // The drain checks of due shards, by StatefulSet name (Decision::drain_checks asks for them).
   std::map<std::string, DrainReading, std::less<>> drain_readings;
+  // The ServiceMonitors, PodMonitors, Probes and ScrapeConfigs the target selects, read live
+  // when spec.resharding is LowChurn or the target carries shardscaler's scrape-class rules;
+  // nullopt when not read (scrape_objects_error says why a read failed).
+  std::optional<std::vector<resharding::ScrapeObject>> scrape_objects;
+  std::string scrape_objects_error;
 };
 
 enum class PlanMode {
@@ -163,6 +169,11 @@ struct Decision {
   // one more when this plan gives one up, 0 once one is acknowledged or the guard is enforced.
   int32_t unacknowledged_pauses = 0;
   std::vector<api::FieldError> problems;  // InvalidSpec reasons
+  // spec.resharding on the target: what the plan does with the scrape classes, in a line.
+  std::string resharding;
+  // The plan was made without the scrape objects, and they would decide what to write (enable
+  // low-churn rules, replace unreadable ones): a plan from the caches is not at rest.
+  bool resharding_needs_objects = false;
 };
 
 struct Plan {

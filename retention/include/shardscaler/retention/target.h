@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscaler/api/field_error.h"
+#include "shardscaler/resharding/scrape_objects.h"
 #include "shardscaler/retention/naming.h"
 
 namespace shardscaler::retention {
@@ -72,6 +73,8 @@ struct Target {
   // spec.web.tlsConfig is set: the pods' web port serves HTTPS; its clientAuthType ("" = none).
   bool web_tls = false;
   std::string web_client_auth_type;
+  // Its scrape classes and what decides which scrape objects they reach (spec.resharding).
+  resharding::TargetScrapeSpec scrape;
 
   std::vector<api::FieldError> spec_errors;
   // From metadata.managedFields when the object has them (a live read; the caches drop them).
