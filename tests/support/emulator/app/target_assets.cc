@@ -4,6 +4,7 @@
 #include "prometheus_config.h"
 #include "shard_naming.h"
 #include "shardscaler/k8s_client/base64.h"
+#include "shardscaler/k8s_client/label_selector.h"
 #include "sync_step.h"
 
 namespace shardscaler::emulator {
@@ -12,6 +13,10 @@ namespace {
 
 k8s::Resource services() {
   return k8s::Resource{.group = "", .version = "v1", .resource = "services"};
+}
+
+k8s::Labels labelsOf(const Json& object) {
+  return k8s::labelsOf(objectField(object, "metadata").value("labels", Json::object()));
 }
 
 }  // namespace
@@ -37,6 +42,56 @@ k8s::Result<std::string> TargetAssets::loadAdditionalScrapeConfigs(const Json& t
   return std::move(*decoded);
 }
 
+k8s::Result<std::vector<Json>> TargetAssets::selectObjects(const Json& target,
+                                                           const k8s::Resource& resource,
+                                                           const char* selector_field,
+                                                           const char* namespace_selector_field) {
+  const Json& spec = objectField(target, "spec");
+  std::vector<Json> out;
+  const Json selector_json = spec.value(selector_field, Json());
+  if (!selector_json.is_object()) return out;
+  auto selector = k8s::LabelSelector::fromObject(selector_json);
+  if (!selector) return k8s::makeError(k8s::ErrorKind::Invalid, selector.error());
+  const Json namespace_json = spec.value(namespace_selector_field, Json());
+  std::vector<std::string> namespaces;
+  if (!namespace_json.is_object()) {
+    namespaces.push_back(namespaceOf(target));
+  } else {
+    auto ns_selector = k8s::LabelSelector::fromObject(namespace_json);
+    if (!ns_selector) return k8s::makeError(k8s::ErrorKind::Invalid, ns_selector.error());
+    auto all = client_.list(k8s::Resource{"", "v1", "namespaces", false}, "");
+    if (!all) return std::unexpected(all.error());
+    for (const Json& ns : all->value("items", Json::array())) {
+      if (ns_selector->matches(labelsOf(ns))) namespaces.push_back(nameOf(ns));
+    }
+  }
+  for (const std::string& ns : namespaces) {
+    auto list = client_.list(resource, ns);
+    if (!list) {
+      if (list.error().is(k8s::ErrorKind::NotFound)) return out;  // the CRD is not installed
+      return std::unexpected(list.error());
+    }
+    for (const Json& item : list->value("items", Json::array())) {
+      if (selector->matches(labelsOf(item))) out.push_back(item);
+    }
+  }
+  return out;
+}
+
+k8s::Result<ScrapeObjects> TargetAssets::loadScrapeObjects(const Json& target) {
+  ScrapeObjects objects;
+  auto probes = selectObjects(target, {"monitoring.coreos.com", "v1", "probes", true},
+                              "probeSelector", "probeNamespaceSelector");
+  if (!probes) return std::unexpected(probes.error());
+  objects.probes = std::move(*probes);
+  auto scrape_configs =
+      selectObjects(target, {"monitoring.coreos.com", "v1alpha1", "scrapeconfigs", true},
+                    "scrapeConfigSelector", "scrapeConfigNamespaceSelector");
+  if (!scrape_configs) return std::unexpected(scrape_configs.error());
+  objects.scrape_configs = std::move(*scrape_configs);
+  return objects;
+}
+
 k8s::Result<void> TargetAssets::syncConfigSecret(const Json& target) {
   const std::string ns = namespaceOf(target);
   const std::string secret_name = configSecretName(kind_, nameOf(target));
@@ -59,7 +114,9 @@ k8s::Result<void> TargetAssets::syncConfigSecret(const Json& target) {
 
   auto additional = loadAdditionalScrapeConfigs(target);
   if (!additional) return failedStep("creating config failed", additional.error());
-  auto config = generateConfiguration(kind_, target, *additional);
+  auto objects = loadScrapeObjects(target);
+  if (!objects) return failedStep("selecting scrape objects failed", objects.error());
+  auto config = generateConfiguration(kind_, target, *additional, *objects);
   if (!config) return failedStep("creating config failed", config.error());
   const Json desired = makeConfigSecret(kind_, target, *config);
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "scrape_jobs.h"
 #include "shard_naming.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "target_kind.h"
@@ -25,6 +27,12 @@ class TargetAssets {
 
  private:
   k8s::Result<std::string> loadAdditionalScrapeConfigs(const Json& target);
+  // The Probes and ScrapeConfigs the target selects (ResourceSelector: <kind>Selector, null
+  // selecting none, in the namespaces of <kind>NamespaceSelector, null meaning the target's own).
+  k8s::Result<ScrapeObjects> loadScrapeObjects(const Json& target);
+  k8s::Result<std::vector<Json>> selectObjects(const Json& target, const k8s::Resource& resource,
+                                               const char* selector_field,
+                                               const char* namespace_selector_field);
 
   const TargetKind& kind_;
   k8s::KubeClient& client_;

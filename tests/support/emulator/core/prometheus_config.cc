@@ -37,22 +37,6 @@ bool hasHashmod(const YAML::Node& relabelings) {
   return false;
 }
 
-void emitRelabelings(YAML::Emitter& out, int shards) {
-  out << YAML::BeginMap << YAML::Key << "source_labels" << YAML::Value << YAML::Flow
-      << YAML::BeginSeq << "__address__"
-      << "__tmp_hash" << YAML::EndSeq << YAML::Key << "target_label" << YAML::Value << "__tmp_hash"
-      << YAML::Key << "regex" << YAML::Value << "(.+);" << YAML::Key << "replacement" << YAML::Value
-      << "$1" << YAML::Key << "action" << YAML::Value << "replace" << YAML::EndMap;
-  out << YAML::BeginMap << YAML::Key << "source_labels" << YAML::Value << YAML::Flow
-      << YAML::BeginSeq << "__tmp_hash" << YAML::EndSeq << YAML::Key << "target_label"
-      << YAML::Value << "__tmp_hash" << YAML::Key << "modulus" << YAML::Value << shards << YAML::Key
-      << "action" << YAML::Value << "hashmod" << YAML::EndMap;
-  out << YAML::BeginMap << YAML::Key << "source_labels" << YAML::Value << YAML::Flow
-      << YAML::BeginSeq << "__tmp_hash"
-      << "__tmp_disable_sharding" << YAML::EndSeq << YAML::Key << "regex" << YAML::Value
-      << "$(SHARD);|.+;.+" << YAML::Key << "action" << YAML::Value << "keep" << YAML::EndMap;
-}
-
 }  // namespace
 
 bool unmanagedConfiguration(const TargetKind& kind, const Json& target) {
@@ -73,10 +57,13 @@ std::optional<SecretKeyRef> additionalScrapeConfigsRef(const Json& target) {
 }
 
 k8s::Result<std::string> generateConfiguration(const TargetKind& kind, const Json& target,
-                                               const std::string& additional_scrape_configs) {
+                                               const std::string& additional_scrape_configs,
+                                               const ScrapeObjects& objects) {
   const Json& meta = objectField(target, "metadata");
   const Json& spec = specOf(target);
   const int shards = shardsNumber(target);
+  auto classes = scrapeClasses(target);
+  if (!classes) return std::unexpected(classes.error());
 
   YAML::Node additional;
   try {
@@ -107,6 +94,7 @@ k8s::Result<std::string> generateConfiguration(const TargetKind& kind, const Jso
   out << YAML::EndMap;
 
   out << YAML::Key << "scrape_configs" << YAML::Value << YAML::BeginSeq;
+  for (const YAML::Node& job : scrapeJobs(objects, *classes, shards)) out << job;
   if (additional.IsSequence()) {
     for (const auto& scrape_config : additional) {
       if (!scrape_config.IsMap()) {
@@ -129,10 +117,10 @@ k8s::Result<std::string> generateConfiguration(const TargetKind& kind, const Jso
         }
         out << YAML::Key << item.first << YAML::Value << item.second;
       }
-      out << YAML::Key << "relabel_configs" << YAML::Value << YAML::BeginSeq;
-      for (const auto& rule : relabelings) out << rule;
-      if (!hasHashmod(relabelings)) emitRelabelings(out, shards);
-      out << YAML::EndSeq << YAML::EndMap;
+      YAML::Node rules(YAML::NodeType::Sequence);
+      for (const auto& rule : relabelings) rules.push_back(rule);
+      if (!hasHashmod(relabelings)) appendShardingRules(rules, shards, "__address__");
+      out << YAML::Key << "relabel_configs" << YAML::Value << rules << YAML::EndMap;
     }
   }
   out << YAML::EndSeq << YAML::EndMap;
@@ -141,30 +129,6 @@ k8s::Result<std::string> generateConfiguration(const TargetKind& kind, const Jso
                           std::string("generating config failed: ") + out.GetLastError());
   }
   return std::string(out.c_str()) + "\n";
-}
-
-Json shardingRelabelings(int shards) {
-  YAML::Emitter out;
-  out << YAML::BeginSeq;
-  emitRelabelings(out, shards);
-  out << YAML::EndSeq;
-  Json rules = Json::array();
-  for (const auto& rule : YAML::Load(out.c_str())) {
-    Json json = Json::object();
-    for (const auto& item : rule) {
-      const std::string key = item.first.as<std::string>();
-      if (item.second.IsSequence()) {
-        json[key] = Json::array();
-        for (const auto& v : item.second) json[key].push_back(v.as<std::string>());
-      } else if (key == "modulus") {
-        json[key] = item.second.as<int>();
-      } else {
-        json[key] = item.second.as<std::string>();
-      }
-    }
-    rules.push_back(std::move(json));
-  }
-  return rules;
 }
 
 std::string gzipCompress(const std::string& data) {

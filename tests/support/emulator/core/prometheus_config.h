@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "scrape_jobs.h"
 #include "shardscaler/k8s_client/error.h"
 #include "target_kind.h"
 
@@ -30,14 +31,14 @@ struct SecretKeyRef {
 std::optional<SecretKeyRef> additionalScrapeConfigsRef(const Json& target);
 
 // GenerateServerConfiguration / GenerateAgentConfiguration, restricted to what the emulator
-// supports: the global section and the additional scrape configs (each gets the sharding
-// relabelling unless it has a hashmod rule already, and none when there is one shard).
-// Errors (ErrorKind::Invalid) for additional scrape configs that are not a YAML list of maps.
+// supports: the global section, the jobs of the selected Probes and ScrapeConfigs with the
+// target's scrape classes (scrape_jobs.h), then the additional scrape configs (each gets the
+// sharding relabelling unless it has a hashmod rule already, and none when there is one shard).
+// Errors (ErrorKind::Invalid) for additional scrape configs that are not a YAML list of maps, and
+// for two default scrape classes (the operator's sync fails on both).
 k8s::Result<std::string> generateConfiguration(const TargetKind& kind, const Json& target,
-                                               const std::string& additional_scrape_configs);
-
-// The three relabel rules appendShardingRelabelingWithAddress adds (modulus = shards).
-Json shardingRelabelings(int shards);
+                                               const std::string& additional_scrape_configs,
+                                               const ScrapeObjects& objects = {});
 
 // gzip (RFC 1952, mtime 0, as Go's gzip.Writer) and its inverse.
 std::string gzipCompress(const std::string& data);
