@@ -78,6 +78,20 @@ std::string_view toString(ScrapeKind kind) {
   return "Unknown";
 }
 
+k8s::Resource scrapeResource(ScrapeKind kind) {
+  switch (kind) {
+    case ScrapeKind::ServiceMonitor:
+      return {"monitoring.coreos.com", "v1", "servicemonitors", true};
+    case ScrapeKind::PodMonitor:
+      return {"monitoring.coreos.com", "v1", "podmonitors", true};
+    case ScrapeKind::Probe:
+      return {"monitoring.coreos.com", "v1", "probes", true};
+    case ScrapeKind::ScrapeConfig:
+      return {"monitoring.coreos.com", "v1alpha1", "scrapeconfigs", true};
+  }
+  return {};
+}
+
 TargetScrapeSpec readTargetScrapeSpec(const Json& target) {
   const Json& spec = member(target, "spec");
   TargetScrapeSpec out;

@@ -10,6 +10,8 @@
 #include "shardscaler/api/api_resources.h"
 #include "shardscaler/base/log.h"
 #include "shardscaler/k8s_meta/object_meta.h"
+#include "shardscaler/resharding/resharding.h"
+#include "shardscaler/resharding/scrape_classes.h"
 #include "shardscaler/retention/naming.h"
 #include "shardscaler/retention/shard_inventory.h"
 
@@ -122,6 +124,13 @@ bool everyActiveShardListed(const api::ShardSet& shard_set,
 bool mayTransition(const api::ShardSet& shard_set, const retention::Target& t) {
   return t.pausedBy(shard_set.name) || shard_set.spec.shards.value_or(1) != t.effectiveShards() ||
          t.annotation(api::kPausedByAnnotation) != nullptr;
+}
+
+// spec.resharding needs the target's scrape objects: LowChurn is asked for, or shardscaler's
+// rules are on the target (turning them off must know whether an object names their class).
+bool readsScrapeObjects(const api::ShardSet& shard_set, const retention::Target& t) {
+  return shard_set.spec.resharding == api::kReshardingLowChurn ||
+         resharding::carriesOwnRules(t.scrape.scrape_classes);
 }
 
 // A cached StatefulSet as the planner reads one: owned by the target, or when detached by the
@@ -242,7 +251,13 @@ ShardSetReader::ShardSetReader(k8s::KubeClient& client, const ShardSetCaches& ca
       side_requests_(side_requests),
       guard_enforced_(std::move(guard_enforced)),
       drain_check_(std::move(drain_check)),
-      target_writers_(client, clock) {}
+      target_writers_(client, clock),
+      scrape_objects_(client, clock) {}
+
+void ShardSetReader::forget(const std::string& key) {
+  live_reads_.forget(key);
+  scrape_objects_.forget(key);
+}
 
 std::map<std::string, retention::DrainReading, std::less<>> ShardSetReader::readDrains(
     const api::ShardSet& shard_set, const std::optional<retention::Target>& target,
@@ -292,6 +307,12 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
   auto target = retention::parseTarget(*cached_target, caches->kind);
   if (!target || revisionOf(target->resource_version) < last.target_version) return std::nullopt;
   if (mayTransition(shard_set, *target)) return std::nullopt;
+  // Coverage is read live, at least every kScrapeObjectsMaxAge while it matters.
+  if (readsScrapeObjects(shard_set, *target) &&
+      !scrape_objects_.readWithin(k8s::objectKey(shard_set.ns, shard_set.name),
+                                  resharding::kScrapeObjectsMaxAge)) {
+    return std::nullopt;
+  }
   if (const std::string* holder = target->annotation(api::kClaimedByAnnotation);
       holder == nullptr || *holder != shard_set.name) {
     return std::nullopt;  // unclaimed, or another's claim: its holder is read live
@@ -516,6 +537,16 @@ k8s::Result<Observed> ShardSetReader::observe(const api::ShardSet& shard_set, bo
   if (observed && observed->target) {
     target_writers_.noteLiveRead(*observed->target);
     target_writers_.fill(*observed);
+    if (readsScrapeObjects(shard_set, *observed->target)) {
+      observed->scrape_objects =
+          scrape_objects_.read(k8s::objectKey(shard_set.ns, shard_set.name), *observed->target,
+                               &observed->scrape_objects_error);
+      if (!observed->scrape_objects) {
+        base::logEvent(base::LogLevel::Warn, "reading the target's scrape objects failed",
+                       {{"key", k8s::objectKey(shard_set.ns, shard_set.name)},
+                        {"error", observed->scrape_objects_error}});
+      }
+    }
   }
   return observed;
 }

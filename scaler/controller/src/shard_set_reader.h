@@ -21,6 +21,7 @@
 #include "shardscaler/k8s_client/task_pool.h"
 #include "shardscaler/retention/planner.h"
 
+#include "scrape_objects_reader.h"
 #include "shard_set_caches.h"
 
 namespace shardscaler::controller {
@@ -34,6 +35,10 @@ struct Observed {
   std::vector<std::string> target_hpas;
   std::optional<bool> claim_holder_exists;
   bool guard_enforced = false;
+  // The scrape objects the target selects, read when low-churn re-sharding is asked for or its
+  // rules are on the target (retention::PlanInput::scrape_objects).
+  std::optional<std::vector<resharding::ScrapeObject>> scrape_objects;
+  std::string scrape_objects_error;
 };
 
 // What the last live read of each ShardSet saw: the target's resourceVersion and the newest of
@@ -155,6 +160,8 @@ class ShardSetReader {
       const retention::DrainPolicy& policy, const retention::Decision& decision) const;
 
   LiveReadRecord& liveReads() { return live_reads_; }
+  // Forgets what was read for a ShardSet that is gone.
+  void forget(const std::string& key);
 
  private:
   class LiveObservation;
@@ -167,6 +174,7 @@ class ShardSetReader {
   DrainCheck drain_check_;
   LiveReadRecord live_reads_;
   mutable TargetWriters target_writers_;
+  mutable ScrapeObjectsReader scrape_objects_;
 };
 
 }  // namespace shardscaler::controller

@@ -3,9 +3,11 @@
 #include <algorithm>
 
 #include "shardscaler/api/api_resources.h"
+#include "shardscaler/api/condition.h"
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/controller/shard_set_status.h"
 #include "shardscaler/ingestion/ingestion_source.h"
+#include "shardscaler/resharding/resharding.h"
 #include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/naming.h"
 
@@ -73,7 +75,7 @@ k8s::ReconcileOutcome ShardSetReconciler::reconcile(const std::string& key) {
       parts_.metrics->removeShardSet(key.substr(0, slash), key.substr(slash + 1));
     }
     if (parts_.ingestion != nullptr) parts_.ingestion->untrack(key);
-    parts_.reader.liveReads().forget(key);
+    parts_.reader.forget(key);
     log.debug("reconcile: ShardSet gone");
     return {};
   }
@@ -291,6 +293,16 @@ k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::
   }
   k8s::ReconcileOutcome done;
   if (plan.requeue_after) done.requeue_after = *plan.requeue_after;
+  // While low churn is asked for or in force, what its rules cover (or what holds them off) is
+  // read again now and then: scrape objects change without a word to the ShardSet. Not the
+  // plan's requeue, which says what a transition waits for.
+  const k8s::Condition* resharding =
+      k8s::findStatusCondition(plan.status.conditions, api::kConditionResharding);
+  if (shard_set.spec.resharding == api::kReshardingLowChurn ||
+      (resharding != nullptr && resharding->status == api::kConditionTrue)) {
+    const std::chrono::nanoseconds rescan = resharding::kScrapeObjectsMaxAge;
+    done.requeue_after = std::min(done.requeue_after.value_or(rescan), rescan);
+  }
   return done;
 }
 

@@ -22,7 +22,7 @@ bool atRest(const retention::Plan& plan, const api::ShardSet& shard_set) {
   return plan.actions.empty() && plan.events.empty() && d.mode == retention::PlanMode::Converge &&
          d.waiting_for.empty() && d.abandoned_because.empty() && d.drain_checks.empty() &&
          d.draining.empty() && !d.target_paused_by_us && !d.target_paused_by_others &&
-         d.claimed_by == shard_set.name;
+         d.claimed_by == shard_set.name && !d.resharding_needs_objects;
 }
 
 // A plan of only a claim and guard labels, which changes neither the target's spec nor which
@@ -59,6 +59,8 @@ retention::PlanInput ShardSetReconciler::planInput(const api::ShardSet& shard_se
       .claim_holder_exists = observed.claim_holder_exists,
       .reattach_refused =
           parts_.holds.refusedReattaches(k8s::objectKey(shard_set.ns, shard_set.name)),
+      .scrape_objects = std::move(observed.scrape_objects),
+      .scrape_objects_error = std::move(observed.scrape_objects_error),
   };
 }
 
@@ -135,6 +137,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
       rounds.live_shards_version =
           std::max(rounds.live_shards_version, revisionOf(sts.resource_version));
     }
+    if (!observed->scrape_objects_error.empty()) degraded("scrape_objects_read_failed");
     const bool paused_by_us = observed->target && observed->target->pausedBy(shard_set.name);
     rounds.plan = planWithDrains(planInput(shard_set, std::move(*observed), purpose));
     const retention::Plan& plan = rounds.plan;

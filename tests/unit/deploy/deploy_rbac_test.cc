@@ -48,6 +48,11 @@ const std::vector<ControllerCall>& controllerCalls() {
       {"", "pods", {"list"}},
       {"autoscaling", "horizontalpodautoscalers", {"list"}},
       {"", "events", {"create", "patch"}},
+      // scaler/controller/src/scrape_objects_reader.cc (spec.resharding LowChurn).
+      {"monitoring.coreos.com", "servicemonitors", {"list"}},
+      {"monitoring.coreos.com", "podmonitors", {"list"}},
+      {"monitoring.coreos.com", "probes", {"list"}},
+      {"monitoring.coreos.com", "scrapeconfigs", {"list"}},
   };
   return calls;
 }
@@ -61,6 +66,10 @@ std::set<Grant> expectedGrants(const service::RunOptions& options) {
       for (const char* verb : call.verbs) out.insert({scope, call.group, call.resource, verb, ""});
     }
   }
+  // scaler/controller/src/scrape_objects_reader.cc: the namespaces a target's namespace selector
+  // picks. Namespaces are cluster-scoped: a Role's grant (the namespaced overlay repeats the
+  // ClusterRole) lists none, and such a selector then reads as a failed read.
+  for (const auto& scope : scopes) out.insert({scope, "", "namespaces", "list", ""});
   if (options.webhook_bind_address) {
     // guard/src: the namespace of a StatefulSet the garbage collector or the namespace
     // controller deletes (ShardSets and targets are read with the controller's get).

@@ -29,6 +29,7 @@ PlanInput World::input() const {
   in.reattach_refused = reattach_refused;
   in.claim_holder_exists = claim_holder_exists;
   in.drain_readings = drain_readings;
+  in.scrape_objects = scrape_objects;
   return in;
 }
 

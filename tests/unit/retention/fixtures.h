@@ -65,6 +65,7 @@ struct World {
   // The tables of the plain transitions (§3) describe a ShardSet without a drain: one that has no
   // drain fields opts out (drain.enabled: false) unless this is set, as the product's default.
   bool drain_by_default = false;
+  std::optional<std::vector<resharding::ScrapeObject>> scrape_objects;
   TransitionSafety safety() const {
     return {.guard_enforced = guarded,
             .settle_time = settle,

@@ -13,6 +13,8 @@
 #include <rapidcheck.h>
 
 #include "fixtures.h"
+#include "shardscaler/resharding/low_churn_rules.h"
+#include "shardscaler/resharding/scrape_classes.h"
 #include "shardscaler/retention/desired_shards.h"
 #include "shardscaler/retention/duration.h"
 #include "shardscaler/retention/planner.h"
@@ -537,13 +539,23 @@ std::string_view toString(ClusterPolicy policy) {
   return "?";
 }
 
+// The low-churn table in force on a target: its shard count, or nullopt without shardscaler's
+// rules.
+std::optional<int32_t> lowChurnTableShards(const Json& target) {
+  const Json classes = target["spec"].value("scrapeClasses", Json());
+  if (!resharding::carriesOwnRules(classes)) return std::nullopt;
+  auto rules = resharding::parseRules(resharding::ownRules(classes));
+  return rules ? rules->table.shards : -1;
+}
+
 // A namespace with the target, its StatefulSets and an operator that behaves as docs/design.md,
 // and another writer that raises the target's spec.shards now and then (the operator then puts its
-// labels back on retained shards it expects, with the marks of their earlier life).
+// labels back on retained shards it expects, with the marks of their earlier life). With low
+// churn, the target selects one ScrapeConfig of static targets.
 class Cluster {
  public:
-  explicit Cluster(ClusterPolicy policy)
-      : policy_(policy), retain_(policy == ClusterPolicy::Retain) {
+  Cluster(ClusterPolicy policy, bool low_churn)
+      : policy_(policy), retain_(policy == ClusterPolicy::Retain), low_churn_(low_churn) {
     Json spec{
         {"minShards", 1},
         {"maxShards", 8},
@@ -551,6 +563,15 @@ class Cluster {
          {{"whenScaled", retain_ ? "Retain" : "Delete"}, {"retain", {{"retentionPeriod", "1d"}}}}}};
     if (policy == ClusterPolicy::Drain) {
       spec["shardRetentionPolicy"]["drain"] = {{"enabled", true}};
+    }
+    if (low_churn) {
+      spec["resharding"] = "LowChurn";
+      Json sc{{"metadata", {{"namespace", "ns"}, {"name", "static"}}},
+              {"spec", {{"staticConfigs", Json::array({{{"targets", Json::array()}}})}}}};
+      for (int i = 0; i < 60; ++i) {
+        sc["spec"]["staticConfigs"][0]["targets"].push_back("10.0.0." + std::to_string(i) + ":9");
+      }
+      w_.scrape_objects = {resharding::readScrapeObject(resharding::ScrapeKind::ScrapeConfig, sc)};
     }
     w_.shard_set = shardSetJson(3, spec);
     w_.target = targetJson(3);
@@ -623,6 +644,9 @@ class Cluster {
     if (retain_) {
       EXPECT_EQ(operator_deletes_, 0) << "the operator deleted a shard's data";
     }
+    if (low_churn_) {
+      EXPECT_EQ(lowChurnTableShards(t), want) << t["spec"].dump();
+    }
   }
 
   int plannerDeletes() const { return planner_deletes_; }
@@ -650,6 +674,10 @@ class Cluster {
       if (!a.resource_version.empty() && t["metadata"]["resourceVersion"] != a.resource_version)
         return false;
       const Json spec_before = t["spec"];
+      if (const auto spec = a.merge_patch.find("spec"); spec != a.merge_patch.end()) {
+        foreign_shards_ =
+            foreign_shards_ && !spec->contains("shards") && !spec->contains("scrapeClasses");
+      }
       t.merge_patch(a.merge_patch);
       t["metadata"]["resourceVersion"] = nextRv();
       if (t["spec"] != spec_before) {
@@ -698,6 +726,7 @@ class Cluster {
     const int64_t raised = std::min<int64_t>(8, effectiveShards(t) + uniform(1, 3));
     if (raised <= effectiveShards(t)) return;
     t["spec"]["shards"] = raised;
+    foreign_shards_ = true;
     t["metadata"]["generation"] = t["metadata"]["generation"].get<int64_t>() + 1;
     t["metadata"]["resourceVersion"] = nextRv();
     log_ += "target shards=" + std::to_string(raised) + " (another writer)\n";
@@ -766,6 +795,14 @@ class Cluster {
     }
     if (paused) return false;
     const int64_t n = effectiveShards(t);
+    // The configuration the operator generates now carries the table: it must be the one for the
+    // shard count it generates with, in every transition. Only another writer's spec.shards may
+    // part them, until shardscaler writes the count or the table again.
+    if (auto table = lowChurnTableShards(t);
+        table && *table != n && !foreign_shards_ && unsafe_.empty()) {
+      unsafe_ = "the operator generates a configuration with a low-churn table for " +
+                std::to_string(*table) + " shards and spec.shards " + std::to_string(n) + "\n";
+    }
     bool changed = false;
     const size_t before = w_.stateful_sets.size();
     std::erase_if(w_.stateful_sets, [&](const Json& s) {
@@ -800,9 +837,12 @@ class Cluster {
 
   ClusterPolicy policy_;
   bool retain_;
+  bool low_churn_;
   World w_;
   std::map<std::string, Life> lives_;  // by StatefulSet name
   int drained_deletes_ = 0;
+  // Another writer set spec.shards, and no write of shardscaler's set it or the table since.
+  bool foreign_shards_ = false;
   int rv_ = 2000;
   int uid_ = 0;
   int operator_deletes_ = 0;
@@ -814,6 +854,7 @@ class Cluster {
 // One simulation: the policy, what went wrong, what happened.
 struct ClusterRun {
   ClusterPolicy policy = ClusterPolicy::Retain;
+  bool low_churn = false;
   std::string failures;
   std::string log;
   int planner_deletes = 0;
@@ -821,14 +862,17 @@ struct ClusterRun {
 };
 
 void showValue(const ClusterRun& run, std::ostream& os) {
-  os << "whenScaled " << toString(run.policy) << ", steps:\n" << run.log;
+  os << "whenScaled " << toString(run.policy) << (run.low_churn ? ", resharding LowChurn" : "")
+     << ", steps:\n"
+     << run.log;
 }
 
 ClusterRun runCluster() {
   ClusterRun run;
   run.policy = pick(std::vector{ClusterPolicy::Retain, ClusterPolicy::Retain, ClusterPolicy::Retain,
                                 ClusterPolicy::Delete, ClusterPolicy::Drain, ClusterPolicy::Drain});
-  Cluster cluster(run.policy);
+  run.low_churn = chance(0.5);
+  Cluster cluster(run.policy, run.low_churn);
   run.failures = failuresOf([&] {
     cluster.run(80);
     if (!cluster.unsafe().empty()) return;

@@ -5,6 +5,7 @@
 // target it cannot cover faithfully keeps the operator's sharding.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,6 +20,10 @@
 namespace shardscaler::resharding {
 
 enum class Mode { Operator, LowChurn };
+
+// While low-churn rules are in force, the scrape objects are read again at least this often, so
+// that a new object that shards itself is seen (and left to its rules) within it.
+inline constexpr std::chrono::seconds kScrapeObjectsMaxAge{60};
 
 // Resharding condition reasons.
 inline constexpr std::string_view kReasonLowChurn = "LowChurn";                  // True

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/k8s_meta/resource.h"
+
 namespace shardscaler::resharding {
 
 // The kinds whose jobs get a target's scrape class (pkg/prometheus/promcfg.go).
@@ -20,6 +22,8 @@ inline constexpr std::array<ScrapeKind, 4> kScrapeKinds = {
     ScrapeKind::ServiceMonitor, ScrapeKind::PodMonitor, ScrapeKind::Probe,
     ScrapeKind::ScrapeConfig};
 std::string_view toString(ScrapeKind kind);
+// monitoring.coreos.com/v1 servicemonitors, podmonitors, probes; v1alpha1 scrapeconfigs.
+k8s::Resource scrapeResource(ScrapeKind kind);
 
 // Which objects of a kind the target selects (`<kind>Selector`, `<kind>NamespaceSelector`, as
 // metav1.LabelSelectors: null selects no object, resp. only the target's namespace; {} all).
