@@ -21,6 +21,7 @@ std::string shardSetYaml(const std::string& ns, const std::string& name, const S
                   "\n";
   if (spec.min_shards) y += "  minShards: " + std::to_string(*spec.min_shards) + "\n";
   if (spec.max_shards) y += "  maxShards: " + std::to_string(*spec.max_shards) + "\n";
+  if (spec.resharding) y += "  resharding: " + *spec.resharding + "\n";
   if (spec.when_scaled || spec.retention_period) {
     y += "  shardRetentionPolicy:\n";
     if (spec.when_scaled) y += "    whenScaled: " + *spec.when_scaled + "\n";

@@ -28,6 +28,7 @@ struct ShardSetSpec {
   std::optional<int> max_shards;
   std::optional<std::string> when_scaled;       // Retain | Delete
   std::optional<std::string> retention_period;  // "1h"
+  std::optional<std::string> resharding;        // Operator | LowChurn
 };
 
 struct StatefulSetView {
