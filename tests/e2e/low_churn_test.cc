@@ -132,7 +132,8 @@ class LowChurnTest : public ShardSetScenario {
 // Steps between N and N+1 shards (N = 1..8, both ways) move at most 1/(N+1) + 2% of the targets, a
 // scale-down only the removed shard's; the busiest shard carries at most 0.05 more over the mean
 // than the operator's modulo sharding of the same targets; retained shards scrape nothing;
-// switching on moves nothing (4 divides the 2,520 buckets) and is said in an Event.
+// switching on moves nothing (4 divides the 2,520 buckets) and switching off restores the
+// operator's assignment exactly, each said in an Event.
 TEST_F(LowChurnTest, StepsMoveAboutOneNPlusOnethOfTheTargetsAndRetainedShardsScrapeNothing) {
   createPrometheus(2, "  scrapeConfigSelector: {}\n");
   applyShardSet(
@@ -218,6 +219,22 @@ TEST_F(LowChurnTest, StepsMoveAboutOneNPlusOnethOfTheTargetsAndRetainedShardsScr
     before = after;
     from = to;
   }
+
+  // Switching off: the operator's assignment again, in one step, said in an Event.
+  ASSERT_EQ(kubectl("patch shardset/main -n " + ns_ +
+                    " --type=merge -p '{\"spec\":{\"resharding\":\"Operator\"}}'")
+                .exit_code,
+            0);
+  ASSERT_TRUE(waitForConfig("Operator", 4));
+  EXPECT_EQ(observe(4), operator_at_4);
+  EXPECT_TRUE(waitFor("the LowChurnDisabled Event", [&](std::string* seen) {
+    *seen = ::testing::PrintToString(shardSetEvents());
+    return has_event("LowChurnDisabled: ");
+  }));
+  auto c = condition("Resharding");
+  ASSERT_TRUE(c);
+  EXPECT_EQ((*c)["status"], "False");
+  EXPECT_EQ((*c)["reason"], "OperatorSharding");
 }
 
 // A ScrapeConfig that sets __tmp_hash itself would lose that rule after shardscaler's hashmod (the

@@ -35,7 +35,9 @@ std::shared_ptr<const k8s::FieldMask> statefulSetCacheFields() {
 // pause annotations), whether the operator acknowledged a pause (status.paused and the
 // conditions' observedGeneration), so that a transition waiting for it wakes when it comes, and
 // the uid and spec fields the planner reads (retention::parseTarget), spec.web among them: whether
-// the pods serve their own /metrics over TLS.
+// the pods serve their own /metrics over TLS. spec.scrapeClasses too: a plan from the caches that
+// cannot see shardscaler's low-churn rules takes the target for one without them, and would leave
+// them in force after spec.resharding is set back to Operator.
 std::shared_ptr<const k8s::FieldMask> targetCacheFields() {
   auto mask = k8s::FieldMask::keepNone();
   for (std::string_view f :
@@ -43,7 +45,7 @@ std::shared_ptr<const k8s::FieldMask> targetCacheFields() {
     mask.keep({"metadata", f});
   }
   for (std::string_view f : {"shards", "replicas", "paused", "retention", "retentionSize",
-                             "shardRetentionPolicy", "shardingStrategy", "web"}) {
+                             "shardRetentionPolicy", "shardingStrategy", "web", "scrapeClasses"}) {
     mask.keep({"spec", f});
   }
   // How many remote-write queues a shard runs (a drain requires each): one field an entry keeps
