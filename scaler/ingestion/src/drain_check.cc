@@ -102,16 +102,6 @@ double readAt(const Vector& evidence) {
   return std::chrono::duration<double>(evidence.front().point.timestamp.time_since_epoch()).count();
 }
 
-std::vector<std::string> podsOf(std::span<const SurvivingShard> survivors) {
-  std::vector<std::string> pods;
-  for (const SurvivingShard& survivor : survivors) {
-    for (int32_t replica = 0; replica < survivor.replicas; ++replica) {
-      pods.push_back(survivor.stateful_set + "-" + std::to_string(replica));
-    }
-  }
-  return pods;
-}
-
 // The survivors' reload from its answer: nullopt when it failed or missed a pod.
 std::optional<std::chrono::system_clock::time_point> reloadOf(
     std::span<const SurvivingShard> survivors,
@@ -127,8 +117,7 @@ std::optional<std::chrono::system_clock::time_point> reloadOf(
         reloads.try_emplace(std::string(sample.metric.get("pod")), sample.point.value);
     if (!fresh) it->second = std::nan("");
   }
-  const std::vector<std::string> pods = podsOf(survivors);
-  return survivorsReloadedAt(pods, reloads);
+  return survivorsReloadedAt(survivors, reloads);
 }
 
 }  // namespace

@@ -180,13 +180,16 @@ retention::DrainReading judgeDrain(const DrainShard& shard,
 }
 
 std::optional<std::chrono::system_clock::time_point> survivorsReloadedAt(
-    std::span<const std::string> pods, const std::map<std::string, double, std::less<>>& reloads) {
+    std::span<const retention::Decision::DrainSurvivor> survivors,
+    const std::map<std::string, double, std::less<>>& reloads) {
   std::optional<std::chrono::system_clock::time_point> earliest;
-  for (const std::string& pod : pods) {
-    const auto reload = reloads.find(pod);
-    if (reload == reloads.end() || !std::isfinite(reload->second)) return std::nullopt;
-    const auto at = fromUnixSeconds(reload->second);
-    earliest = earliest ? std::min(*earliest, at) : at;
+  for (const auto& survivor : survivors) {
+    for (int32_t replica = 0; replica < survivor.replicas; ++replica) {
+      const auto reload = reloads.find(survivor.stateful_set + "-" + std::to_string(replica));
+      if (reload == reloads.end() || !std::isfinite(reload->second)) return std::nullopt;
+      const auto at = fromUnixSeconds(reload->second);
+      earliest = earliest ? std::min(*earliest, at) : at;
+    }
   }
   return earliest;
 }

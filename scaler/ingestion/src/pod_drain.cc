@@ -74,14 +74,7 @@ std::map<std::string, retention::DrainReading, std::less<>> readPodDrains(
       }
     }
   }
-  std::vector<std::string> survivor_pods;
-  for (const auto& survivor : survivors) {
-    for (int32_t replica = 0; replica < survivor.replicas; ++replica) {
-      survivor_pods.push_back(survivor.stateful_set + "-" + std::to_string(replica));
-    }
-  }
-  const auto reloaded_at =
-      survivors.empty() ? std::nullopt : survivorsReloadedAt(survivor_pods, reloads);
+  const auto reloaded_at = survivorsReloadedAt(survivors, reloads);
   const auto pods = podEvidenceOf(shards);
   std::map<std::string, retention::DrainReading, std::less<>> readings;
   for (const DrainShard& shard : due) {

@@ -204,7 +204,9 @@ TEST(DrainEvidence, AUserConditionHoldsOnlyWithOneFiniteSeriesForEveryPod) {
 }
 
 TEST(DrainEvidence, TheSurvivorsHaveReloadedAtTheirEarliestReloadAndOnlyWhenAllWereRead) {
-  const std::vector<std::string> pods = {"prometheus-main-0", "prometheus-main-shard-1-0"};
+  const std::vector<retention::Decision::DrainSurvivor> pods = {
+      {.stateful_set = "prometheus-main", .replicas = 1},
+      {.stateful_set = "prometheus-main-shard-1", .replicas = 1}};
   const auto at = [](double s) {
     return std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(
@@ -218,6 +220,13 @@ TEST(DrainEvidence, TheSurvivorsHaveReloadedAtTheirEarliestReloadAndOnlyWhenAllW
                 pods, {{"prometheus-main-0", 1000}, {"prometheus-main-shard-1-0", std::nan("")}}),
             std::nullopt);
   EXPECT_EQ(survivorsReloadedAt({}, {}), std::nullopt);
+  // Every replica of a survivor counts: with two, the second must have reloaded too.
+  const std::vector<retention::Decision::DrainSurvivor> replicated = {
+      {.stateful_set = "prometheus-main", .replicas = 2}};
+  EXPECT_EQ(survivorsReloadedAt(replicated, {{"prometheus-main-0", 1000}}), std::nullopt);
+  EXPECT_EQ(
+      survivorsReloadedAt(replicated, {{"prometheus-main-0", 1000}, {"prometheus-main-1", 950}}),
+      at(950));
 }
 
 }  // namespace

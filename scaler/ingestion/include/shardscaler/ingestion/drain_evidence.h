@@ -76,10 +76,12 @@ retention::DrainReading judgeDrain(const DrainShard& shard,
                                    const std::map<std::string, PodEvidence, std::less<>>& pods,
                                    double read_at, const DrainRules& rules);
 
-// The earliest last successful configuration reload among `pods` (the surviving shards' pods),
-// from their Prometheus's prometheus_config_last_reload_success_timestamp_seconds; nullopt when one
-// of them has none (not read), or there are none.
+// The earliest last successful configuration reload among the surviving shards' pods (each
+// StatefulSet's <name>-0 .. <name>-<replicas-1>), from `reloads`, their Prometheus's
+// prometheus_config_last_reload_success_timestamp_seconds by pod; nullopt when one of them has none
+// (not read), or there are none.
 std::optional<std::chrono::system_clock::time_point> survivorsReloadedAt(
-    std::span<const std::string> pods, const std::map<std::string, double, std::less<>>& reloads);
+    std::span<const retention::Decision::DrainSurvivor> survivors,
+    const std::map<std::string, double, std::less<>>& reloads);
 
 }  // namespace shardscaler::ingestion
