@@ -14,6 +14,17 @@ const std::string* metadataString(const nlohmann::json& object, std::string_view
 
 }  // namespace
 
+const nlohmann::json& member(const nlohmann::json& object, std::string_view key) {
+  static const nlohmann::json null;
+  if (!object.is_object()) return null;
+  const auto value = object.find(key);
+  return value == object.end() ? null : *value;
+}
+
+std::string stringOf(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : std::string();
+}
+
 const nlohmann::json& field(const nlohmann::json& object, std::string_view outer,
                             std::string_view inner) {
   static const nlohmann::json null;

@@ -7,20 +7,15 @@
 #include <utility>
 
 #include "shardscaler/api/well_known.h"
+#include "shardscaler/k8s_meta/object_meta.h"
 
 namespace shardscaler::ingestion {
 namespace {
 
 using Json = nlohmann::json;
 
-const Json& at(const Json& object, std::string_view key) {
-  static const Json null;
-  if (!object.is_object()) return null;
-  auto it = object.find(key);
-  return it == object.end() ? null : *it;
-}
-
-std::string text(const Json& value) { return value.is_string() ? value.get<std::string>() : ""; }
+using k8s::meta::member;
+using k8s::meta::stringOf;
 
 // The shard index of a StatefulSet named as one of the target's, by the operator's naming.
 std::optional<int32_t> shardOfStatefulSet(retention::TargetKind kind, std::string_view target,
@@ -78,8 +73,8 @@ Expected<std::vector<ShardReading>> ShardPodReader::readTarget(const ShardSource
     if (!listed) {
       return std::unexpected("cannot list the shards' StatefulSets: " + listed.error().describe());
     }
-    for (const Json& item : at(*listed, "items")) {
-      const std::string name = text(at(at(item, "metadata"), "name"));
+    for (const Json& item : member(*listed, "items")) {
+      const std::string name = stringOf(member(member(item, "metadata"), "name"));
       if (shardOfStatefulSet(source.kind, source.target_name, name)) found[name] = item;
     }
   }
@@ -95,7 +90,7 @@ Expected<std::vector<ShardReading>> ShardPodReader::readShards(
       client_, k8s::resources::pods(), source.ns,
       {.label_selector = std::string(api::kOperatorNameLabel) + "=" + source.target_name});
   if (!listed) return std::unexpected("cannot list the shards' pods: " + listed.error().describe());
-  const Json& items = at(*listed, "items");
+  const Json& items = member(*listed, "items");
   const std::vector<Json> pods =
       items.is_array() ? items.get<std::vector<Json>>() : std::vector<Json>{};
 
@@ -107,7 +102,7 @@ Expected<std::vector<ShardReading>> ShardPodReader::readShards(
   };
   std::vector<Pending> to_read;
   for (const Json& sts : stateful_sets) {
-    const std::string name = text(at(at(sts, "metadata"), "name"));
+    const std::string name = stringOf(member(member(sts, "metadata"), "name"));
     auto index = shardOfStatefulSet(source.kind, source.target_name, name);
     if (!index) continue;
     shards.push_back({.index = *index, .pods = shardPods(sts, pods), .readings = {}});
@@ -116,7 +111,8 @@ Expected<std::vector<ShardReading>> ShardPodReader::readShards(
   // The governing Service names the pods in their certificates: <pod>.<service>.<ns>.svc.
   std::map<std::string, std::string, std::less<>> services;
   for (const Json& sts : stateful_sets) {
-    services[text(at(at(sts, "metadata"), "name"))] = text(at(at(sts, "spec"), "serviceName"));
+    services[stringOf(member(member(sts, "metadata"), "name"))] =
+        stringOf(member(member(sts, "spec"), "serviceName"));
   }
   for (size_t s = 0; s < shards.size(); ++s) {
     for (const ShardPod& pod : shards[s].pods.pods) {

@@ -4,20 +4,15 @@
 #include <charconv>
 
 #include "shardscaler/k8s_client/label_selector.h"
+#include "shardscaler/k8s_meta/object_meta.h"
 
 namespace shardscaler::ingestion {
 namespace {
 
 using Json = nlohmann::json;
 
-const Json& at(const Json& object, std::string_view key) {
-  static const Json null;
-  if (!object.is_object()) return null;
-  auto it = object.find(key);
-  return it == object.end() ? null : *it;
-}
-
-std::string text(const Json& value) { return value.is_string() ? value.get<std::string>() : ""; }
+using k8s::meta::member;
+using k8s::meta::stringOf;
 
 // The ordinal of `pod` when it is named <stateful_set>-<n>.
 std::optional<int32_t> ordinalOf(std::string_view pod, std::string_view stateful_set) {
@@ -36,24 +31,24 @@ std::optional<int32_t> ordinalOf(std::string_view pod, std::string_view stateful
 }
 
 bool controlledBy(const Json& pod, std::string_view uid) {
-  const Json& refs = at(at(pod, "metadata"), "ownerReferences");
+  const Json& refs = member(member(pod, "metadata"), "ownerReferences");
   if (!refs.is_array()) return false;
   return std::ranges::any_of(refs, [&](const Json& ref) {
-    return at(ref, "controller") == true && text(at(ref, "kind")) == "StatefulSet" &&
-           text(at(ref, "apiVersion")) == "apps/v1" && text(at(ref, "uid")) == uid;
+    return member(ref, "controller") == true && stringOf(member(ref, "kind")) == "StatefulSet" &&
+           stringOf(member(ref, "apiVersion")) == "apps/v1" && stringOf(member(ref, "uid")) == uid;
   });
 }
 
 std::optional<uint16_t> webPort(const Json& pod) {
-  const Json& containers = at(at(pod, "spec"), "containers");
+  const Json& containers = member(member(pod, "spec"), "containers");
   if (!containers.is_array()) return std::nullopt;
   for (const Json& container : containers) {
-    const Json& ports = at(container, "ports");
+    const Json& ports = member(container, "ports");
     if (!ports.is_array()) continue;
     for (const Json& port : ports) {
-      const Json& number = at(port, "containerPort");
-      const std::string protocol = text(at(port, "protocol"));
-      if (text(at(port, "name")) == kWebPortName && number.is_number_integer() &&
+      const Json& number = member(port, "containerPort");
+      const std::string protocol = stringOf(member(port, "protocol"));
+      if (stringOf(member(port, "name")) == kWebPortName && number.is_number_integer() &&
           number.get<int64_t>() > 0 && number.get<int64_t>() < 65536 &&
           (protocol.empty() || protocol == "TCP")) {
         return static_cast<uint16_t>(number.get<int64_t>());
@@ -64,20 +59,21 @@ std::optional<uint16_t> webPort(const Json& pod) {
 }
 
 PodRun runOf(const Json& pod) {
-  const Json& status = at(pod, "status");
-  const std::string phase = text(at(status, "phase"));
+  const Json& status = member(pod, "status");
+  const std::string phase = stringOf(member(status, "phase"));
   if (phase == "Running") return PodRun::Running;
   if (phase == "Succeeded" || phase == "Failed") return PodRun::Ended;
   if (phase != "Pending") return PodRun::Unknown;
   // Pending is "not started" only while no container of the pod ever ran.
   for (const char* list : {"containerStatuses", "initContainerStatuses"}) {
-    const Json& statuses = at(status, list);
+    const Json& statuses = member(status, list);
     if (!statuses.is_array()) continue;
     for (const Json& s : statuses) {
-      const Json& restarts = at(s, "restartCount");
+      const Json& restarts = member(s, "restartCount");
       if ((restarts.is_number_integer() && restarts.get<int64_t>() > 0) ||
-          !at(at(s, "state"), "running").is_null() || !at(at(s, "state"), "terminated").is_null() ||
-          !at(at(s, "lastState"), "terminated").is_null()) {
+          !member(member(s, "state"), "running").is_null() ||
+          !member(member(s, "state"), "terminated").is_null() ||
+          !member(member(s, "lastState"), "terminated").is_null()) {
         return PodRun::Unknown;
       }
     }
@@ -103,15 +99,15 @@ std::string_view toString(PodRun run) {
 
 ShardPods shardPods(const Json& stateful_set, std::span<const Json> pods) {
   ShardPods out;
-  const Json& meta = at(stateful_set, "metadata");
-  const Json& spec = at(stateful_set, "spec");
-  out.stateful_set = text(at(meta, "name"));
-  out.uid = text(at(meta, "uid"));
-  const Json& replicas = at(spec, "replicas");
+  const Json& meta = member(stateful_set, "metadata");
+  const Json& spec = member(stateful_set, "spec");
+  out.stateful_set = stringOf(member(meta, "name"));
+  out.uid = stringOf(member(meta, "uid"));
+  const Json& replicas = member(spec, "replicas");
   out.replicas = replicas.is_number_integer() ? replicas.get<int32_t>() : 1;
-  const Json& templates = at(spec, "volumeClaimTemplates");
+  const Json& templates = member(spec, "volumeClaimTemplates");
   out.keeps_volumes = templates.is_array() && !templates.empty();
-  auto selector = k8s::LabelSelector::fromObject(at(spec, "selector"));
+  auto selector = k8s::LabelSelector::fromObject(member(spec, "selector"));
   if (out.stateful_set.empty() || out.uid.empty()) {
     out.problem = "the StatefulSet has no name or uid";
     return out;
@@ -122,25 +118,25 @@ ShardPods shardPods(const Json& stateful_set, std::span<const Json> pods) {
     return out;
   }
   for (const Json& pod : pods) {
-    const Json& pod_meta = at(pod, "metadata");
-    const std::string name = text(at(pod_meta, "name"));
+    const Json& pod_meta = member(pod, "metadata");
+    const std::string name = stringOf(member(pod_meta, "name"));
     const auto ordinal = ordinalOf(name, out.stateful_set);
     if (!ordinal) continue;
     if (!controlledBy(pod, out.uid)) {
       out.foreign.push_back(name + " (not controlled by StatefulSet " + out.stateful_set + ")");
       continue;
     }
-    if (!selector->matches(k8s::labelsOf(at(pod_meta, "labels")))) {
+    if (!selector->matches(k8s::labelsOf(member(pod_meta, "labels")))) {
       out.foreign.push_back(name + " (labels outside the StatefulSet's selector)");
       continue;
     }
     out.pods.push_back({.name = name,
-                        .uid = text(at(pod_meta, "uid")),
+                        .uid = stringOf(member(pod_meta, "uid")),
                         .ordinal = *ordinal,
-                        .ip = text(at(at(pod, "status"), "podIP")),
+                        .ip = stringOf(member(member(pod, "status"), "podIP")),
                         .web_port = webPort(pod),
                         .run = runOf(pod),
-                        .terminating = !at(pod_meta, "deletionTimestamp").is_null()});
+                        .terminating = !member(pod_meta, "deletionTimestamp").is_null()});
   }
   std::ranges::sort(out.pods, {}, &ShardPod::ordinal);
   return out;

@@ -10,6 +10,10 @@
 
 namespace shardscaler::k8s::meta {
 
+// object[key], or null JSON when it is missing or object is not an object.
+const nlohmann::json& member(const nlohmann::json& object, std::string_view key);
+// value when it is a string, else "".
+std::string stringOf(const nlohmann::json& value);
 // object[outer][inner], or null JSON when either level is missing or not an object.
 const nlohmann::json& field(const nlohmann::json& object, std::string_view outer,
                             std::string_view inner);
