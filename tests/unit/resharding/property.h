@@ -2,12 +2,11 @@
 // cases; RC_PARAMS (e.g. "seed=7 max_success=100000") explores others.
 #pragma once
 
-#include <cstdlib>
-#include <sstream>
-#include <string>
+#include <utility>
 
-#include <gtest/gtest.h>
 #include <rapidcheck.h>
+
+#include "shardscaler/test_kit/property.h"
 
 namespace shardscaler::resharding::testing {
 
@@ -16,24 +15,7 @@ inline int uniform(int lo, int hi) { return *rc::gen::resize(100, rc::gen::inRan
 
 template <typename Property>
 void checkProperty(int cases, Property property) {
-  rc::detail::TestParams params;
-  const char* env = std::getenv("RC_PARAMS");
-  if (env != nullptr && *env != '\0') {
-    params = rc::detail::configuration().testParams;
-  } else {
-    params.seed = 20261128;
-    params.maxSuccess = cases;
-  }
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description = info->name();
-  const auto result = rc::detail::checkTestable(std::move(property), metadata, params);
-  if (!result.template is<rc::detail::SuccessResult>()) {
-    std::ostringstream message;
-    rc::detail::printResultMessage(result, message);
-    ADD_FAILURE() << message.str();
-  }
+  test_kit::checkProperty(cases, 20261128, std::move(property));
 }
 
 }  // namespace shardscaler::resharding::testing

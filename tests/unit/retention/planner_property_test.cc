@@ -4,9 +4,7 @@
 // states are drawn by rapidcheck: a failure shrinks to the smallest state that still fails.
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <set>
-#include <sstream>
 
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
@@ -18,6 +16,7 @@
 #include "shardscaler/retention/desired_shards.h"
 #include "shardscaler/retention/duration.h"
 #include "shardscaler/retention/planner.h"
+#include "shardscaler/test_kit/property.h"
 
 namespace shardscaler::retention {
 namespace testing {
@@ -69,29 +68,10 @@ std::string failuresOf(Checks checks) {
   return out;
 }
 
-// `cases` cases from a fixed seed, so that every run checks the same states; RC_PARAMS (e.g.
-// "seed=7 max_success=100000") explores others. A failure is this test's, with the smallest case
-// it shrank to.
+// A fixed seed: every run checks the same states (test_kit::checkProperty).
 template <typename Property>
 void checkProperty(int cases, Property property) {
-  rc::detail::TestParams params;
-  const char* env = std::getenv("RC_PARAMS");
-  if (env != nullptr && *env != '\0') {
-    params = rc::detail::configuration().testParams;
-  } else {
-    params.seed = 20261122;
-    params.maxSuccess = cases;
-  }
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  rc::detail::TestMetadata metadata;
-  metadata.id = std::string(info->test_suite_name()) + "/" + info->name();
-  metadata.description = info->name();
-  const auto result = rc::detail::checkTestable(std::move(property), metadata, params);
-  if (!result.template is<rc::detail::SuccessResult>()) {
-    std::ostringstream message;
-    rc::detail::printResultMessage(result, message);
-    ADD_FAILURE() << message.str();
-  }
+  test_kit::checkProperty(cases, 20261122, std::move(property));
 }
 
 int64_t effectiveShards(const Json& target) {
