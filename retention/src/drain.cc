@@ -20,11 +20,6 @@ using std::chrono::nanoseconds;
 constexpr auto kDrainPoll = std::chrono::seconds(5);
 // From the drained-at mark to the round that deletes.
 constexpr auto kDrainedToDelete = std::chrono::seconds(1);
-// How long after a shard left the count its deletion may go ahead without having seen the
-// surviving shards reload their configuration: the kubelet projects a changed Secret into a pod
-// within its sync period plus its cache's (a minute each by default), and the config reloader
-// reloads Prometheus within seconds of that.
-constexpr auto kSurvivorsReloadFloor = std::chrono::minutes(3);
 
 std::string deadlineText(const ShardStatefulSet& shard) {
   return "retention deadline " + shard.deadline->toAnnotation() + " passed";
@@ -49,14 +44,15 @@ bool survivorsTookOver(PlanContext& context, const ShardStatefulSet& shard,
   }
   if (!left) return true;  // detached long ago, by a version that did not record when
   const auto now = context.input.now;
-  const auto floor = addSaturating(*left, kSurvivorsReloadFloor);
+  const nanoseconds reload_floor = context.input.safety.reload_floor;
+  const auto floor = addSaturating(*left, reload_floor);
   if (now >= floor) return true;
   if (reading.survivors_reloaded_at && *reading.survivors_reloaded_at > *left) return true;
   context.plan.decision.draining.push_back(
       ActionBuilder::shardText(shard) +
       ": waiting for the surviving shards to reload their configuration, so that they scrape "
       "its targets before it goes (at most " +
-      formatPrometheusDuration(kSurvivorsReloadFloor) + " after it left the count)");
+      formatPrometheusDuration(reload_floor) + " after it left the count)");
   context.requeueWithin(std::min<nanoseconds>(kDrainPoll, floor - now));
   return false;
 }

@@ -104,8 +104,8 @@ TEST_F(ScaleTest, RetainKeepsRemovedShardsAndReattachesThemOnScaleUp) {
 
 // No kubelet here: the shards' pods never run, so a due shard drains at once (a pod that never
 // ran, without volumes, holds nothing), and the survivors never report a configuration reload, so
-// a drained shard goes once the reload's floor (3 minutes after it left the count) has passed.
-constexpr auto kDrainedWithoutAReload = 300s;
+// a drained shard goes once the reload's floor (10 s in these tests) has passed.
+constexpr auto kDrainedWithoutAReload = 90s;
 
 // 5c: a retention period of a few seconds; the retained StatefulSets and their pods go away
 // through the garbage collector once the deadline passed.

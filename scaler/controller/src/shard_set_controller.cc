@@ -86,7 +86,8 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
                                 .side_requests = *side_requests_},
       ShardSetReconciler::Options{.max_rounds = options.max_rounds,
                                   .settle_time = options.settle_time,
-                                  .pause_ack_timeout = options.pause_ack_timeout});
+                                  .pause_ack_timeout = options.pause_ack_timeout,
+                                  .drain_reload_floor = options.drain_reload_floor});
   work_loop_ = std::make_unique<k8s::Controller>(
       clock, [this](const std::string& key) { return reconcile(key); }, workLoopOptions());
 }

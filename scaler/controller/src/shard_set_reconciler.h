@@ -44,6 +44,7 @@ class ShardSetReconciler {
     int max_rounds = 4;
     std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
     std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
+    std::chrono::nanoseconds drain_reload_floor = std::chrono::minutes(3);
   };
   // What a reconcile needs from the rest of the controller; every member must outlive it.
   // metrics and ingestion may be null.

@@ -51,6 +51,7 @@ retention::PlanInput ShardSetReconciler::planInput(const api::ShardSet& shard_se
               .guard_enforced = observed.guard_enforced,
               .settle_time = options_.settle_time,
               .pause_ack_timeout = options_.pause_ack_timeout,
+              .reload_floor = options_.drain_reload_floor,
           },
       .target_writers = std::move(observed.target_writers),
       .target_hpas = std::move(observed.target_hpas),

@@ -97,6 +97,11 @@ const std::vector<RunSpec>& runSpecs() {
        "without the admission guard: how long to wait for the operator to report a pause before "
        "undoing the transition",
        duration(&O::pause_ack_timeout)},
+      {"drain-reload-floor", "drainReloadFloor", "DURATION", "3m",
+       "under a drain: how long after a shard left the count it may be deleted without every "
+       "surviving shard having been seen to reload its configuration; at least the kubelet's "
+       "sync period plus its Secret cache's TTL",
+       duration(&O::drain_reload_floor)},
   };
   static const std::vector<RunSpec> specs = [] {
     std::vector<RunSpec> all = base;

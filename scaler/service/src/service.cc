@@ -129,6 +129,7 @@ class Service {
                         .workers = options.workers,
                         .settle_time = options.settle_time,
                         .pause_ack_timeout = options.pause_ack_timeout,
+                        .drain_reload_floor = options.drain_reload_floor,
                         .guard_enforced =
                             [this](const std::string& ns, std::string* why) {
                               auto status = guard::readGuardStatus(

@@ -66,10 +66,12 @@ struct World {
   // drain fields opts out (drain.enabled: false) unless this is set, as the product's default.
   bool drain_by_default = false;
   std::optional<std::vector<resharding::ScrapeObject>> scrape_objects;
+  std::chrono::nanoseconds reload_floor = std::chrono::minutes(3);  // --drain-reload-floor
   TransitionSafety safety() const {
     return {.guard_enforced = guarded,
             .settle_time = settle,
-            .pause_ack_timeout = std::chrono::seconds(30)};
+            .pause_ack_timeout = std::chrono::seconds(30),
+            .reload_floor = reload_floor};
   }
 
   PlanInput input() const;

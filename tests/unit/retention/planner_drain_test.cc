@@ -343,6 +343,15 @@ TEST(PlannerDrain, ADrainedShardGoesOnlyOnceTheSurvivorsReloadedOrTheFloorPassed
   EXPECT_TRUE(planShardSet(w.input()).actions.empty());
   w.now = detached + 3min;
   EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("drained 2"));
+
+  // The floor is shardscaler's --drain-reload-floor: here 10 minutes, for slow kubelets.
+  w.reload_floor = 10min;
+  w.now = detached + 10min - 1s;
+  EXPECT_TRUE(planShardSet(w.input()).actions.empty());
+  EXPECT_THAT(condition(planShardSet(w.input()), kConditionProgressing).message,
+              HasSubstr("at most 10m after it left the count"));
+  w.now = detached + 10min;
+  EXPECT_THAT(steps(planShardSet(w.input())), ElementsAre("drained 2"));
 }
 
 // The same wait holds a deletion the timeout allows: it leaves the same targets unscraped.

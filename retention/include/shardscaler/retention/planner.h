@@ -38,6 +38,11 @@ struct TransitionSafety {
   // Without the guard: a pause the operator does not acknowledge within this time is undone
   // (nothing was detached yet) and not tried again for as long.
   std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
+  // Under a drain: how long after a shard left the count its deletion may go ahead without having
+  // seen every surviving shard reload its configuration. The kubelet projects a changed Secret
+  // into a pod within its sync period plus its cache's (a minute each by default), and the config
+  // reloader reloads Prometheus within seconds of that.
+  std::chrono::nanoseconds reload_floor = std::chrono::minutes(3);
 };
 
 // After `unacknowledged` pauses in a row went unacknowledged, how long no new pause starts:

@@ -54,6 +54,12 @@ void ShardscalerProcess::start(const std::vector<std::string>& extra_env) {
   const bool settle_asked = std::ranges::any_of(
       options_.extra_args, [](const std::string& a) { return a.starts_with("--settle-time"); });
   if (!settle_asked) argv.emplace_back("--settle-time=1s");
+  // No kubelet runs the shards' pods, so the survivors never report a reload and a drained shard
+  // goes once the floor passed: 10 s, unless a test whose shards are real processes asks for more.
+  const bool floor_asked = std::ranges::any_of(options_.extra_args, [](const std::string& a) {
+    return a.starts_with("--drain-reload-floor");
+  });
+  if (!floor_asked) argv.emplace_back("--drain-reload-floor=10s");
   // The tests' Prometheus servers listen on loopback, which the default allow-list (the
   // cluster's Services) refuses.
   const bool allow_asked = std::ranges::any_of(options_.extra_args, [](const std::string& a) {

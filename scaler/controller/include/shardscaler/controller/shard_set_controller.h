@@ -47,6 +47,8 @@ struct ShardSetControllerOptions {
   // Without the admission guard: the fallback's settle time and pause-acknowledgement timeout.
   std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
   std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
+  // Under a drain: the longest wait for the surviving shards' reload before a deletion.
+  std::chrono::nanoseconds drain_reload_floor = std::chrono::minutes(3);
   // After a write is refused for good, how long no new transition of that ShardSet starts.
   std::chrono::nanoseconds apply_failure_hold = std::chrono::minutes(1);
   // Whether the admission guard is enforced for ShardSets in namespace `ns`, read live when a

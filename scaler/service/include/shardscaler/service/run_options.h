@@ -114,6 +114,8 @@ struct RunOptions {
   // Transitions without the admission guard (docs/design/lagging-operator.md).
   std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
   std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
+  // The drain's wait for the surviving shards' reload (retention::TransitionSafety::reload_floor).
+  std::chrono::nanoseconds drain_reload_floor = std::chrono::minutes(3);
 };
 
 // The Service the deploy manifests put in front of the guard.
