@@ -246,6 +246,26 @@ class DrainTest : public ShardSetScenario {
     return std::nullopt;
   }
 
+  // With the receiver down, a Delete scale-down that removes the last shards, `removed`: they stay
+  // Draining through two more checks and the operator deletes none of them; once the receiver is
+  // back they are deleted, and nothing they appended is missing in it.
+  void expectKeptUntilShipped(std::initializer_list<int> removed) {
+    const int to = kShards - static_cast<int>(removed.size());
+    receiver_->stop();
+    std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
+    scaleWithKubectl(to);
+    reloadSurvivorsOnceScaledTo(to);
+    ASSERT_TRUE(waitForDraining(removed)) << shardscaler_->logTail();
+    std::this_thread::sleep_for(8s);
+    ASSERT_TRUE(waitForDraining(removed));
+    EXPECT_TRUE(emulatorStatefulSetWrites("delete").empty()) << "the operator deleted a shard";
+    receiver_->restart();
+    const auto stopped = waitForDeletedAndStop(removed, kDeletedWithin);
+    ASSERT_EQ(stopped.size(), removed.size()) << shardSet()["status"].dump();
+    ASSERT_TRUE(waitForSettled(to, 0));
+    for (const auto& [i, at] : stopped) expectNothingLost(i, at);
+  }
+
   // What shard `index` appended so far (its own counter), read from its /metrics.
   double appended(int index) {
     const auto r = test_kit::httpGet(prom_->shard(index).url() + "/metrics");
@@ -316,18 +336,7 @@ TEST_F(DrainTest, ADeleteScaleDownWaitsForTheReceiverAndLosesNothing) {
 
 TEST_F(DrainTest, AnAgentsRemovedShardKeepsItsWalUntilItIsShipped) {
   ASSERT_NO_FATAL_FAILURE(start(true, drainPolicy("Delete", 600)));
-  receiver_->stop();
-  std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
-  scaleWithKubectl(2);
-  reloadSurvivorsOnceScaledTo(2);
-  ASSERT_TRUE(waitForDraining({2})) << shardscaler_->logTail();
-  std::this_thread::sleep_for(8s);
-  ASSERT_TRUE(waitForDraining({2}));
-  receiver_->restart();
-  const auto stopped = waitForDeletedAndStop({2}, kDeletedWithin);
-  ASSERT_EQ(stopped.size(), 1u) << shardSet()["status"].dump();
-  ASSERT_TRUE(waitForSettled(2, 0));
-  expectNothingLost(2, stopped.at(2));
+  expectKeptUntilShipped({2});
 }
 
 // A receiver that never comes back: onTimeout Keep keeps the shard and degrades, naming it;
@@ -456,35 +465,12 @@ TEST_F(DrainTest, WithoutAUrlEachShardsRateComesFromItsOwnPod) {
 // shards' own pods.
 TEST_F(DrainTest, WithoutAUrlADeleteScaleDownReadsTheShardsPodsAndLosesNothing) {
   ASSERT_NO_FATAL_FAILURE(start(false, drainPolicy("Delete", 600), Source::Pods));
-  receiver_->stop();
-  std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
-  scaleWithKubectl(1);
-  reloadSurvivorsOnceScaledTo(1);
-  ASSERT_TRUE(waitForDraining({1, 2})) << shardscaler_->logTail();
-  std::this_thread::sleep_for(8s);
-  ASSERT_TRUE(waitForDraining({1, 2}));
-  EXPECT_TRUE(emulatorStatefulSetWrites("delete").empty()) << "the operator deleted a shard";
-  receiver_->restart();
-  const auto stopped = waitForDeletedAndStop({1, 2}, kDeletedWithin);
-  ASSERT_EQ(stopped.size(), 2u) << shardSet()["status"].dump();
-  ASSERT_TRUE(waitForSettled(1, 0));
-  for (const auto& [i, at] : stopped) expectNothingLost(i, at);
+  expectKeptUntilShipped({1, 2});
 }
 
 TEST_F(DrainTest, WithoutAUrlAnAgentsRemovedShardKeepsItsWalUntilItIsShipped) {
   ASSERT_NO_FATAL_FAILURE(start(true, drainPolicy("Delete", 600), Source::Pods));
-  receiver_->stop();
-  std::this_thread::sleep_for(std::chrono::seconds(kMaxLagSeconds + 3));
-  scaleWithKubectl(2);
-  reloadSurvivorsOnceScaledTo(2);
-  ASSERT_TRUE(waitForDraining({2})) << shardscaler_->logTail();
-  std::this_thread::sleep_for(8s);
-  ASSERT_TRUE(waitForDraining({2}));
-  receiver_->restart();
-  const auto stopped = waitForDeletedAndStop({2}, kDeletedWithin);
-  ASSERT_EQ(stopped.size(), 1u) << shardSet()["status"].dump();
-  ASSERT_TRUE(waitForSettled(2, 0));
-  expectNothingLost(2, stopped.at(2));
+  expectKeptUntilShipped({2});
 }
 
 // A pod that runs (its status says so) but whose Prometheus does not answer (the process hangs:
