@@ -44,8 +44,11 @@ endfunction()
 # Each binary starts its own servers on free loopback ports and mostly waits on them, so the test
 # command runs two at a time (ctest -j). SERIAL: the outcome depends on timing (a bound on how
 # long something takes, a rate from real scrapes, a lag against a settle time, a request count
-# paced by time), so the test runs alone: its servers and shardscaler then have the two cores to
-# themselves.
+# paced by time). Such tests run one at a time (the resource lock "timing") at the normal CPU
+# priority, and every other server test at nice 10 (its servers inherit it): beside one, a timing
+# test's servers and shardscaler get the CPU whenever they want it, and the other lane keeps
+# working instead of waiting for it.
+find_program(SHARDSCALER_NICE nice REQUIRED)
 function(shardscaler_server_test name)
   cmake_parse_arguments(ARG "SERIAL" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_TIMEOUT)
@@ -54,9 +57,11 @@ function(shardscaler_server_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest
                                         shardscaler::build_options)
-  add_test(NAME ${name} COMMAND ${name} --gtest_color=no)
-  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
   if(ARG_SERIAL)
-    set_tests_properties(${name} PROPERTIES RUN_SERIAL ON)
+    add_test(NAME ${name} COMMAND ${name} --gtest_color=no)
+    set_tests_properties(${name} PROPERTIES RESOURCE_LOCK timing)
+  else()
+    add_test(NAME ${name} COMMAND ${SHARDSCALER_NICE} -n 10 $<TARGET_FILE:${name}> --gtest_color=no)
   endif()
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT})
 endfunction()
