@@ -288,10 +288,29 @@ TEST_F(GuardTest, RetainedShardIsRefusedBeforeItsDeadlineAndAllowedAfter) {
   EXPECT_THAT(never.err, HasSubstr("with no deadline (0001-01-01T00:00:00Z means never)"));
   EXPECT_TRUE(intact(other_ns_, shardName(3)));
 
-  // Strictly after the deadline (whole seconds), the same delete goes through.
+  // Strictly after the deadline (whole seconds), the shard is due: refused still while its data
+  // is not found shipped (the drain is on by default, and nothing drains it here), ...
   std::this_thread::sleep_until(deadline + 1100ms);
-  auto allowed = asUser("delete statefulset " + shardName(3) + " -n " + other_ns_);
-  EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
+  auto undrained = asUser("delete statefulset " + shardName(3) + " -n " + other_ns_);
+  EXPECT_NE(undrained.exit_code, 0);
+  EXPECT_THAT(undrained.err, HasSubstr("rule NotDrained: StatefulSet " + other_ns_ +
+                                       "/prometheus-main-shard-3 (shard 3 of Prometheus main) is "
+                                       "due, but ShardSet main has not found its data shipped"));
+  // ... and the same delete goes through once the ShardSet opts out of the drain.
+  auto opt_out = kubectl("patch shardset main -n " + other_ns_ +
+                         " --type=merge -p '{\"spec\":{\"shardRetentionPolicy\":"
+                         "{\"drain\":{\"enabled\":false}}}}'");
+  ASSERT_EQ(opt_out.exit_code, 0) << opt_out.err;
+  std::string refusal;
+  EXPECT_TRUE(test_kit::eventually(
+      30s, kPoll,
+      [&](std::string* seen) {
+        auto allowed = asUser("delete statefulset " + shardName(3) + " -n " + other_ns_);
+        *seen = allowed.err;
+        return allowed.exit_code == 0;
+      },
+      &refusal))
+      << refusal;
   EXPECT_TRUE(waitGone(other_ns_, shardName(3)));
   EXPECT_TRUE(intact(other_ns_, shardName(4)));
 }
