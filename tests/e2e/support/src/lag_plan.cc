@@ -115,12 +115,12 @@ std::string LagPlan::describe() const {
       "seed={} mode={} identities={} policy={} shards={} (min {} max {}) settle-time={} "
       "statefulset-lag={} "
       "target-lag={} sync-latency={}+[0,{}] faults: 500 {:.3f}, 409 {:.3f}, 429 {:.3f}, "
-      "cut-watch {:.3f}, latency {:.3f} (<= {}); pause bound {}\nsteps:",
+      "cut-watch {:.3f}, latency {:.3f} (<= {}); pause bound {}{}\nsteps:",
       seed, toString(mode), toString(identities), retain ? "Retain" : "Delete", initial_shards,
       min_shards, max_shards, ms(settle_time), ms(statefulset_lag), ms(target_lag),
       ms(sync_latency), ms(sync_latency_jitter), faults.server_error, faults.conflict,
       faults.too_many_requests, faults.cut_watch, faults.latency, ms(faults.latency_max),
-      ms(pause_bound));
+      ms(pause_bound), operator_shard_retention ? "" : "; an operator without shard retention");
   for (const auto& a : shardscaler_args) out += " " + a;
   for (const LagStep& s : steps) {
     out += " [wait " + ms(s.wait_before) + ", ";

@@ -123,7 +123,9 @@ void Sequence::setUp() {
       .target_lag = plan_.target_lag,
       .sync_latency = plan_.sync_latency,
       .sync_latency_jitter = plan_.sync_latency_jitter,
-      .seed = plan_.seed};
+      .seed = plan_.seed,
+      .extra_args = {plan_.operator_shard_retention ? "--shard-retention=true"
+                                                    : "--shard-retention=false"}};
   emulator_ = std::make_unique<testenv::OperatorEmulator>(emulator);
 
   proxy_ = std::make_unique<testenv::ApiFaultProxy>(cluster(), plan_.seed);

@@ -62,6 +62,9 @@ struct LagPlan {
   std::chrono::milliseconds target_lag{0};
   std::chrono::milliseconds sync_latency{0};
   std::chrono::milliseconds sync_latency_jitter{0};
+  // The emulator's --shard-retention: the operator's own retention of excess shards (v0.92+),
+  // which holds a claimed target's at Retain; false: an older operator, which deletes them.
+  bool operator_shard_retention = true;
   testenv::ApiFaultRates faults;  // between shardscaler and the API server
   std::vector<LagStep> steps;
   // The longest the target may stay paused after the last thing that started or extended its
