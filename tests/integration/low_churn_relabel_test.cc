@@ -148,6 +148,7 @@ TEST(LowChurnRelabel, EveryTargetIsScrapedByTheShardTheTableNames) {
       .scrape_configs = {scrapeConfig("static", 400, 1, Json::array()),
                          scrapeConfig("own", 100, 2, own_rules)}};
   std::vector<resharding::ScrapeObject> read;
+  read.reserve(objects.probes.size() + objects.scrape_configs.size());
   for (const Json& p : objects.probes) {
     read.push_back(resharding::readScrapeObject(resharding::ScrapeKind::Probe, p));
   }
