@@ -143,60 +143,157 @@ std::string coverageText(const Coverage& c) {
   return out;
 }
 
+// What planResharding reads of its input once.
+struct Context {
+  const ReshardingInput& in;
+  const Json& classes;
+  bool carries;  // the target carries shardscaler's rules
+  Expected<LowChurnRules> current;
+};
+
+// The operator's sharding, with `reason` and `message`; shardscaler's rules leave, said once.
+ReshardingOutcome restoreOperatorSharding(const Context& c, ReshardingOutcome out,
+                                          std::string_view reason, std::string message,
+                                          const std::string& why) {
+  out.condition = false;
+  out.reason = std::string(reason);
+  out.message = std::move(message);
+  out.summary = "resharding: the operator's (" + out.reason + ")";
+  if (!c.carries) return out;
+  const bool named = !c.in.objects || std::ranges::any_of(*c.in.objects, [](const ScrapeObject& o) {
+    return o.scrape_class == kScrapeClassName;
+  });
+  Json desired = withoutRules(c.classes, named);
+  if (desired == c.classes) return out;
+  out.scrape_classes = std::move(desired);
+  out.summary += ", removing shardscaler's scrape-class rules";
+  out.events.push_back(
+      {false, std::string(kEventLowChurnDisabled),
+       "low-churn re-sharding off (" + why +
+           "): the operator's hashmod sharding applies again, and most targets move to another "
+           "shard once, now (about (N-1)/N of them for N shards)" +
+           (named ? "; scrape class \"" + std::string(kScrapeClassName) +
+                        "\" stays, empty, for the objects that name it"
+                  : "")});
+  return out;
+}
+
+// The cases where shardscaler's rules do not apply, or nullopt.
+std::optional<ReshardingOutcome> operatorShardingCase(const Context& c,
+                                                      const ReshardingOutcome& out) {
+  if (c.in.release) {
+    return restoreOperatorSharding(c, out, kReasonOperatorSharding,
+                                   "the ShardSet let go of its target",
+                                   "the ShardSet let go of its target");
+  }
+  if (c.in.mode == Mode::Operator) {
+    return restoreOperatorSharding(
+        c, out, kReasonOperatorSharding,
+        "spec.resharding is Operator: the operator's hashmod sharding; a scale step moves "
+        "about N/(N+1) of the targets",
+        "spec.resharding is Operator");
+  }
+  if (c.in.target.topology) {
+    return restoreOperatorSharding(
+        c, out, kReasonTopologySharding,
+        "spec.resharding LowChurn is not applied: the target shards by topology "
+        "(spec.shardingStrategy.mode Topology), which keeps each target in its zone's shards "
+        "first; the operator's sharding applies",
+        "the target shards by topology");
+  }
+  return std::nullopt;
+}
+
+// A plan without the scrape objects: the rules in force, as last written from a read of the
+// objects, follow the shard count; with none (or none readable), it waits for the objects.
+ReshardingOutcome planWithoutObjects(const Context& c, ReshardingOutcome out,
+                                     const std::optional<std::string>& user_default) {
+  const ReshardingInput& in = c.in;
+  if (!c.current) {
+    out.needs_objects = true;
+    out.condition = false;
+    out.reason = std::string(kReasonScrapeObjectsUnread);
+    out.message =
+        "spec.resharding LowChurn is not applied yet: the scrape objects the target "
+        "selects were not read" +
+        (in.objects_error.empty() ? "" : " (" + in.objects_error + ")");
+    out.summary = "resharding: LowChurn, waiting to read the scrape objects";
+    return out;
+  }
+  const std::vector<double> alike(static_cast<size_t>(c.current->table.buckets()), 1.0);
+  LowChurnRules rules = makeRules(rescale(c.current->table, in.shards, alike),
+                                  c.current->own_sharding_jobs, c.current->shard_values);
+  Json desired = withRules(c.classes, toRelabelings(rules), user_default);
+  if (desired != c.classes) {
+    out.scrape_classes = std::move(desired);
+    out.needs_objects = true;
+  }
+  out.condition = true;
+  out.reason = std::string(kReasonLowChurn);
+  out.message = in.previous_reason == kReasonLowChurn && !out.scrape_classes
+                    ? in.previous_message
+                    : activeText(rules, user_default) + "; coverage as last read" +
+                          (in.objects_error.empty() ? "" : " (" + in.objects_error + ")");
+  out.summary = "resharding: LowChurn, " + std::to_string(rules.table.shards) + " shards" +
+                (out.scrape_classes ? ", writing the table" : "");
+  out.rules = std::move(rules);
+  return out;
+}
+
+// A plan from the scrape objects the target selects: the table rebalanced over what they cover.
+ReshardingOutcome planWithObjects(const Context& c, ReshardingOutcome out,
+                                  const std::optional<std::string>& user_default) {
+  const ReshardingInput& in = c.in;
+  const Coverage coverage = cover(*in.objects, in.target, user_default);
+  if (!coverage.refusals.empty()) {
+    return restoreOperatorSharding(
+        c, std::move(out), kReasonOwnShardingRules,
+        "spec.resharding LowChurn is not applied: " + listed(coverage.refusals),
+        "a selected ScrapeConfig shards itself");
+  }
+  const int32_t buckets = c.current ? c.current->table.buckets() : bucketCount(in.max_shards);
+  const BucketTable from = c.current ? c.current->table : moduloTable(buckets, in.current_shards);
+  LowChurnRules rules =
+      makeRules(rescale(from, in.shards, weightsOf(coverage, buckets)), coverage.own_sharding_jobs,
+                c.current ? c.current->shard_values : std::vector<std::string>{});
+  Json desired = withRules(c.classes, toRelabelings(rules), user_default);
+  if (desired != c.classes) out.scrape_classes = std::move(desired);
+  if (!c.carries) {
+    const bool free = buckets % in.current_shards == 0;
+    out.events.push_back(
+        {false, std::string(kEventLowChurnEnabled),
+         "low-churn re-sharding on: " + activeText(rules, user_default) +
+             "; a step from N to N+1 shards (or back) now moves about 1/(N+1) of the covered "
+             "targets" +
+             (free ? "; switching moved none: the table starts as the operator's own assignment"
+                   : "; switching moves targets once")});
+  } else if (!c.current) {
+    out.events.push_back({true, std::string(kEventLowChurnRulesReset),
+                          "shardscaler's rules on the target could not be read back (" +
+                              c.current.error() +
+                              "): a new table starts from the operator's own assignment"});
+  }
+  out.condition = true;
+  out.reason = std::string(kReasonLowChurn);
+  out.message = activeText(rules, user_default) + coverageText(coverage);
+  out.summary = "resharding: LowChurn, " + std::to_string(rules.table.shards) + " shards" +
+                (out.scrape_classes ? ", writing the table" : "");
+  out.rules = std::move(rules);
+  return out;
+}
+
 }  // namespace
 
 ReshardingOutcome planResharding(const ReshardingInput& in) {
   const Json& classes = in.target.scrape_classes;
   const bool carries = carriesOwnRules(classes);
-  const Expected<LowChurnRules> current =
-      carries ? parseRules(ownRules(classes)) : Expected<LowChurnRules>(std::unexpected("none"));
+  const Context c{
+      in, classes, carries,
+      carries ? parseRules(ownRules(classes)) : Expected<LowChurnRules>(std::unexpected("none"))};
   ReshardingOutcome out;
   out.relevant = in.mode == Mode::LowChurn || carries || !in.previous_reason.empty();
+  if (auto done = operatorShardingCase(c, out)) return std::move(*done);
 
-  // The operator's sharding, with `reason` and `message`; shardscaler's rules leave, said once.
-  const auto restore = [&](std::string_view reason, std::string message, const std::string& why) {
-    out.condition = false;
-    out.reason = std::string(reason);
-    out.message = std::move(message);
-    out.summary = "resharding: the operator's (" + out.reason + ")";
-    if (!carries) return;
-    const bool named = !in.objects || std::ranges::any_of(*in.objects, [](const ScrapeObject& o) {
-      return o.scrape_class == kScrapeClassName;
-    });
-    Json desired = withoutRules(classes, named);
-    if (desired == classes) return;
-    out.scrape_classes = std::move(desired);
-    out.summary += ", removing shardscaler's scrape-class rules";
-    out.events.push_back(
-        {false, std::string(kEventLowChurnDisabled),
-         "low-churn re-sharding off (" + why +
-             "): the operator's hashmod sharding applies again, and most targets move to another "
-             "shard once, now (about (N-1)/N of them for N shards)" +
-             (named ? "; scrape class \"" + std::string(kScrapeClassName) +
-                          "\" stays, empty, for the objects that name it"
-                    : "")});
-  };
-
-  if (in.release) {
-    restore(kReasonOperatorSharding, "the ShardSet let go of its target",
-            "the ShardSet let go of its target");
-    return out;
-  }
-  if (in.mode == Mode::Operator) {
-    restore(kReasonOperatorSharding,
-            "spec.resharding is Operator: the operator's hashmod sharding; a scale step moves "
-            "about N/(N+1) of the targets",
-            "spec.resharding is Operator");
-    return out;
-  }
-  if (in.target.topology) {
-    restore(kReasonTopologySharding,
-            "spec.resharding LowChurn is not applied: the target shards by topology "
-            "(spec.shardingStrategy.mode Topology), which keeps each target in its zone's shards "
-            "first; the operator's sharding applies",
-            "the target shards by topology");
-    return out;
-  }
   const std::vector<std::string> defaults = userDefaultClasses(classes);
   if (defaults.size() > 1) {
     out.condition = false;
@@ -209,77 +306,9 @@ ReshardingOutcome planResharding(const ReshardingInput& in) {
   }
   const std::optional<std::string> user_default =
       defaults.empty() ? std::nullopt : std::optional(defaults.front());
-
-  if (!in.objects) {
-    if (!current) {
-      // Enabling, or replacing unreadable rules, needs to know what the target selects.
-      out.needs_objects = true;
-      out.condition = false;
-      out.reason = std::string(kReasonScrapeObjectsUnread);
-      out.message =
-          "spec.resharding LowChurn is not applied yet: the scrape objects the target "
-          "selects were not read" +
-          (in.objects_error.empty() ? "" : " (" + in.objects_error + ")");
-      out.summary = "resharding: LowChurn, waiting to read the scrape objects";
-      return out;
-    }
-    // The rules in force, as last written from a read of the objects: they follow the shard count.
-    const std::vector<double> alike(static_cast<size_t>(current->table.buckets()), 1.0);
-    LowChurnRules rules = makeRules(rescale(current->table, in.shards, alike),
-                                    current->own_sharding_jobs, current->shard_values);
-    Json desired = withRules(classes, toRelabelings(rules), user_default);
-    if (desired != classes) {
-      out.scrape_classes = std::move(desired);
-      out.needs_objects = true;
-    }
-    out.condition = true;
-    out.reason = std::string(kReasonLowChurn);
-    out.message = in.previous_reason == kReasonLowChurn && !out.scrape_classes
-                      ? in.previous_message
-                      : activeText(rules, user_default) + "; coverage as last read" +
-                            (in.objects_error.empty() ? "" : " (" + in.objects_error + ")");
-    out.summary = "resharding: LowChurn, " + std::to_string(rules.table.shards) + " shards" +
-                  (out.scrape_classes ? ", writing the table" : "");
-    out.rules = std::move(rules);
-    return out;
-  }
-
-  const Coverage coverage = cover(*in.objects, in.target, user_default);
-  if (!coverage.refusals.empty()) {
-    restore(kReasonOwnShardingRules,
-            "spec.resharding LowChurn is not applied: " + listed(coverage.refusals),
-            "a selected ScrapeConfig shards itself");
-    return out;
-  }
-  const int32_t buckets = current ? current->table.buckets() : bucketCount(in.max_shards);
-  const BucketTable from = current ? current->table : moduloTable(buckets, in.current_shards);
-  LowChurnRules rules =
-      makeRules(rescale(from, in.shards, weightsOf(coverage, buckets)), coverage.own_sharding_jobs,
-                current ? current->shard_values : std::vector<std::string>{});
-  Json desired = withRules(classes, toRelabelings(rules), user_default);
-  if (desired != classes) out.scrape_classes = std::move(desired);
-  if (!carries) {
-    const bool free = buckets % in.current_shards == 0;
-    out.events.push_back(
-        {false, std::string(kEventLowChurnEnabled),
-         "low-churn re-sharding on: " + activeText(rules, user_default) +
-             "; a step from N to N+1 shards (or back) now moves about 1/(N+1) of the covered "
-             "targets" +
-             (free ? "; switching moved none: the table starts as the operator's own assignment"
-                   : "; switching moves targets once")});
-  } else if (!current) {
-    out.events.push_back({true, std::string(kEventLowChurnRulesReset),
-                          "shardscaler's rules on the target could not be read back (" +
-                              current.error() +
-                              "): a new table starts from the operator's own assignment"});
-  }
-  out.condition = true;
-  out.reason = std::string(kReasonLowChurn);
-  out.message = activeText(rules, user_default) + coverageText(coverage);
-  out.summary = "resharding: LowChurn, " + std::to_string(rules.table.shards) + " shards" +
-                (out.scrape_classes ? ", writing the table" : "");
-  out.rules = std::move(rules);
-  return out;
+  // Enabling, or replacing unreadable rules, needs to know what the target selects.
+  if (!in.objects) return planWithoutObjects(c, std::move(out), user_default);
+  return planWithObjects(c, std::move(out), user_default);
 }
 
 }  // namespace shardscaler::resharding
