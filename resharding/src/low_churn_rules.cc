@@ -78,6 +78,21 @@ std::vector<std::string> splitAlternation(std::string_view regex) {
   return parts;
 }
 
+// The jobs shardscaler's keep rule lists after the operator's sharded ones: the jobs that shard
+// themselves.
+Expected<std::vector<std::string>> keepRuleJobs(const Json& rule) {
+  const std::string regex = stringField(rule, "regex");
+  if (!regex.starts_with(kOperatorShardedJobs)) {
+    return std::unexpected("the keep rule's job list is not shardscaler's");
+  }
+  const std::string_view jobs = std::string_view(regex).substr(kOperatorShardedJobs.size());
+  if (!jobs.empty() && jobs.front() != '|') {
+    return std::unexpected("the keep rule's job list is not shardscaler's");
+  }
+  std::vector<std::string> parts = splitAlternation(jobs);
+  return std::vector<std::string>(parts.begin() + 1, parts.end());
+}
+
 }  // namespace
 
 std::string quoteRegex(std::string_view literal) {
@@ -164,16 +179,9 @@ Expected<LowChurnRules> parseRules(const Json& relabelings) {
     } else if (source == kBucketLabel && target == kHashLabel) {
       shard_rules.push_back({stringField(rule, "regex"), stringField(rule, "replacement")});
     } else if (target == kKeepLabel && source == "job") {
-      const std::string regex = stringField(rule, "regex");
-      if (!regex.starts_with(kOperatorShardedJobs)) {
-        return std::unexpected("the keep rule's job list is not shardscaler's");
-      }
-      const std::string_view jobs = std::string_view(regex).substr(kOperatorShardedJobs.size());
-      if (!jobs.empty() && jobs.front() != '|') {
-        return std::unexpected("the keep rule's job list is not shardscaler's");
-      }
-      std::vector<std::string> parts = splitAlternation(jobs);
-      own_sharding_jobs.emplace(parts.begin() + 1, parts.end());
+      auto jobs = keepRuleJobs(rule);
+      if (!jobs) return std::unexpected(jobs.error());
+      own_sharding_jobs = std::move(*jobs);
     }
   }
   if (!buckets && !shards && shard_rules.empty()) {
