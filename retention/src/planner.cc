@@ -71,6 +71,29 @@ std::string_view toString(ActionType type) {
 
 namespace {
 
+// The ShardSet's own problems (its targetRef, policy and resharding mode); its target's kind when
+// it names one.
+std::optional<TargetKind> checkSpec(const api::ShardSet& ss,
+                                    std::vector<api::FieldError>& problems) {
+  const auto kind = parseTargetKind(ss.spec.target_ref.kind);
+  if (ss.spec.target_ref.kind.empty()) {
+    addProblems(problems, {{"spec.targetRef.kind", "required"}});
+  } else if (!kind) {
+    addProblems(problems, {{"spec.targetRef.kind", "must be Prometheus or PrometheusAgent, got \"" +
+                                                       ss.spec.target_ref.kind + "\""}});
+  }
+  if (ss.spec.target_ref.name.empty()) {
+    addProblems(problems, {{"spec.targetRef.name", "required"}});
+  }
+  addProblems(problems, validateShardSetPolicy(ss));
+  if (ss.spec.resharding && std::ranges::find(api::kReshardingValues, *ss.spec.resharding) ==
+                                api::kReshardingValues.end()) {
+    addProblems(problems, {{"spec.resharding",
+                            "must be Operator or LowChurn, got \"" + *ss.spec.resharding + "\""}});
+  }
+  return kind;
+}
+
 // The spec's problems, the target (when it is the one the ShardSet names), and what the decision
 // reads of it: shard count, pause, inventory, policy and the desired count.
 void decideInputs(PlanContext& c) {
@@ -79,24 +102,7 @@ void decideInputs(PlanContext& c) {
   Decision& d = c.plan.decision;
   d.problems = ss.spec_errors;
   d.unacknowledged_pauses = ss.unacknowledged_pauses;
-  const auto kind = parseTargetKind(ss.spec.target_ref.kind);
-  if (ss.spec.target_ref.kind.empty()) {
-    addProblems(d.problems, {{"spec.targetRef.kind", "required"}});
-  } else if (!kind) {
-    addProblems(d.problems,
-                {{"spec.targetRef.kind", "must be Prometheus or PrometheusAgent, got \"" +
-                                             ss.spec.target_ref.kind + "\""}});
-  }
-  if (ss.spec.target_ref.name.empty()) {
-    addProblems(d.problems, {{"spec.targetRef.name", "required"}});
-  }
-  addProblems(d.problems, validateShardSetPolicy(ss));
-  if (ss.spec.resharding && std::ranges::find(api::kReshardingValues, *ss.spec.resharding) ==
-                                api::kReshardingValues.end()) {
-    addProblems(d.problems, {{"spec.resharding", "must be Operator or LowChurn, got \"" +
-                                                     *ss.spec.resharding + "\""}});
-  }
-
+  const auto kind = checkSpec(ss, d.problems);
   if (kind && input.target && input.target->kind == *kind &&
       input.target->name == ss.spec.target_ref.name &&
       (input.target->ns.empty() || ss.ns.empty() || input.target->ns == ss.ns)) {
