@@ -8,7 +8,6 @@
 #include <vector>
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/ip/v6_only.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
@@ -18,6 +17,7 @@
 #include "shardscaler/base/log.h"
 #include "shardscaler/serving/bounded_request.h"
 #include "shardscaler/serving/connection_registry.h"
+#include "shardscaler/serving/tcp_listener.h"
 #include "shardscaler/telemetry/warning_limiter.h"
 
 namespace shardscaler::service {
@@ -33,29 +33,6 @@ constexpr std::string_view kMetricsContentType = "text/plain; version=0.0.4; cha
 constexpr std::string_view kTextContentType = "text/plain; charset=utf-8";
 constexpr auto kStopBudget = std::chrono::milliseconds(900);
 constexpr std::size_t kFirstReadBytes = 1024;
-
-std::vector<tcp::endpoint> candidateEndpoints(asio::io_context& ioc,
-                                              const serving::BindAddress& address,
-                                              std::string* error) {
-  if (address.host.empty()) {
-    // Like Go's ":8080": every interface, IPv6 and IPv4 on one dual-stack socket where possible.
-    return {tcp::endpoint(asio::ip::address_v6::any(), address.port),
-            tcp::endpoint(asio::ip::address_v4::any(), address.port)};
-  }
-  beast::error_code ec;
-  const auto addr = asio::ip::make_address(address.host, ec);
-  if (!ec) return {tcp::endpoint(addr, address.port)};
-  tcp::resolver resolver(ioc);
-  auto results =
-      resolver.resolve(address.host, std::to_string(address.port), tcp::resolver::passive, ec);
-  if (ec) {
-    *error = ec.message();
-    return {};
-  }
-  std::vector<tcp::endpoint> endpoints;
-  for (const auto& r : results) endpoints.push_back(r.endpoint());
-  return endpoints;
-}
 
 }  // namespace
 
@@ -324,33 +301,15 @@ class HttpServer::Impl::Session : public serving::Connection,
 };
 
 Expected<std::uint16_t> HttpServer::Impl::Listener::bind() {
-  std::string last_error = "no address to bind";
-  const auto candidates = candidateEndpoints(ioc_, address_, &last_error);
-  for (const auto& endpoint : candidates) {
-    tcp::acceptor acceptor(ioc_);
-    beast::error_code ec;
-    acceptor.open(endpoint.protocol(), ec);
-    if (!ec && endpoint.address().is_v6() && address_.host.empty()) {
-      acceptor.set_option(asio::ip::v6_only(false), ec);
-    }
-    if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
-    if (!ec) acceptor.bind(endpoint, ec);
-    if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) {
-      last_error = ec.message();
-      continue;
-    }
-    const std::uint16_t port = acceptor.local_endpoint(ec).port();
-    if (ec) {
-      last_error = ec.message();
-      continue;
-    }
-    acceptor_.emplace(std::move(acceptor));
-    // Keyed by the port actually bound, so listening again on "host:<that port>" shares it.
-    address_.port = port;
-    return port;
-  }
-  return std::unexpected("listen " + address_.toString() + ": " + last_error);
+  auto acceptor = serving::openAcceptor(ioc_, address_);
+  if (!acceptor) return std::unexpected(acceptor.error());
+  beast::error_code ec;
+  const std::uint16_t port = acceptor->local_endpoint(ec).port();
+  if (ec) return std::unexpected("listen " + address_.toString() + ": " + ec.message());
+  acceptor_.emplace(std::move(*acceptor));
+  // Keyed by the port actually bound, so listening again on "host:<that port>" shares it.
+  address_.port = port;
+  return port;
 }
 
 void HttpServer::Impl::Listener::accept() {
