@@ -1,7 +1,5 @@
 #include "shardscaler/guard/decision.h"
 
-#include <algorithm>
-#include <functional>
 #include <string>
 #include <vector>
 

@@ -7,9 +7,6 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
-#include <algorithm>
-#include <array>
-#include <initializer_list>
 #include <optional>
 #include <sstream>
 #include <utility>
