@@ -28,6 +28,7 @@ using namespace std::chrono_literals;
 using SteadyClock = std::chrono::steady_clock;
 
 constexpr const char* kGuardLabel = "e2e.shardscaler.io/lag-guarded-by";
+constexpr std::chrono::seconds kGuardReadyTimeout{30};
 
 std::string goDuration(std::chrono::milliseconds d) { return std::to_string(d.count()) + "ms"; }
 
@@ -192,6 +193,21 @@ void Sequence::setUpIdentities() {
 // Whoever shardscaler acts as, the API server must refuse the operator's DELETE of an active shard
 // (a server-side dry run, judged by the guard exactly as the real one).
 void Sequence::checkOperatorDeleteRefused() {
+  // A Service sends the webhook's calls only to a ready pod; until shardscaler has loaded its
+  // serving certificate, the API server's call fails and the DELETE is refused without a rule.
+  std::string readiness;
+  if (!test_kit::eventually(
+          kGuardReadyTimeout, kPoll,
+          [&](std::string* seen) {
+            auto [code, body] = shardscaler_->httpGet(shardscaler_->probePort(), "/readyz");
+            *seen = std::to_string(code) + " " + body;
+            return code == 200;
+          },
+          &readiness)) {
+    violate("GuardNotReady", fmt::format("shardscaler not ready within {} s: /readyz {}",
+                                         kGuardReadyTimeout.count(), readiness));
+    return;
+  }
   const Json target = getOrNull(kPrometheuses, ns_, "main");
   const int shards = target.is_object() ? target["spec"].value("shards", 1) : 1;
   const std::string shard = test_objects::shardName(std::max(shards, 1) - 1);
