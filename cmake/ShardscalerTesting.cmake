@@ -22,7 +22,7 @@ function(shardscaler_unit_test name)
   # property tests, the lagging-operator runs) take several times as long, more so at the lowest
   # CPU priority beside the server tests, as hack/checks.sh runs them.
   set(timeout 120)
-  if(SHARDSCALER_SANITIZE OR SHARDSCALER_TSAN)
+  if(SHARDSCALER_SANITIZE OR SHARDSCALER_TSAN OR SHARDSCALER_FUZZ)
     set(timeout 900)
   endif()
   gtest_discover_tests(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${timeout}

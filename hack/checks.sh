@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CPU-bound checks that need no server: clang-tidy over the main build, the unit tests under
 # ASan+UBSan and the concurrent parts (k8s-client) under TSan, then each fuzz target for a bounded
-# time. hack/test.sh runs this at the lowest CPU priority while the server tests, which mostly
+# time. The unit tests and the fuzz targets come from one clang build (configure_checks_build in
+# hack/lib.sh), built once, before the first of them runs. hack/test.sh runs this at the lowest CPU priority while the server tests, which mostly
 # wait, run in the foreground; it runs alone just as well.
 # Usage: hack/checks.sh [main build dir, default build]
 # Env:   SHARDSCALER_FUZZ_SECONDS how long each fuzz target runs (default 15)
@@ -16,12 +17,16 @@ step() { log "$* (checks at $(( $(date +%s) - started ))s)"; }
 
 # Every check runs, also after one failed, so that one run reports them all. (set -e does not act
 # inside a command whose status is tested, so each step below chains its commands with &&.)
+checks_build() {
+  local targets
+  mapfile -t targets < <(fuzz_targets)
+  configure_checks_build &&
+    cmake --build "$SHARDSCALER_CHECKS_BUILD" -j"$jobs" --target unit_tests "${targets[@]}"
+}
 asan_unit_tests() {
-  configure build-asan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_SANITIZE=ON \
-    -DSHARDSCALER_BUILD_BENCH=OFF &&
-    cmake --build build-asan -j"$jobs" --target unit_tests &&
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-      ctest --test-dir build-asan -L '^unit$' -j"$jobs" --output-on-failure --no-tests=error
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir "$SHARDSCALER_CHECKS_BUILD" -L '^unit$' -j"$jobs" --output-on-failure \
+    --no-tests=error
 }
 tsan_k8s_client() {
   configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_TSAN=ON \
@@ -36,7 +41,8 @@ check() {
   step "$name"
   timed "  $name" "$@" || failed+=("$name")
 }
-# The ASan build first: clang-tidy reads which headers each unit test includes from its record.
+# The sanitizer build first: clang-tidy reads which headers each unit test includes from its record.
+check "build: unit tests and fuzz targets, clang ASan+UBSan" checks_build
 check "unit tests under ASan+UBSan" asan_unit_tests
 check "clang-tidy" hack/tidy.sh "$build"
 check "concurrent parts (k8s-client) under TSan" tsan_k8s_client

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# The libFuzzer targets (tests/fuzz) for the decoders that read outside input: builds them with
-# clang, ASan and UBSan in build-fuzz, then runs each for a bounded time from its seed corpus
-# (tests/fuzz/corpus/<target>, read only; new inputs go to a temporary directory). Any crash,
-# sanitizer report, leak or timeout fails the run and leaves the input in build-fuzz/crashes.
+# The libFuzzer targets (tests/fuzz) for the decoders that read outside input: builds them in the
+# checks' clang build with ASan and UBSan (build-checks, configure_checks_build in hack/lib.sh),
+# then runs each for a bounded time from its seed corpus (tests/fuzz/corpus/<target>, read only;
+# new inputs go to a temporary directory). Any crash, sanitizer report, leak or timeout fails the
+# run and leaves the input in build-checks/crashes.
 # usage: hack/fuzz.sh [SECONDS per target, default 20] [TARGET...] (hack/test.sh gives 15)
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -11,29 +12,26 @@ cd "$SHARDSCALER_ROOT"
 seconds=${1:-20}
 [[ $seconds =~ ^[1-9][0-9]*$ ]] || die "SECONDS must be a positive number, not '$seconds'"
 shift || true
-targets=("$@")
-if [ ${#targets[@]} -eq 0 ]; then
-  mapfile -t targets < <(cd tests/fuzz && ls -1 -- *_fuzz.cc | sed 's/_fuzz\.cc$//')
-fi
+mapfile -t targets < <(fuzz_targets "$@")
 
-clang=$(command -v clang++-16) || die "clang++-16 is missing (package clang-16)"
-configure build-fuzz -DCMAKE_CXX_COMPILER="$clang" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DSHARDSCALER_FUZZ=ON -DSHARDSCALER_BUILD_TESTS=OFF -DSHARDSCALER_BUILD_BENCH=OFF
-cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]/#/fuzz_}"
+configure_checks_build
+build=$SHARDSCALER_CHECKS_BUILD
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
 
-crashes=build-fuzz/crashes
+crashes=$build/crashes
 mkdir -p "$crashes"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 failed=()
 total_runs=0
-for t in "${targets[@]}"; do
+for target in "${targets[@]}"; do
+  t=${target#fuzz_}
   seeds=tests/fuzz/corpus/$t
   [ -d "$seeds" ] || die "no seed corpus for $t (want $seeds)"
   mkdir -p "$scratch/$t"
   log "fuzz $t: ${seconds}s from $(find "$seeds" -type f | wc -l) seed(s)"
   # libFuzzer stops by itself after max_total_time; timeout(1) is the bound if it hangs anyway.
-  if ! timeout --kill-after=10 $((seconds + 60)) "build-fuzz/bin/fuzz_$t" \
+  if ! timeout --kill-after=10 $((seconds + 60)) "$build/bin/$target" \
       -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
       -print_final_stats=1 -artifact_prefix="$crashes/$t-" "$scratch/$t" "$seeds" \
       >"$scratch/$t.log" 2>&1; then

@@ -33,7 +33,7 @@ step_done() {
 }
 
 step "free disk space"
-# A run writes about 15 GiB into the clone (build/ and the sanitizer and fuzz builds beside it);
+# A run writes about 15 GiB into the clone (build/ and the two sanitizer builds beside it);
 # a full disk shows up late and obscurely, as the linker dying with SIGBUS or a server's write
 # failing, so it is refused here, before anything starts.
 ensure_free_space "$SHARDSCALER_ROOT" "${SHARDSCALER_MIN_FREE_GIB:-20}"
