@@ -2,8 +2,9 @@
 # The CPU-bound checks that need no server: clang-tidy over the main build, the unit tests under
 # ASan+UBSan and the concurrent parts (k8s-client) under TSan, then each fuzz target for a bounded
 # time. The unit tests and the fuzz targets come from one clang build (configure_checks_build in
-# hack/lib.sh), built once, before the first of them runs. hack/test.sh runs this at the lowest CPU priority while the server tests, which mostly
-# wait, run in the foreground; it runs alone just as well.
+# hack/lib.sh), built once, before the first of them runs. hack/test.sh runs this at the lowest
+# CPU priority while the server tests, which mostly wait, run in the foreground; it runs alone just
+# as well.
 # Usage: hack/checks.sh [main build dir, default build]
 # Env:   SHARDSCALER_FUZZ_SECONDS how long each fuzz target runs (default 15)
 set -euo pipefail

@@ -92,12 +92,6 @@ configure() {
     "${linker[@]}" "$@" >/dev/null
 }
 
-# configure_checks_build: the one sanitizer build that the unit run and the fuzz targets share
-# (hack/checks.sh, hack/fuzz.sh), in build-checks: clang, ASan and UBSan on every library with
-# libFuzzer's coverage, so that each object is compiled once for both. -O1, as AddressSanitizer's
-# documentation advises: at -O0 clang's frames are large enough that std::regex's recursion over
-# the longest URL the ingestion policy accepts (2 KiB) exhausts the 8 MiB stack.
-SHARDSCALER_CHECKS_BUILD=build-checks
 # fuzz_targets [NAME...]: the fuzz targets' build targets, of the names given or of every one.
 fuzz_targets() {
   local names=("$@")
@@ -105,6 +99,13 @@ fuzz_targets() {
     mapfile -t names < <(cd "$SHARDSCALER_ROOT/tests/fuzz" && ls -1 -- *_fuzz.cc | sed 's/_fuzz\.cc$//')
   printf 'fuzz_%s\n' "${names[@]}"
 }
+
+# configure_checks_build: the one sanitizer build that the unit run and the fuzz targets share
+# (hack/checks.sh, hack/fuzz.sh), in build-checks: clang, ASan and UBSan on every library with
+# libFuzzer's coverage, so that each object is compiled once for both. -O1, as AddressSanitizer's
+# documentation advises: at -O0 clang's frames are large enough that std::regex's recursion over
+# the longest URL the ingestion policy accepts (2 KiB) exhausts the 8 MiB stack.
+SHARDSCALER_CHECKS_BUILD=build-checks
 configure_checks_build() {
   local clang
   clang=$(command -v clang++-16) || die "clang++-16 is missing (package clang-16)"
