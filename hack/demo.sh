@@ -27,7 +27,7 @@ export SHARDSCALER_KUBE_BIN_DIR
 tests/control-plane/sweep.sh
 
 log "build"
-configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+configure_main_build
 cmake --build build -j"$(nproc)" --target shardscaler shardscaler-demo
 
 log "demo"

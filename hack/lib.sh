@@ -92,6 +92,15 @@ configure() {
     "${linker[@]}" "$@" >/dev/null
 }
 
+# configure_main_build [cmake args...]: build/, which the demo, the test command and the soak
+# share with the same flags, so that each finds the others' objects in ccache. RelWithDebInfo
+# with line tables only (-g1): backtraces and profiles keep functions, files and lines, and the
+# compile takes a quarter less time than with full debug information (-g).
+configure_main_build() {
+  configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" "$@"
+}
+
 # fuzz_targets [NAME...]: the fuzz targets' build targets, of the names given or of every one.
 fuzz_targets() {
   local names=("$@")

@@ -33,7 +33,7 @@ export SHARDSCALER_KUBE_BIN_DIR
 tests/control-plane/sweep.sh
 
 log "build (the test binary, shardscaler and the operator emulator only)"
-configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+configure_main_build
 cmake --build build -j"$(nproc)" --target e2e_lag_property_test e2e_drain_test shardscaler \
   operator-emulator
 

@@ -70,7 +70,7 @@ fi
 
 step "build (RelWithDebInfo)"
 # The unit tests are built and run once, under ASan+UBSan, by hack/checks.sh.
-configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSHARDSCALER_UNIT_TESTS_IN_ALL=OFF
+configure_main_build -DSHARDSCALER_UNIT_TESTS_IN_ALL=OFF
 cmake --build build -j"$jobs"
 
 # The checks that only compute (clang-tidy, the sanitizer builds and runs, fuzzing) run at the
