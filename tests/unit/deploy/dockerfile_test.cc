@@ -65,8 +65,14 @@ TEST(DockerfileTest, BuildStageUsesThePackagesAndBuildTypeOfTheProjectsBuild) {
   EXPECT_NE(text.find("-G Ninja"), std::string::npos);
   const std::string in_dockerfile = buildTypeIn(text);
   ASSERT_NE(in_dockerfile, "");
-  EXPECT_EQ(in_dockerfile, buildTypeIn(readFile(sourceDir() / "hack/test.sh")))
-      << "hack/test.sh builds another type";
+  // The project's own build (the demo's and the test command's) is configure_main_build's.
+  const std::string lib = readFile(sourceDir() / "hack/lib.sh");
+  const auto main_build = lib.find("configure_main_build() {");
+  ASSERT_NE(main_build, std::string::npos) << "hack/lib.sh defines no configure_main_build";
+  EXPECT_EQ(in_dockerfile, buildTypeIn(lib.substr(main_build)))
+      << "hack/lib.sh's configure_main_build builds another type";
+  EXPECT_NE(readFile(sourceDir() / "hack/test.sh").find("configure_main_build"), std::string::npos)
+      << "hack/test.sh builds without configure_main_build";
 }
 
 // Packages of the runtime stage's apt-get install.
