@@ -1,12 +1,15 @@
 #include "shard_set_reconciler.h"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "shardscaler/api/api_resources.h"
 #include "shardscaler/api/condition.h"
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/controller/shard_set_status.h"
 #include "shardscaler/ingestion/ingestion_source.h"
+#include "shardscaler/k8s_meta/metadata_patch.h"
 #include "shardscaler/resharding/resharding.h"
 #include "shardscaler/retention/deadline.h"
 #include "shardscaler/retention/naming.h"
@@ -85,52 +88,33 @@ k8s::ReconcileOutcome ShardSetReconciler::reconcile(const std::string& key) {
 k8s::Result<std::string> ShardSetReconciler::ensureFinalizer(const Json& object,
                                                              const std::string& bound,
                                                              const api::ShardSet& wanted) {
-  const Json& finalizers = object["metadata"].value("finalizers", Json::array());
-  if (std::ranges::find(finalizers, Json(api::kReleaseFinalizer)) != finalizers.end()) return bound;
-  // The resourceVersion test keeps a concurrent change of the list from being overwritten.
-  Json patch =
-      Json::array({{{"op", "test"},
-                    {"path", "/metadata/resourceVersion"},
-                    {"value", object["metadata"]["resourceVersion"]}},
-                   finalizers.empty() ? Json{{"op", "add"},
-                                             {"path", "/metadata/finalizers"},
-                                             {"value", Json::array({api::kReleaseFinalizer})}}
-                                      : Json{{"op", "add"},
-                                             {"path", "/metadata/finalizers/-"},
-                                             {"value", api::kReleaseFinalizer}}});
+  k8s::meta::MetadataPatch patch(object);
+  patch.addFinalizer(api::kReleaseFinalizer);
+  if (patch.empty()) return bound;
   // The target it is about to claim, recorded before the claim: a crash between the claim and a
   // later write then cannot leave a claim that a move or a deletion of the ShardSet would not
   // release. A target it never gets to claim is released without a write.
   std::string after = bound;
   if (bound.empty() && !wantedBinding(wanted).empty()) {
     after = wantedBinding(wanted);
-    const Json& annotations = field(object, "metadata", "annotations");
-    // json_pointer escapes the key's '/' as a JSON Pointer token (RFC 6901).
-    const std::string path =
-        (Json::json_pointer("/metadata/annotations") / std::string(api::kBoundTargetAnnotation))
-            .to_string();
-    patch.push_back(annotations.is_object()
-                        ? Json{{"op", "add"}, {"path", path}, {"value", after}}
-                        : Json{{"op", "add"},
-                               {"path", "/metadata/annotations"},
-                               {"value", {{std::string(api::kBoundTargetAnnotation), after}}}});
+    patch.setAnnotation(api::kBoundTargetAnnotation, after);
   }
   auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
                                       stringAt(object, "metadata", "name"), k8s::PatchType::Json,
-                                      patch, "", writeAnswer());
+                                      patch.operations(), "", writeAnswer());
   if (!r) return std::unexpected(r.error());
   if (after != bound) parts_.own_writes.record(api::shardSets(), *r, k8s::objectKey(object));
   return after;
 }
 
 k8s::Result<void> ShardSetReconciler::setBoundTarget(const Json& object, const std::string& value) {
-  Json patch{
-      {"metadata",
-       {{"annotations",
-         {{std::string(api::kBoundTargetAnnotation), value.empty() ? Json() : Json(value)}}}}}};
-  auto r = parts_.client.patchReading(api::shardSets(), stringAt(object, "metadata", "namespace"),
-                                      stringAt(object, "metadata", "name"), k8s::PatchType::Merge,
-                                      patch, "", writeAnswer());
+  auto r = parts_.client.patchReading(
+      api::shardSets(), stringAt(object, "metadata", "namespace"),
+      stringAt(object, "metadata", "name"), k8s::PatchType::Merge,
+      k8s::meta::annotationMergePatch(
+          api::kBoundTargetAnnotation,
+          value.empty() ? std::nullopt : std::optional<std::string_view>(value)),
+      "", writeAnswer());
   if (!r) return std::unexpected(r.error());
   parts_.own_writes.record(api::shardSets(), *r,
                            k8s::objectKey(object));  // its echo: shardSetHandlers
@@ -170,9 +154,9 @@ k8s::ReconcileOutcome ShardSetReconciler::releaseTarget(const Json& object,
                                                         const api::ShardSet& shard_set,
                                                         const k8s::InvolvedObject& subject,
                                                         const base::LogContext& log) {
-  const Json& finalizers = object["metadata"].value("finalizers", Json::array());
-  auto mine = std::ranges::find(finalizers, Json(api::kReleaseFinalizer));
-  if (mine == finalizers.end()) return {};  // released already; the API server deletes it
+  if (!k8s::meta::hasFinalizer(object, api::kReleaseFinalizer)) {
+    return {};  // released already; the API server deletes it
+  }
 
   // The target it claimed, whatever the spec says now (it may be invalid).
   const std::string bound = object["metadata"]
@@ -183,14 +167,9 @@ k8s::ReconcileOutcome ShardSetReconciler::releaseTarget(const Json& object,
   if (as_bound) {
     if (auto outcome = release(*as_bound, subject, log)) return *outcome;
   }
-  Json patch = Json::array(
-      {{{"op", "test"},
-        {"path", "/metadata/resourceVersion"},
-        {"value", object["metadata"]["resourceVersion"]}},
-       {{"op", "remove"},
-        {"path", "/metadata/finalizers/" + std::to_string(mine - finalizers.begin())}}});
-  auto r = parts_.client.patch(api::shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json,
-                               patch);
+  auto r = parts_.client.patch(
+      api::shardSets(), shard_set.ns, shard_set.name, k8s::PatchType::Json,
+      k8s::meta::MetadataPatch(object).removeFinalizer(api::kReleaseFinalizer).operations());
   if (!r && !r.error().is(k8s::ErrorKind::NotFound)) {
     log.warn("removing finalizer failed", {{"error", r.error().describe()}});
     return {.result = k8s::ReconcileResult::Error, .error = r.error().describe()};

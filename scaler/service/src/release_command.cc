@@ -17,6 +17,7 @@
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/rest_client.h"
+#include "shardscaler/k8s_meta/metadata_patch.h"
 #include "shardscaler/service/service.h"
 #include "shardscaler/telemetry/build_info.h"
 
@@ -35,11 +36,6 @@ struct Pending {
   std::string name;
 };
 
-bool carriesFinalizer(const Json& object) {
-  const Json finalizers = object.value("/metadata/finalizers"_json_pointer, Json::array());
-  return std::ranges::find(finalizers, Json(api::kReleaseFinalizer)) != finalizers.end();
-}
-
 // The ShardSets of `namespaces` (all when empty) that are being deleted and still carry the
 // finalizer, and a line for each that is left alone.
 k8s::Result<std::vector<Pending>> beingDeleted(k8s::RestClient& client,
@@ -57,7 +53,8 @@ k8s::Result<std::vector<Pending>> beingDeleted(k8s::RestClient& client,
         std::printf("left alone: ShardSet %s/%s is not being deleted\n", ns.c_str(), name.c_str());
         continue;
       }
-      if (!carriesFinalizer(item)) continue;  // released already; the API server removes it
+      if (!k8s::meta::hasFinalizer(item, api::kReleaseFinalizer))
+        continue;  // released already; the API server removes it
       std::string key = ns;
       key.append("/").append(name);
       out.push_back({std::move(key), ns, name});
@@ -118,7 +115,7 @@ int runRelease(const ReleaseOptions& options) {
       if (outcome.result == k8s::ReconcileResult::Error) last_error = outcome.error;
       auto live = client.get(api::shardSets(), shard_set.ns, shard_set.name);
       released = (!live && live.error().is(k8s::ErrorKind::NotFound)) ||
-                 (live && !carriesFinalizer(*live));
+                 (live && !k8s::meta::hasFinalizer(*live, api::kReleaseFinalizer));
       if (released) break;
       const auto wait = std::min<std::chrono::nanoseconds>(
           outcome.requeue_after.value_or(std::chrono::milliseconds(200)), kLongestWait);
