@@ -14,6 +14,7 @@
 #include "shardscaler/base/log_context.h"
 #include "shardscaler/controller/own_writes.h"
 #include "shardscaler/controller/plan_applier.h"
+#include "shardscaler/controller/shard_set_controller.h"
 #include "shardscaler/ingestion/web_tls.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/event_recorder.h"
@@ -41,10 +42,10 @@ class ShardSetReconciler {
   struct Options {
     // Plan/apply rounds in one reconcile: after a successful round the objects are read again
     // and planned again, so one reconcile usually finishes a whole transition.
-    int max_rounds = 4;
-    std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
-    std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
-    std::chrono::nanoseconds drain_reload_floor = std::chrono::minutes(3);
+    int max_rounds = kDefaultMaxRounds;
+    std::chrono::nanoseconds settle_time = retention::TransitionSafety{}.settle_time;
+    std::chrono::nanoseconds pause_ack_timeout = retention::TransitionSafety{}.pause_ack_timeout;
+    std::chrono::nanoseconds drain_reload_floor = retention::TransitionSafety{}.reload_floor;
   };
   // What a reconcile needs from the rest of the controller; every member must outlive it.
   // metrics and ingestion may be null.

@@ -36,19 +36,23 @@ namespace shardscaler::controller {
 using DrainCheck = std::function<std::map<std::string, retention::DrainReading, std::less<>>(
     const retention::DrainPolicy& policy, const ingestion::DrainRequest& request)>;
 
+// Plan/apply rounds in one reconcile, unless ShardSetControllerOptions::max_rounds says otherwise.
+inline constexpr int kDefaultMaxRounds = 4;
+
 struct ShardSetControllerOptions {
   std::vector<std::string> namespaces;  // empty = all namespaces
   // The work is latency-bound (sequential API round trips): docs/design/reads.md.
   int workers = 8;
   // Plan/apply rounds in one reconcile: after a successful round the objects are read again
   // and planned again, so one reconcile usually finishes a whole transition.
-  int max_rounds = 4;
+  int max_rounds = kDefaultMaxRounds;
   std::chrono::minutes resync_period{10};
   // Without the admission guard: the fallback's settle time and pause-acknowledgement timeout.
-  std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
-  std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
+  // Their defaults, and the drain's, are retention::TransitionSafety's.
+  std::chrono::nanoseconds settle_time = retention::TransitionSafety{}.settle_time;
+  std::chrono::nanoseconds pause_ack_timeout = retention::TransitionSafety{}.pause_ack_timeout;
   // Under a drain: the longest wait for the surviving shards' reload before a deletion.
-  std::chrono::nanoseconds drain_reload_floor = std::chrono::minutes(3);
+  std::chrono::nanoseconds drain_reload_floor = retention::TransitionSafety{}.reload_floor;
   // After a write is refused for good, how long no new transition of that ShardSet starts.
   std::chrono::nanoseconds apply_failure_hold = std::chrono::minutes(1);
   // Whether the admission guard is enforced for ShardSets in namespace `ns`, read live when a

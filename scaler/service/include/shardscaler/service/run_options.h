@@ -16,6 +16,7 @@
 #include "shardscaler/guard/guard_config.h"
 #include "shardscaler/guard/webhook_configuration.h"
 #include "shardscaler/ingestion/prometheus_url_policy.h"
+#include "shardscaler/retention/planner.h"
 #include "shardscaler/serving/bind_address.h"
 
 namespace shardscaler::service {
@@ -112,10 +113,10 @@ struct RunOptions {
   std::string shard_metrics_tls_key_file;
 
   // Transitions without the admission guard (docs/design/lagging-operator.md).
-  std::chrono::nanoseconds settle_time = std::chrono::seconds(10);
-  std::chrono::nanoseconds pause_ack_timeout = std::chrono::seconds(30);
+  std::chrono::nanoseconds settle_time = retention::TransitionSafety{}.settle_time;
+  std::chrono::nanoseconds pause_ack_timeout = retention::TransitionSafety{}.pause_ack_timeout;
   // The drain's wait for the surviving shards' reload (retention::TransitionSafety::reload_floor).
-  std::chrono::nanoseconds drain_reload_floor = std::chrono::minutes(3);
+  std::chrono::nanoseconds drain_reload_floor = retention::TransitionSafety{}.reload_floor;
 };
 
 // The Service the deploy manifests put in front of the guard.
