@@ -4,15 +4,24 @@
 include_guard(GLOBAL)
 include(GoogleTest)
 
-# shardscaler_unit_test(<name> [LABEL tools] SOURCES ... LIBS ...)
+# SHARDSCALER_TEST_CXX_FLAGS go to the sources of each test executable, not to the code under
+# test or the shared test support (tests/support), which keep the build's flags.
+separate_arguments(shardscaler_test_cxx_flags UNIX_COMMAND "${SHARDSCALER_TEST_CXX_FLAGS}")
+
+# shardscaler_unit_test(<name> [LABEL tools] [KEEP_BUILD_FLAGS] SOURCES ... LIBS ...)
 # LABEL tools: no server either, but the test runs tools of this machine (kubectl, the built
 # binary), so it is not a unit test of a class.
+# KEEP_BUILD_FLAGS: without SHARDSCALER_TEST_CXX_FLAGS, for tests that spend their time in their
+# own code.
 function(shardscaler_unit_test name)
-  cmake_parse_arguments(ARG "" "LABEL" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(ARG "KEEP_BUILD_FLAGS" "LABEL" "SOURCES;LIBS" ${ARGN})
   if(NOT ARG_LABEL)
     set(ARG_LABEL unit)
   endif()
   add_executable(${name} ${ARG_SOURCES})
+  if(NOT ARG_KEEP_BUILD_FLAGS)
+    target_compile_options(${name} PRIVATE ${shardscaler_test_cxx_flags})
+  endif()
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main
                                         shardscaler::build_options)
   if(ARG_LABEL STREQUAL "unit" AND NOT SHARDSCALER_UNIT_TESTS_IN_ALL)
@@ -55,6 +64,7 @@ function(shardscaler_server_test name)
     set(ARG_TIMEOUT 900)
   endif()
   add_executable(${name} ${ARG_SOURCES})
+  target_compile_options(${name} PRIVATE ${shardscaler_test_cxx_flags})
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest
                                         shardscaler::build_options)
   if(ARG_SERIAL)
