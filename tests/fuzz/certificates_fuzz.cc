@@ -10,19 +10,19 @@
 
 #include "certificate_secret.h"
 #include "fuzz_input.h"
-#include "shardscaler/serving/certificate_authority.h"
-#include "shardscaler/serving/certificate_plan.h"
-#include "shardscaler/serving/trust_bundle.h"
-#include "shardscaler/serving/x509.h"
+#include "shardscaler/certificates/certificate_authority.h"
+#include "shardscaler/certificates/certificate_plan.h"
+#include "shardscaler/certificates/trust_bundle.h"
+#include "shardscaler/certificates/x509.h"
 
 namespace {
 
-namespace serving = shardscaler::serving;
+namespace certificates = shardscaler::certificates;
 
 void readPem(std::string_view pem) {
-  auto key = serving::PrivateKey::fromPem(pem);
-  if (auto certificates = serving::Certificate::allFromPem(pem)) {
-    for (const serving::Certificate& c : *certificates) {
+  auto key = certificates::PrivateKey::fromPem(pem);
+  if (auto chain = certificates::Certificate::allFromPem(pem)) {
+    for (const certificates::Certificate& c : *chain) {
       (void)c.pem();
       (void)c.subjectCommonName();
       (void)c.subjectOrganizations();
@@ -33,26 +33,27 @@ void readPem(std::string_view pem) {
       (void)c.ipAddresses();
       (void)c.isCa();
       (void)c.fingerprint();
-      (void)c.isIssuedBy(certificates->front());
+      (void)c.isIssuedBy(chain->front());
       (void)c.covers("shardscaler-webhook.monitoring.svc");
       (void)c.covers("10.0.0.1");
       if (key) (void)key->matches(c);
     }
-    (void)serving::concatPem(*certificates);
+    (void)certificates::concatPem(*chain);
   }
-  (void)serving::Certificate::fromPem(pem);
-  (void)serving::TrustBundle::fromPem(std::string(pem));
-  (void)serving::CertificateAuthority::fromPem(pem, pem);
+  (void)certificates::Certificate::fromPem(pem);
+  (void)certificates::TrustBundle::fromPem(std::string(pem));
+  (void)certificates::CertificateAuthority::fromPem(pem, pem);
   if (key) (void)key->pem();
 }
 
 void readSecret(const nlohmann::json& secret) {
-  const serving::StoredCertificates stored = serving::detail::decodeCertificateSecret(secret);
-  (void)serving::detail::servingCertificateFromSecret(secret);
+  const certificates::StoredCertificates stored =
+      certificates::detail::decodeCertificateSecret(secret);
+  (void)certificates::detail::servingCertificateFromSecret(secret);
   // 2026-06-01T00:00:00Z
-  const serving::SystemTime now{std::chrono::seconds(1780272000)};
-  (void)serving::planCertificates(stored, {"shardscaler-webhook.monitoring.svc", "10.0.0.1"},
-                                  serving::RotationPolicy{}, now);
+  const certificates::SystemTime now{std::chrono::seconds(1780272000)};
+  (void)certificates::planCertificates(stored, {"shardscaler-webhook.monitoring.svc", "10.0.0.1"},
+                                       certificates::RotationPolicy{}, now);
 }
 
 }  // namespace

@@ -14,12 +14,12 @@
 #include <string>
 
 #include "fuzz_input.h"
+#include "shardscaler/certificates/certificate_authority.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/metrics_api/access_review.h"
 #include "shardscaler/metrics_api/front_proxy.h"
 #include "shardscaler/metrics_api/metrics_api_handler.h"
-#include "shardscaler/serving/certificate_authority.h"
 
 namespace {
 
@@ -81,11 +81,11 @@ using shardscaler::metrics_api::RequestHeaderConfig;
 const RequestHeaderConfig& defaultConfig() {
   static const RequestHeaderConfig config = [] {
     const auto now = std::chrono::system_clock::now();
-    auto ca = shardscaler::serving::CertificateAuthority::generate("front-proxy-ca", now,
-                                                                   now + std::chrono::hours(24));
+    auto ca = shardscaler::certificates::CertificateAuthority::generate(
+        "front-proxy-ca", now, now + std::chrono::hours(24));
     if (!ca) __builtin_trap();
     RequestHeaderConfig c;
-    auto bundle = shardscaler::serving::TrustBundle::fromPem(ca->certificate().pem());
+    auto bundle = shardscaler::certificates::TrustBundle::fromPem(ca->certificate().pem());
     if (!bundle) __builtin_trap();
     c.client_ca = std::move(*bundle);
     c.allowed_names = {"front-proxy-client"};

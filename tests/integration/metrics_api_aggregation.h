@@ -1,7 +1,7 @@
 // The external metrics API behind the real aggregator, for its integration test and its
 // benchmark: kube-apiserver 1.20 started with the aggregation-layer flags (request-header CA,
 // allowed names, proxy client certificate, --enable-aggregator-routing), an APIService pointing at
-// MetricsApiHandler served by HttpsServer, and ShardSets in etcd. The aggregator refuses loopback
+// MetricsApiHandler served by HttpServer, and ShardSets in etcd. The aggregator refuses loopback
 // endpoints, so startAggregation() moves the process into a network namespace of its own
 // (unshare(CLONE_NEWNET)) where `lo` also carries 10.200.0.1; the namespace goes away with the
 // process, whatever happens to it. Tests and benchmarks only.
@@ -21,20 +21,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "shardscaler/certificates/certificate_authority.h"
+#include "shardscaler/certificates/certificate_source.h"
 #include "shardscaler/k8s_client/base64.h"
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/rest_client.h"
 #include "shardscaler/metrics_api/front_proxy_config_watch.h"
 #include "shardscaler/metrics_api/metrics_api_handler.h"
-#include "shardscaler/serving/certificate_authority.h"
-#include "shardscaler/serving/certificate_source.h"
-#include "shardscaler/serving/https_server.h"
+#include "shardscaler/serving/http_server.h"
 #include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/test_kit/http_client.h"
 #include "shardscaler/test_kit/temp_dir.h"
 #include "shardscaler/testenv/control_plane.h"
 
-#include "../unit/serving/tls_test_support.h"
+#include "../unit/certificates/tls_test_support.h"
 
 namespace shardscaler::metrics_api::aggregation {
 
@@ -63,17 +63,18 @@ inline void writeFile(const std::filesystem::path& path, const std::string& text
 // Everything the suite shares: one control plane, one served API.
 struct Aggregation {
   test_kit::TempDir dir;  // first member, so it goes last: the API server reads its files
-  serving::CertificateAuthority front_proxy_ca;
-  serving::KeyedCertificate proxy_client;
-  serving::CertificateAuthority serving_ca;
+  certificates::CertificateAuthority front_proxy_ca;
+  certificates::KeyedCertificate proxy_client;
+  certificates::CertificateAuthority serving_ca;
   std::unique_ptr<testenv::ControlPlane> control_plane;
   std::unique_ptr<k8s::RestClient> client;
   std::shared_ptr<k8s::RealClock> clock = std::make_shared<k8s::RealClock>();
   RequestHeaderConfigSlot config;
-  std::shared_ptr<serving::TrustBundleSlot> trust = std::make_shared<serving::TrustBundleSlot>();
+  std::shared_ptr<certificates::TrustBundleSlot> trust =
+      std::make_shared<certificates::TrustBundleSlot>();
   std::unique_ptr<FrontProxyConfigWatch> watch;
   std::unique_ptr<MetricsApiHandler> handler;
-  std::unique_ptr<serving::HttpsServer> server;
+  std::unique_ptr<serving::HttpServer> server;
   std::uint16_t port = 0;
 };
 
@@ -86,9 +87,9 @@ inline std::string runOrThrow(const std::string& command) {
   return command;
 }
 
-inline serving::CertificateAuthority makeCa(const std::string& name) {
+inline certificates::CertificateAuthority makeCa(const std::string& name) {
   const auto now = std::chrono::system_clock::now();
-  auto ca = serving::CertificateAuthority::generate(name, now - 1h, now + 4h);
+  auto ca = certificates::CertificateAuthority::generate(name, now - 1h, now + 4h);
   if (!ca) throw std::runtime_error(ca.error());
   return std::move(*ca);
 }
@@ -135,12 +136,12 @@ inline void startServers(Aggregation* e) {
                                      .not_before = now - 1h,
                                      .not_after = now + 3h});
   if (!issued) throw std::runtime_error(issued.error());
-  auto certificate = serving::ServingCertificate::fromPem(
+  auto certificate = certificates::ServingCertificate::fromPem(
       issued->certificate.pem(), issued->key.pem(), e->serving_ca.certificate().pem());
   if (!certificate) throw std::runtime_error(certificate.error());
-  e->server = std::make_unique<serving::HttpsServer>(serving::HttpsServer::Options{
+  e->server = std::make_unique<serving::HttpServer>(serving::HttpServer::Options{
       .address = {kAddress, 0},
-      .certificates = std::make_shared<serving::CertificateSlot>(*certificate),
+      .certificates = std::make_shared<certificates::CertificateSlot>(*certificate),
       .client_certificates = serving::ClientCertificateMode::Request,
       .client_trust = e->trust,
       .workers = 2});
@@ -228,7 +229,7 @@ inline void startAggregation() {
 
   auto front_proxy_ca = makeCa("front-proxy-ca");
   auto proxy_client =
-      serving::testing::issueClientCertificate(front_proxy_ca, "front-proxy-client");
+      certificates::testing::issueClientCertificate(front_proxy_ca, "front-proxy-client");
   env.reset(new Aggregation{.dir = test_kit::TempDir("shardscaler-aggregation-"),
                             .front_proxy_ca = std::move(front_proxy_ca),
                             .proxy_client = std::move(proxy_client),
@@ -273,7 +274,7 @@ inline int raw(const std::string& path, std::string* out, std::string* err = nul
 
 // A request straight to the served API, with or without a client certificate.
 inline test_kit::ClientReply direct(const std::string& path,
-                                    const serving::KeyedCertificate* certificate,
+                                    const certificates::KeyedCertificate* certificate,
                                     std::vector<std::string> headers = {}) {
   test_kit::ClientRequest r;
   r.url = "https://" + std::string(kAddress) + ":" + std::to_string(env->port) + path;

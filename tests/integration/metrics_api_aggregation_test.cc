@@ -52,13 +52,14 @@ TEST_F(MetricsApiAggregationTest, OnlyTheFrontProxyIsBelievedAndTheApiServerAuth
   EXPECT_THAT(anonymous.body, HasSubstr("front proxy"));
   // A certificate of another CA, with the allowed name: 401.
   const auto other_ca = makeCa("not-the-front-proxy");
-  const auto forged = serving::testing::issueClientCertificate(other_ca, "front-proxy-client");
+  const auto forged = certificates::testing::issueClientCertificate(other_ca, "front-proxy-client");
   EXPECT_EQ(direct("/apis/external.metrics.k8s.io/v1beta1", &forged,
                    {"X-Remote-User: admin", "X-Remote-Group: system:masters"})
                 .status,
             401);
   // The front proxy's CA, but a name not among requestheader-allowed-names: 401.
-  const auto unnamed = serving::testing::issueClientCertificate(env->front_proxy_ca, "someone");
+  const auto unnamed =
+      certificates::testing::issueClientCertificate(env->front_proxy_ca, "someone");
   EXPECT_EQ(direct("/apis/external.metrics.k8s.io/v1beta1", &unnamed,
                    {"X-Remote-User: admin", "X-Remote-Group: system:masters"})
                 .status,

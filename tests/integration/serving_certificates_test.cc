@@ -11,10 +11,10 @@
 
 #include "serving_test_support.h"
 #include "shardscaler/base/expected.h"
-#include "shardscaler/serving/ca_bundle_injector.h"
+#include "shardscaler/certificates/ca_bundle_injector.h"
 #include "shardscaler/test_kit/eventually.h"
 
-namespace shardscaler::serving::integration {
+namespace shardscaler::certificates::integration {
 namespace {
 
 // The waits look every 100 ms, as they did before the kit.
@@ -215,4 +215,4 @@ TEST_F(ServingCertificates, TheCaBundleOfARealWebhookConfigurationIsInjectedAndR
 }
 
 }  // namespace
-}  // namespace shardscaler::serving::integration
+}  // namespace shardscaler::certificates::integration

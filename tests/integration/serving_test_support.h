@@ -12,12 +12,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "shardscaler/certificates/secret_certificate_store.h"
 #include "shardscaler/k8s_client/kube_config.h"
 #include "shardscaler/k8s_client/rest_client.h"
-#include "shardscaler/serving/secret_certificate_store.h"
 #include "shardscaler/testenv/control_plane.h"
 
-namespace shardscaler::serving::integration {
+namespace shardscaler::certificates::integration {
 
 using k8s::Json;
 
@@ -68,4 +68,4 @@ inline std::string fingerprintOf(const CertificateSource& source) {
   return current ? current->leaf().fingerprint() : std::string();
 }
 
-}  // namespace shardscaler::serving::integration
+}  // namespace shardscaler::certificates::integration

@@ -1,5 +1,5 @@
 // End to end with the real kube-apiserver (1.20): it calls a validating webhook served by
-// HttpsServer at https://127.0.0.1:<port>/validate, trusting the caBundle the injector keeps
+// HttpServer at https://127.0.0.1:<port>/validate, trusting the caBundle the injector keeps
 // current, while the certificate Secret rotates every few seconds, CA included. The injector sees
 // the Secret a second late, as a leader replica that polls later than the serving one would. Every
 // DELETE of the guarded ConfigMap must reach the handler and be denied by it: a TLS failure at any
@@ -14,16 +14,19 @@
 #include <thread>
 
 #include "serving_test_support.h"
-#include "shardscaler/serving/ca_bundle_injector.h"
-#include "shardscaler/serving/https_server.h"
+#include "shardscaler/certificates/ca_bundle_injector.h"
+#include "shardscaler/serving/http_server.h"
 #include "shardscaler/test_kit/eventually.h"
 
-namespace shardscaler::serving::integration {
+namespace shardscaler::certificates::integration {
 namespace {
 
 // The waits look every 100 ms, as they did before the kit.
 constexpr std::chrono::milliseconds kWaitPoll{100};
 
+using serving::HttpServer;
+using serving::Request;
+using serving::Response;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
@@ -118,13 +121,13 @@ TEST(ServingWebhook, TheApiServerCallsTheWebhookThroughEveryRotation) {
       test_kit::eventually(seconds(10), kWaitPoll, [&] { return store->current() != nullptr; }));
 
   std::atomic<int> calls{0};
-  HttpsServer::Options server_options;
+  HttpServer::Options server_options;
   server_options.address = {"127.0.0.1", 0};
   server_options.certificates = store;
   // Idle connections close between attempts, so every attempt is a new TLS handshake against
   // the caBundle the API server holds at that moment (a kept-alive connection was verified once).
   server_options.limits.idle_timeout = milliseconds(100);
-  HttpsServer server(server_options);
+  HttpServer server(server_options);
   server.handle("POST", "/validate", [&](const Request& r) { return denyDeletes(r, calls); });
   auto port = server.start();
   ASSERT_TRUE(port.has_value()) << port.error();
@@ -196,4 +199,4 @@ TEST(ServingWebhook, TheApiServerCallsTheWebhookThroughEveryRotation) {
 }
 
 }  // namespace
-}  // namespace shardscaler::serving::integration
+}  // namespace shardscaler::certificates::integration

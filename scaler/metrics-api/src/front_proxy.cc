@@ -67,7 +67,7 @@ Expected<RequestHeaderConfig> requestHeaderConfigFromConfigMap(const Json& confi
   RequestHeaderConfig config;
   if (auto ca = data.find("requestheader-client-ca-file");
       ca != data.end() && ca->is_string() && !ca->get<std::string>().empty()) {
-    auto bundle = serving::TrustBundle::fromPem(ca->get<std::string>());
+    auto bundle = certificates::TrustBundle::fromPem(ca->get<std::string>());
     if (!bundle) return std::unexpected("requestheader-client-ca-file: " + bundle.error());
     config.client_ca = std::move(*bundle);
   }

@@ -20,7 +20,7 @@ std::string configMapName() {
 
 FrontProxyConfigWatch::FrontProxyConfigWatch(k8s::KubeClient& client, const k8s::Clock& clock,
                                              RequestHeaderConfigSlot& config,
-                                             serving::TrustBundleSlot& client_trust,
+                                             certificates::TrustBundleSlot& client_trust,
                                              std::function<void(std::string_view)> degraded)
     : config_(config), client_trust_(client_trust), degraded_(std::move(degraded)) {
   k8s::InformerOptions options;

@@ -21,11 +21,10 @@ constexpr std::size_t kHandlerWorkers = 4;
 
 double seconds(std::chrono::nanoseconds d) { return std::chrono::duration<double>(d).count(); }
 
-serving::ServingOptions servingOptions(const RunOptions& o) {
-  serving::ServingOptions s;
-  s.bind_address = {o.webhook_bind_address->host, o.webhook_bind_address->port};
-  s.certificate_mode = o.webhook_cert_dir.empty() ? serving::CertificateMode::Secret
-                                                  : serving::CertificateMode::Directory;
+certificates::CertificateOptions certificateOptions(const RunOptions& o) {
+  certificates::CertificateOptions s;
+  s.certificate_mode = o.webhook_cert_dir.empty() ? certificates::CertificateMode::Secret
+                                                  : certificates::CertificateMode::Directory;
   s.secret_namespace = o.webhook_cert_secret_namespace;
   s.secret_name = o.webhook_cert_secret;
   s.hosts = o.webhook_hosts;
@@ -151,9 +150,9 @@ void GuardServer::observe(const guard::ReviewRecord& r) {
 }
 
 Expected<void> GuardServer::start(const std::function<bool()>& stopping) {
-  serving::ServingOptions serving_options = servingOptions(options_);
-  if (metrics_api_) serving_options.api_services.push_back(metrics_api_->apiService());
-  if (auto ok = serving::validate(serving_options); !ok) {
+  certificates::CertificateOptions certificate_options = certificateOptions(options_);
+  if (metrics_api_) certificate_options.api_services.push_back(metrics_api_->apiService());
+  if (auto ok = certificates::validate(certificate_options); !ok) {
     return std::unexpected("shard guard: " + ok.error());
   }
   auto self = selfUser(stopping);
@@ -172,14 +171,14 @@ Expected<void> GuardServer::start(const std::function<bool()>& stopping) {
                                           [this](const guard::ReviewRecord& r) { observe(r); });
 
   const auto degraded = [this](std::string_view reason) { metrics_.incDegraded(reason); };
-  auto parts = serving::makeCertificateParts(serving_options, client_, clock_, degraded);
+  auto parts = certificates::makeCertificateParts(certificate_options, client_, clock_, degraded);
   if (!parts) return std::unexpected("shard guard: " + parts.error());
   certificates_ = std::move(*parts);
   if (certificates_.store) certificates_.store->start();
   if (certificates_.files) certificates_.files->start();
 
-  server_ = std::make_unique<serving::HttpsServer>(serving::HttpsServer::Options{
-      .address = serving_options.bind_address,
+  server_ = std::make_unique<serving::HttpServer>(serving::HttpServer::Options{
+      .address = *options_.webhook_bind_address,
       .certificates = certificates_.source,
       // The front proxy proves itself with a certificate; the webhook's callers send none. A
       // certificate that does not verify reaches the metrics handler unverified (its 401).

@@ -11,13 +11,13 @@
 #include <string>
 
 #include "shardscaler/base/expected.h"
+#include "shardscaler/certificates/certificate_options.h"
 #include "shardscaler/guard/shard_guard.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/rest_client.h"
 #include "shardscaler/service/run_options.h"
-#include "shardscaler/serving/https_server.h"
-#include "shardscaler/serving/serving_options.h"
+#include "shardscaler/serving/http_server.h"
 #include "shardscaler/telemetry/metrics.h"
 #include "shardscaler/telemetry/warning_limiter.h"
 
@@ -59,8 +59,8 @@ class GuardServer {
   telemetry::WarningLimiter warnings_;  // denials and bad reviews, per rule
   std::unique_ptr<k8s::RestClient> reads_client_;
   std::unique_ptr<guard::ShardGuard> guard_;
-  serving::CertificateParts certificates_;
-  std::unique_ptr<serving::HttpsServer> server_;
+  certificates::CertificateParts certificates_;
+  std::unique_ptr<serving::HttpServer> server_;
   std::atomic<bool> serving_{false};               // server_ started: the probes may ask it
   std::unique_ptr<MetricsApiServer> metrics_api_;  // with --external-metrics-api
 };

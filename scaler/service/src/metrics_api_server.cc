@@ -23,7 +23,7 @@ MetricsApiServer::MetricsApiServer(const RunOptions& options, k8s::RestClient& c
     : clock_(std::move(clock)),
       metrics_(metrics),
       ours_{options.external_metrics_service_namespace, options.external_metrics_service},
-      client_trust_(std::make_shared<serving::TrustBundleSlot>()),
+      client_trust_(std::make_shared<certificates::TrustBundleSlot>()),
       events_(events),
       register_(options.register_api_service),
       owner_configuration_(options.webhook_configuration) {
@@ -55,11 +55,11 @@ MetricsApiServer::MetricsApiServer(const RunOptions& options, k8s::RestClient& c
 
 MetricsApiServer::~MetricsApiServer() { stop(); }
 
-serving::ServingOptions::ApiService MetricsApiServer::apiService() const {
+certificates::CertificateOptions::ApiService MetricsApiServer::apiService() const {
   return {std::string(metrics_api::kApiServiceName), ours_.ns, ours_.name};
 }
 
-void MetricsApiServer::registerRoutes(serving::HttpsServer& server) {
+void MetricsApiServer::registerRoutes(serving::HttpServer& server) {
   // Every method: the handler answers anything but GET with the API server's 405 Status.
   const auto handle = [this](const serving::Request& request) {
     const auto started = clock_->monotonicNow();
@@ -69,7 +69,7 @@ void MetricsApiServer::registerRoutes(serving::HttpsServer& server) {
     return response;
   };
   // GETs only, as the aggregator sends them: a body is refused (413) before the handler.
-  const serving::HttpsServer::RouteOptions no_body{.max_body_bytes = 0};
+  const serving::HttpServer::RouteOptions no_body{.max_body_bytes = 0};
   server.handlePrefix("*", "/apis", handle, no_body);
   server.handle("*", "/openapi/v2", handle, no_body);
 }

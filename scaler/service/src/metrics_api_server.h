@@ -12,6 +12,8 @@
 #include <string>
 #include <thread>
 
+#include "shardscaler/certificates/certificate_options.h"
+#include "shardscaler/certificates/trust_bundle.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/informer.h"
@@ -20,9 +22,7 @@
 #include "shardscaler/metrics_api/front_proxy_config_watch.h"
 #include "shardscaler/metrics_api/metrics_api_handler.h"
 #include "shardscaler/service/run_options.h"
-#include "shardscaler/serving/https_server.h"
-#include "shardscaler/serving/serving_options.h"
-#include "shardscaler/serving/trust_bundle.h"
+#include "shardscaler/serving/http_server.h"
 #include "shardscaler/telemetry/metrics.h"
 
 namespace shardscaler::service {
@@ -39,11 +39,11 @@ class MetricsApiServer {
   MetricsApiServer& operator=(const MetricsApiServer&) = delete;
 
   // The CAs the HTTPS server verifies client certificates against (the front proxy's).
-  std::shared_ptr<const serving::TrustBundleSlot> clientTrust() const { return client_trust_; }
+  std::shared_ptr<const certificates::TrustBundleSlot> clientTrust() const { return client_trust_; }
   // The APIService whose caBundle the certificate injector keeps current.
-  serving::ServingOptions::ApiService apiService() const;
+  certificates::CertificateOptions::ApiService apiService() const;
   // Adds /apis... and /openapi/v2 (before the server starts).
-  void registerRoutes(serving::HttpsServer& server);
+  void registerRoutes(serving::HttpServer& server);
   // Follows the front proxy's ConfigMap and the APIService, and registers it where none exists
   // (with --register-api-service) once `ca_bundle_base64` returns the serving CA (not "").
   void start(std::function<std::string()> ca_bundle_base64);
@@ -64,7 +64,7 @@ class MetricsApiServer {
   const metrics_api::ServiceReference ours_;
   std::unique_ptr<k8s::RestClient> reads_client_;
   metrics_api::RequestHeaderConfigSlot config_;
-  std::shared_ptr<serving::TrustBundleSlot> client_trust_;
+  std::shared_ptr<certificates::TrustBundleSlot> client_trust_;
   std::unique_ptr<metrics_api::MetricsApiHandler> handler_;
   std::unique_ptr<metrics_api::FrontProxyConfigWatch> config_watch_;
   std::unique_ptr<k8s::Informer> api_service_informer_;

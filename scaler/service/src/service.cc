@@ -19,8 +19,8 @@
 #include "shardscaler/k8s_client/leader_elector.h"
 #include "shardscaler/k8s_client/rest_client.h"
 #include "shardscaler/retention/planner.h"
-#include "shardscaler/service/http_server.h"
 #include "shardscaler/service/signals.h"
+#include "shardscaler/service/status_endpoints.h"
 #include "shardscaler/telemetry/build_info.h"
 #include "shardscaler/telemetry/metrics.h"
 
@@ -140,7 +140,7 @@ class Service {
                         .drain_url_policy = std::move(url_policy),
                         .drain_pods = pods_},
                     &ingestion_),
-        http_(HttpServer::Handlers{
+        http_(StatusEndpoints::Handlers{
             .metrics = [this] { return metrics_.serialize(); },
             .readiness = [this] { return readiness(); },
             .liveness = [this] { return liveness(); },
@@ -153,7 +153,10 @@ class Service {
 
   int run() {
     if (!listen()) return 1;
-    http_.start();
+    if (auto ok = http_.start(); !ok) {
+      base::logEvent(base::LogLevel::Error, "cannot serve", {{"error", ok.error()}});
+      return 1;
+    }
     // Before the informers and the election: every replica serves the guard, and the controller
     // must know its own identity before it writes anything the guard judges.
     if (guard_) {
@@ -317,7 +320,7 @@ class Service {
   std::shared_ptr<ingestion::ShardPodReader> pods_;
   ingestion::IngestionMonitor ingestion_;  // before the controller, which holds a pointer to it
   controller::ShardSetController controller_;
-  HttpServer http_;
+  StatusEndpoints http_;
   std::unique_ptr<GuardServer> guard_;  // when --webhook-bind-address is not "0"
   StopSignal stop_;
   std::unique_ptr<k8s::LeaderElector> elector_;

@@ -21,7 +21,8 @@ Router::Match Router::find(std::string_view method, std::string_view path) const
   if (best == 0) return match;
   for (const auto& route : routes_) {
     if (strength(route) != best) continue;
-    if (route.method == "*" || route.method == method) {
+    if (route.method == "*" || route.method == method ||
+        (method == "HEAD" && route.method == "GET")) {
       match.handler = &route.handler;
       match.route = route.path;
       match.allowed.clear();
@@ -29,6 +30,7 @@ Router::Match Router::find(std::string_view method, std::string_view path) const
       return match;
     }
     match.allowed += (match.allowed.empty() ? "" : ", ") + route.method;
+    if (route.method == "GET") match.allowed += ", HEAD";
   }
   return match;
 }

@@ -13,7 +13,8 @@ namespace shardscaler::serving::detail {
 
 class Router {
  public:
-  // method "*" matches every method. max_body_bytes: the largest body the route reads.
+  // method "*" matches every method, "GET" also HEAD. max_body_bytes: the largest body the route
+  // reads.
   void add(std::string method, std::string path, bool prefix, Handler handler,
            std::size_t max_body_bytes);
 

@@ -5,8 +5,8 @@
 
 #include <cstring>
 
-#include "openssl_handles.h"
 #include "shardscaler/base/expected.h"
+#include "shardscaler/certificates/openssl_handles.h"
 
 namespace shardscaler::serving::detail {
 namespace {
@@ -37,25 +37,27 @@ int selectAlpn(SSL*, const unsigned char** out, unsigned char* out_length, const
   return SSL_TLSEXT_ERR_OK;
 }
 
-Expected<void> useCertificate(SSL_CTX* native, const ServingCertificate& certificate) {
+Expected<void> useCertificate(SSL_CTX* native,
+                              const certificates::ServingCertificate& certificate) {
   if (SSL_CTX_use_certificate(native, certificate.leaf().native()) != 1) {
-    return std::unexpected(opensslError("use certificate"));
+    return std::unexpected(certificates::opensslError("use certificate"));
   }
   for (std::size_t i = 1; i < certificate.chain().size(); ++i) {
     if (SSL_CTX_add1_chain_cert(native, certificate.chain()[i].native()) != 1) {
-      return std::unexpected(opensslError("add chain certificate"));
+      return std::unexpected(certificates::opensslError("add chain certificate"));
     }
   }
   if (SSL_CTX_use_PrivateKey(native, certificate.key().native()) != 1 ||
       SSL_CTX_check_private_key(native) != 1) {
-    return std::unexpected(opensslError("use private key"));
+    return std::unexpected(certificates::opensslError("use private key"));
   }
   return {};
 }
 
 int acceptAnyChain(int /*preverify_ok*/, X509_STORE_CTX* /*context*/) { return 1; }
 
-Expected<void> trustClients(SSL_CTX* native, ClientCertificateMode mode, const TrustBundle* trust) {
+Expected<void> trustClients(SSL_CTX* native, ClientCertificateMode mode,
+                            const certificates::TrustBundle* trust) {
   if (mode == ClientCertificateMode::None) {
     SSL_CTX_set_verify(native, SSL_VERIFY_NONE, nullptr);
     return {};
@@ -63,13 +65,14 @@ Expected<void> trustClients(SSL_CTX* native, ClientCertificateMode mode, const T
   // An empty store when no bundle is loaded yet: any presented certificate then fails, never
   // passes.
   X509_STORE* store = X509_STORE_new();
-  if (store == nullptr) return std::unexpected(opensslError("client trust store"));
+  if (store == nullptr) return std::unexpected(certificates::opensslError("client trust store"));
   SSL_CTX_set_cert_store(native, store);
   if (trust != nullptr) {
     for (const auto& ca : trust->certificates()) {
       if (X509_STORE_add_cert(store, ca.native()) != 1 ||
           SSL_CTX_add_client_CA(native, ca.native()) != 1) {
-        return std::unexpected(opensslError("trust client CA \"" + ca.subjectCommonName() + "\""));
+        return std::unexpected(
+            certificates::opensslError("trust client CA \"" + ca.subjectCommonName() + "\""));
       }
     }
   }
@@ -84,22 +87,22 @@ Expected<void> trustClients(SSL_CTX* native, ClientCertificateMode mode, const T
 
 }  // namespace
 
-Expected<std::shared_ptr<ssl::context>> makeServerTlsContext(const ServingCertificate& certificate,
-                                                             ClientCertificateMode mode,
-                                                             const TrustBundle* trust) {
+Expected<std::shared_ptr<ssl::context>> makeServerTlsContext(
+    const certificates::ServingCertificate& certificate, ClientCertificateMode mode,
+    const certificates::TrustBundle* trust) {
   ERR_clear_error();
   auto context = std::make_shared<ssl::context>(ssl::context::tls_server);
   SSL_CTX* native = context->native_handle();
   if (SSL_CTX_set_min_proto_version(native, TLS1_2_VERSION) != 1 ||
       SSL_CTX_set_cipher_list(native, kTls12Ciphers) != 1) {
-    return std::unexpected(opensslError("TLS settings"));
+    return std::unexpected(certificates::opensslError("TLS settings"));
   }
   SSL_CTX_set_options(
       native, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
   // A server that asks for client certificates resumes a TLS 1.2 session only under a session id
   // context; without one OpenSSL ends the resumed handshake with a fatal alert.
   if (SSL_CTX_set_session_id_context(native, kSessionIdContext, sizeof kSessionIdContext) != 1) {
-    return std::unexpected(opensslError("session id context"));
+    return std::unexpected(certificates::opensslError("session id context"));
   }
   // An idle connection keeps no read or write buffer of its own.
   SSL_CTX_set_mode(native, SSL_MODE_RELEASE_BUFFERS);

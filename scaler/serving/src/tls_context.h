@@ -8,20 +8,22 @@
 #include <boost/asio/ssl/context.hpp>
 
 #include "shardscaler/base/expected.h"
-#include "shardscaler/serving/certificate_source.h"
-#include "shardscaler/serving/https_server.h"
-#include "shardscaler/serving/trust_bundle.h"
+#include "shardscaler/certificates/certificate_source.h"
+#include "shardscaler/certificates/trust_bundle.h"
+#include "shardscaler/serving/http_server.h"
 
 namespace shardscaler::serving::detail {
 
 // TLS 1.2 and 1.3 only, AEAD ciphers only, no renegotiation, ALPN "http/1.1".
 Expected<std::shared_ptr<boost::asio::ssl::context>> makeServerTlsContext(
-    const ServingCertificate& certificate, ClientCertificateMode mode, const TrustBundle* trust);
+    const certificates::ServingCertificate& certificate, ClientCertificateMode mode,
+    const certificates::TrustBundle* trust);
 
 class TlsContextCache {
  public:
-  TlsContextCache(std::shared_ptr<const CertificateSource> certificates, ClientCertificateMode mode,
-                  std::shared_ptr<const TrustBundleSlot> trust)
+  TlsContextCache(std::shared_ptr<const certificates::CertificateSource> certificates,
+                  ClientCertificateMode mode,
+                  std::shared_ptr<const certificates::TrustBundleSlot> trust)
       : certificates_(std::move(certificates)), mode_(mode), trust_slot_(std::move(trust)) {}
 
   // The context for the current certificate and trust bundle; an error when there is no
@@ -30,11 +32,11 @@ class TlsContextCache {
   Expected<std::shared_ptr<boost::asio::ssl::context>> current(bool* rebuilt);
 
  private:
-  std::shared_ptr<const CertificateSource> certificates_;
+  std::shared_ptr<const certificates::CertificateSource> certificates_;
   ClientCertificateMode mode_;
-  std::shared_ptr<const TrustBundleSlot> trust_slot_;
-  std::shared_ptr<const ServingCertificate> certificate_;
-  std::shared_ptr<const TrustBundle> trust_;
+  std::shared_ptr<const certificates::TrustBundleSlot> trust_slot_;
+  std::shared_ptr<const certificates::ServingCertificate> certificate_;
+  std::shared_ptr<const certificates::TrustBundle> trust_;
   std::shared_ptr<boost::asio::ssl::context> context_;
   std::string error_;  // why the current pair gives no context
 };

@@ -82,8 +82,8 @@ std::set<Grant> expectedGrants(const service::RunOptions& options) {
     out.insert(
         {"", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "get", webhook});
     if (options.webhook_cert_dir.empty()) {
-      // serving/: the caBundle injected with a JSON patch; the certificate Secret created once,
-      // read and updated by name.
+      // certificates/: the caBundle injected with a JSON patch; the certificate Secret created
+      // once, read and updated by name.
       out.insert({"", "admissionregistration.k8s.io", "validatingwebhookconfigurations", "patch",
                   webhook});
       const auto& ns = options.webhook_cert_secret_namespace;
@@ -101,8 +101,8 @@ std::set<Grant> expectedGrants(const service::RunOptions& options) {
     for (const char* verb : {"get", "list", "watch"}) {
       out.insert({"kube-system", "", "configmaps", verb, "extension-apiserver-authentication"});
     }
-    // scaler/service/src/metrics_api_server.cc watches the APIService by name; serving/ injects its
-    // caBundle unless the certificates come from a directory.
+    // scaler/service/src/metrics_api_server.cc watches the APIService by name; certificates/
+    // injects its caBundle unless the certificates come from a directory.
     const std::string api_service = "v1beta1.external.metrics.k8s.io";
     out.insert({"", "apiregistration.k8s.io", "apiservices", "list", api_service});
     out.insert({"", "apiregistration.k8s.io", "apiservices", "watch", api_service});

@@ -9,7 +9,7 @@
 #include "shardscaler/metrics_api/api_service_state.h"
 #include "shardscaler/metrics_api/discovery.h"
 
-#include "../serving/tls_test_support.h"
+#include "../certificates/tls_test_support.h"
 
 namespace shardscaler::metrics_api {
 namespace {
@@ -20,7 +20,7 @@ using ::testing::HasSubstr;
 
 const std::string& caPem() {
   static const std::string pem =
-      serving::testing::makeTestPki("front-proxy-ca").ca.certificate().pem();
+      certificates::testing::makeTestPki("front-proxy-ca").ca.certificate().pem();
   return pem;
 }
 

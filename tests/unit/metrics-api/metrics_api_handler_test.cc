@@ -11,7 +11,7 @@
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/metrics_api/front_proxy_config_watch.h"
 
-#include "../serving/tls_test_support.h"
+#include "../certificates/tls_test_support.h"
 
 namespace shardscaler::metrics_api {
 namespace {
@@ -73,7 +73,7 @@ class FakeClient final : public k8s::KubeClient {
 
 const std::string& caPem() {
   static const std::string pem =
-      serving::testing::makeTestPki("front-proxy-ca").ca.certificate().pem();
+      certificates::testing::makeTestPki("front-proxy-ca").ca.certificate().pem();
   return pem;
 }
 
@@ -135,7 +135,7 @@ class MetricsApiHandlerTest : public ::testing::Test {
   FakeClient client_;
   k8s::ManualClock clock_;
   RequestHeaderConfigSlot config_;
-  serving::TrustBundleSlot trust_;
+  certificates::TrustBundleSlot trust_;
   std::vector<RequestOutcome> outcomes_;
 };
 
@@ -283,7 +283,7 @@ TEST_F(MetricsApiHandlerTest, BeforeTheSettingsAreReadEverythingIs503) {
 TEST_F(MetricsApiHandlerTest, TheWatchKeepsTheLastGoodSettings) {
   std::vector<std::string> reasons;
   RequestHeaderConfigSlot slot;
-  serving::TrustBundleSlot trust;
+  certificates::TrustBundleSlot trust;
   FrontProxyConfigWatch watch(client_, clock_, slot, trust,
                               [&](std::string_view r) { reasons.emplace_back(r); });
   watch.apply(configMap("1"));
@@ -296,7 +296,7 @@ TEST_F(MetricsApiHandlerTest, TheWatchKeepsTheLastGoodSettings) {
   EXPECT_EQ(slot.current(), first);
   EXPECT_EQ(reasons, std::vector<std::string>{"front_proxy_config_invalid"});
   // A new CA replaces the old one for the next connections.
-  const std::string other = serving::testing::makeTestPki("rotated-ca").ca.certificate().pem();
+  const std::string other = certificates::testing::makeTestPki("rotated-ca").ca.certificate().pem();
   watch.apply(configMap("3", other));
   EXPECT_EQ(trust.current()->pem().find("BEGIN CERTIFICATE") != std::string::npos, true);
   EXPECT_NE(trust.current()->certificates()[0].pem(), first->client_ca->certificates()[0].pem());

@@ -1,4 +1,4 @@
-// HttpsServer against hostile and careless clients: bodies read only after routing and within the
+// HttpServer against hostile and careless clients: bodies read only after routing and within the
 // route's limit, chunk extensions and trailers bounded, bodies in flight bounded, idle connections
 // giving way to new ones, the idle timeout, HTTP versions, TLS 1.2 session resumption with client
 // certificates asked for, and health() when the I/O thread dies.
@@ -15,10 +15,10 @@
 #include <set>
 #include <thread>
 
-#include "shardscaler/serving/https_server.h"
+#include "../certificates/tls_test_support.h"
+#include "shardscaler/serving/http_server.h"
 #include "shardscaler/test_kit/eventually.h"
 #include "shardscaler/test_kit/raw_tls_client.h"
-#include "tls_test_support.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -30,8 +30,8 @@ using ::testing::HasSubstr;
 
 class HttpsLimitsTest : public ::testing::Test {
  protected:
-  HttpsServer::Options options() {
-    HttpsServer::Options o;
+  HttpServer::Options options() {
+    HttpServer::Options o;
     o.address = {"127.0.0.1", 0};
     o.certificates = slot_;
     o.workers = 2;
@@ -41,7 +41,7 @@ class HttpsLimitsTest : public ::testing::Test {
     };
     return o;
   }
-  void start(HttpsServer& server) {
+  void start(HttpServer& server) {
     server.handle("POST", "/small",
                   [](const Request& r) {
                     return Response::text(200, "got " + std::to_string(r.body.size()));
@@ -72,8 +72,9 @@ class HttpsLimitsTest : public ::testing::Test {
     return degraded_.contains(reason);
   }
 
-  testing::TestPki pki_ = testing::makeTestPki();
-  std::shared_ptr<CertificateSlot> slot_ = std::make_shared<CertificateSlot>(pki_.serving);
+  certificates::testing::TestPki pki_ = certificates::testing::makeTestPki();
+  std::shared_ptr<certificates::CertificateSlot> slot_ =
+      std::make_shared<certificates::CertificateSlot>(pki_.serving);
   std::uint16_t port_ = 0;
   std::mutex mutex_;
   std::set<std::string> degraded_;
@@ -83,7 +84,7 @@ constexpr const char* kChunkedPost =
     "POST /large HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
 
 TEST_F(HttpsLimitsTest, ABodyIsReadOnlyAfterRoutingAndWithinTheRoutesLimit) {
-  HttpsServer server(options());
+  HttpServer server(options());
   start(server);
   // Announced beyond the route's limit: refused at once, with no byte of the body sent.
   EXPECT_EQ(statusFor("POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 101\r\n\r\n"), 413);
@@ -102,7 +103,7 @@ TEST_F(HttpsLimitsTest, ABodyIsReadOnlyAfterRoutingAndWithinTheRoutesLimit) {
 }
 
 TEST_F(HttpsLimitsTest, ExpectContinueGetsA100BeforeTheBody) {
-  HttpsServer server(options());
+  HttpServer server(options());
   start(server);
   auto client = connected();
   ASSERT_TRUE(client->send(
@@ -116,7 +117,7 @@ TEST_F(HttpsLimitsTest, ExpectContinueGetsA100BeforeTheBody) {
 
 // Beast counts chunk extensions against no limit: a client could send them for ever.
 TEST_F(HttpsLimitsTest, ChunkExtensionsAreRefusedWithinTheFirstKilobytes) {
-  HttpsServer server(options());
+  HttpServer server(options());
   start(server);
   // Many small chunks, each with an extension: refused once they pass 1 KiB together.
   std::string many = kChunkedPost;
@@ -136,7 +137,7 @@ TEST_F(HttpsLimitsTest, ChunkExtensionsAreRefusedWithinTheFirstKilobytes) {
 }
 
 TEST_F(HttpsLimitsTest, TrailersAreBounded) {
-  HttpsServer server(options());
+  HttpServer server(options());
   start(server);
   EXPECT_EQ(statusFor(std::string(kChunkedPost) +
                       "3\r\nabc\r\n0\r\nX-Trailer: " + std::string(2000, 't') + "\r\n\r\n"),
@@ -145,7 +146,7 @@ TEST_F(HttpsLimitsTest, TrailersAreBounded) {
 }
 
 TEST_F(HttpsLimitsTest, VersionsAndGarbage) {
-  HttpsServer server(options());
+  HttpServer server(options());
   start(server);
   EXPECT_EQ(statusFor("GET / HTTP/2.0\r\nHost: x\r\n\r\n"), 505);
   EXPECT_EQ(statusFor("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 505);
@@ -165,7 +166,7 @@ TEST_F(HttpsLimitsTest, VersionsAndGarbage) {
 TEST_F(HttpsLimitsTest, BodiesInFlightAreBounded) {
   auto o = options();
   o.limits.max_body_bytes_in_flight = 1000;
-  HttpsServer server(o);
+  HttpServer server(o);
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
   std::atomic<int> waiting{0};
@@ -196,7 +197,7 @@ TEST_F(HttpsLimitsTest, BodiesInFlightAreBounded) {
 TEST_F(HttpsLimitsTest, IdleConnectionsGiveWayAndBusyOnesDoNot) {
   auto o = options();
   o.limits.max_connections = 2;
-  HttpsServer server(o);
+  HttpServer server(o);
   start(server);
   auto idle_a = connected();
   auto idle_b = connected();
@@ -224,7 +225,7 @@ TEST_F(HttpsLimitsTest, IdleConnectionsGiveWayAndBusyOnesDoNot) {
 TEST_F(HttpsLimitsTest, AConnectionThatSendsNothingIsClosedAtTheIdleTimeout) {
   auto o = options();
   o.limits.idle_timeout = milliseconds(200);
-  HttpsServer server(o);
+  HttpServer server(o);
   start(server);
   auto idle = connected();
   const auto started = std::chrono::steady_clock::now();
@@ -238,8 +239,8 @@ TEST_F(HttpsLimitsTest, Tls12SessionsResumeWithClientCertificatesAsked) {
   for (const auto mode : {ClientCertificateMode::Request, ClientCertificateMode::None}) {
     auto o = options();
     o.client_certificates = mode;
-    o.client_trust = std::make_shared<TrustBundleSlot>(nullptr);
-    HttpsServer server(o);
+    o.client_trust = std::make_shared<certificates::TrustBundleSlot>(nullptr);
+    HttpServer server(o);
     start(server);
     test_kit::HttpClient client;  // keeps the TLS session between connections
     test_kit::ClientRequest r;
@@ -259,7 +260,7 @@ TEST_F(HttpsLimitsTest, Tls12SessionsResumeWithClientCertificatesAsked) {
 }
 
 TEST_F(HttpsLimitsTest, Tls11IsRefused) {
-  HttpsServer server(options());
+  HttpServer server(options());
   start(server);
   RawTlsClient old(port_, RawTlsClient::Options{.ca_pem = pki_.ca.certificate().pem(),
                                                 .min_version = TLS1_VERSION,
@@ -271,7 +272,7 @@ TEST_F(HttpsLimitsTest, Tls11IsRefused) {
 TEST_F(HttpsLimitsTest, HealthFailsWhenTheIoThreadDies) {
   auto o = options();
   o.observer = [](const RequestRecord&) { throw std::runtime_error("observer blew up"); };
-  HttpsServer server(o);
+  HttpServer server(o);
   EXPECT_FALSE(server.health());  // not started
   start(server);
   EXPECT_TRUE(server.health()) << server.health().error();

@@ -1,4 +1,4 @@
-// HttpsServer on 127.0.0.1 against libcurl clients that trust only the test CA: routing, TLS
+// HttpServer on 127.0.0.1 against libcurl clients that trust only the test CA: routing, TLS
 // versions, certificate hot swap, client certificates (off, optional, required, trust changed at
 // run time), limits, handler failures, handlers off the I/O thread, and a bounded stop.
 #include <gmock/gmock.h>
@@ -12,9 +12,9 @@
 #include <set>
 #include <thread>
 
-#include "shardscaler/serving/https_server.h"
+#include "../certificates/tls_test_support.h"
+#include "shardscaler/serving/http_server.h"
 #include "shardscaler/test_kit/raw_tls_client.h"
-#include "tls_test_support.h"
 
 namespace shardscaler::serving {
 namespace {
@@ -25,10 +25,10 @@ using test_kit::ClientRequest;
 using test_kit::requestOnce;
 using ::testing::HasSubstr;
 
-class HttpsServerTest : public ::testing::Test {
+class HttpServerTest : public ::testing::Test {
  protected:
-  HttpsServer::Options options() {
-    HttpsServer::Options o;
+  HttpServer::Options options() {
+    HttpServer::Options o;
     o.address = {"127.0.0.1", 0};
     o.certificates = slot_;
     o.workers = 2;
@@ -42,7 +42,7 @@ class HttpsServerTest : public ::testing::Test {
     };
     return o;
   }
-  void start(HttpsServer& server) {
+  void start(HttpServer& server) {
     auto port = server.start();
     ASSERT_TRUE(port.has_value()) << port.error();
     ASSERT_NE(*port, 0);
@@ -72,8 +72,9 @@ class HttpsServerTest : public ::testing::Test {
     int status;
   };
 
-  testing::TestPki pki_ = testing::makeTestPki();
-  std::shared_ptr<CertificateSlot> slot_ = std::make_shared<CertificateSlot>(pki_.serving);
+  certificates::testing::TestPki pki_ = certificates::testing::makeTestPki();
+  std::shared_ptr<certificates::CertificateSlot> slot_ =
+      std::make_shared<certificates::CertificateSlot>(pki_.serving);
   std::uint16_t port_ = 0;
   std::mutex mutex_;
   std::set<std::string> degraded_;
@@ -87,8 +88,8 @@ Handler echo() {
   };
 }
 
-TEST_F(HttpsServerTest, ServesARouteOverTls13ToAClientThatVerifiesTheCa) {
-  HttpsServer server(options());
+TEST_F(HttpServerTest, ServesARouteOverTls13ToAClientThatVerifiesTheCa) {
+  HttpServer server(options());
   server.handle("POST", "/validate", echo());
   start(server);
   auto r = request("/validate?timeout=10s");
@@ -100,7 +101,7 @@ TEST_F(HttpsServerTest, ServesARouteOverTls13ToAClientThatVerifiesTheCa) {
   EXPECT_EQ(reply.status, 200);
   EXPECT_EQ(reply.body, R"(POST /validate ?timeout=10s {"kind":"AdmissionReview"} yes)");
   EXPECT_EQ(reply.tls_version, "TLSv1.3");
-  EXPECT_EQ(testing::serverFingerprint(reply), pki_.serving->leaf().fingerprint());
+  EXPECT_EQ(certificates::testing::serverFingerprint(reply), pki_.serving->leaf().fingerprint());
   server.stop();
   std::lock_guard lock(mutex_);
   ASSERT_EQ(records_.size(), 1U);
@@ -109,8 +110,8 @@ TEST_F(HttpsServerTest, ServesARouteOverTls13ToAClientThatVerifiesTheCa) {
   EXPECT_EQ(records_[0].status, 200);
 }
 
-TEST_F(HttpsServerTest, ServesTls12ButNothingOlder) {
-  HttpsServer server(options());
+TEST_F(HttpServerTest, ServesTls12ButNothingOlder) {
+  HttpServer server(options());
   server.handle("GET", "/", echo());
   start(server);
   auto tls12 = request("/");
@@ -123,18 +124,18 @@ TEST_F(HttpsServerTest, ServesTls12ButNothingOlder) {
   EXPECT_NE(requestOnce(tls11).code, CURLE_OK);
 }
 
-TEST_F(HttpsServerTest, AClientThatTrustsAnotherCaFailsAndTheServerSaysSo) {
-  HttpsServer server(options());
+TEST_F(HttpServerTest, AClientThatTrustsAnotherCaFailsAndTheServerSaysSo) {
+  HttpServer server(options());
   server.handle("GET", "/", echo());
   start(server);
-  const auto stranger = testing::makeTestPki("stranger");
+  const auto stranger = certificates::testing::makeTestPki("stranger");
   const auto reply = requestOnce(request("/", stranger.ca.certificate().pem()));
   EXPECT_EQ(reply.code, CURLE_PEER_FAILED_VERIFICATION) << reply.error;
   EXPECT_TRUE(degradedEventually("https_handshake_failed"));
 }
 
-TEST_F(HttpsServerTest, RoutesExactPathsBeforePrefixesAndAnswers404And405) {
-  HttpsServer server(options());
+TEST_F(HttpServerTest, RoutesExactPathsBeforePrefixesAndAnswers404And405) {
+  HttpServer server(options());
   server.handle("GET", "/apis/exact", [](const Request&) { return Response::text(200, "exact"); });
   server.handlePrefix("*", "/apis/", [](const Request& r) { return Response::text(200, r.path); });
   server.handlePrefix("GET", "/apis/external.metrics.k8s.io/",
@@ -155,20 +156,20 @@ TEST_F(HttpsServerTest, RoutesExactPathsBeforePrefixesAndAnswers404And405) {
   EXPECT_EQ(not_allowed.status, 405);
 }
 
-TEST_F(HttpsServerTest, ANewCertificateIsUsedByTheNextHandshake) {
-  HttpsServer server(options());
+TEST_F(HttpServerTest, ANewCertificateIsUsedByTheNextHandshake) {
+  HttpServer server(options());
   server.handle("GET", "/", echo());
   start(server);
   test_kit::HttpClient kept;
   ASSERT_EQ(kept.perform(request("/")).code, CURLE_OK);
-  ASSERT_EQ(testing::serverFingerprint(requestOnce(request("/"))),
+  ASSERT_EQ(certificates::testing::serverFingerprint(requestOnce(request("/"))),
             pki_.serving->leaf().fingerprint());
 
-  const auto next = testing::makeTestPki("next-ca");
+  const auto next = certificates::testing::makeTestPki("next-ca");
   ASSERT_TRUE(slot_->set(next.serving));
   const auto fresh = requestOnce(request("/", next.ca.certificate().pem()));
   ASSERT_EQ(fresh.code, CURLE_OK) << fresh.error;
-  EXPECT_EQ(testing::serverFingerprint(fresh), next.serving->leaf().fingerprint());
+  EXPECT_EQ(certificates::testing::serverFingerprint(fresh), next.serving->leaf().fingerprint());
   EXPECT_EQ(requestOnce(request("/")).code, CURLE_PEER_FAILED_VERIFICATION);
   // A connection made before the swap goes on with the certificate it verified.
   const auto reused = kept.perform(request("/"));
@@ -176,11 +177,11 @@ TEST_F(HttpsServerTest, ANewCertificateIsUsedByTheNextHandshake) {
   EXPECT_EQ(reused.status, 200);
 }
 
-TEST_F(HttpsServerTest, ConnectionsBeforeAnyCertificateAreClosedAndReported) {
-  auto empty = std::make_shared<CertificateSlot>();
+TEST_F(HttpServerTest, ConnectionsBeforeAnyCertificateAreClosedAndReported) {
+  auto empty = std::make_shared<certificates::CertificateSlot>();
   auto o = options();
   o.certificates = empty;
-  HttpsServer server(o);
+  HttpServer server(o);
   server.handle("GET", "/", echo());
   start(server);
   EXPECT_NE(requestOnce(request("/")).code, CURLE_OK);
@@ -189,14 +190,15 @@ TEST_F(HttpsServerTest, ConnectionsBeforeAnyCertificateAreClosedAndReported) {
   EXPECT_EQ(requestOnce(request("/")).code, CURLE_OK);
 }
 
-class HttpsClientCertificateTest : public HttpsServerTest {
+class HttpsClientCertificateTest : public HttpServerTest {
  protected:
-  void startWith(ClientCertificateMode mode, std::shared_ptr<const TrustBundle> trust) {
-    trust_ = std::make_shared<TrustBundleSlot>(std::move(trust));
+  void startWith(ClientCertificateMode mode,
+                 std::shared_ptr<const certificates::TrustBundle> trust) {
+    trust_ = std::make_shared<certificates::TrustBundleSlot>(std::move(trust));
     auto o = options();
     o.client_certificates = mode;
     o.client_trust = trust_;
-    server_ = std::make_unique<HttpsServer>(o);
+    server_ = std::make_unique<HttpServer>(o);
     server_->handle("GET", "/whoami", [](const Request& r) {
       std::string groups;
       for (const auto& g : r.peer.organizations) groups += g + ";";
@@ -206,33 +208,34 @@ class HttpsClientCertificateTest : public HttpsServerTest {
     });
     start(*server_);
   }
-  ClientRequest withCertificate(const KeyedCertificate& client) {
+  ClientRequest withCertificate(const certificates::KeyedCertificate& client) {
     auto r = request("/whoami");
     r.client_certificate_pem = client.certificate.pem();
     r.client_key_pem = client.key.pem();
     return r;
   }
 
-  testing::TestPki clients_ = testing::makeTestPki("front-proxy-ca");
-  std::shared_ptr<TrustBundleSlot> trust_;
-  std::unique_ptr<HttpsServer> server_;
+  certificates::testing::TestPki clients_ = certificates::testing::makeTestPki("front-proxy-ca");
+  std::shared_ptr<certificates::TrustBundleSlot> trust_;
+  std::unique_ptr<HttpServer> server_;
 };
 
-std::shared_ptr<const TrustBundle> bundleOf(const CertificateAuthority& ca) {
-  return TrustBundle::fromPem(ca.certificate().pem()).value();
+std::shared_ptr<const certificates::TrustBundle> bundleOf(
+    const certificates::CertificateAuthority& ca) {
+  return certificates::TrustBundle::fromPem(ca.certificate().pem()).value();
 }
 
 TEST_F(HttpsClientCertificateTest, RequiredCertificatesMustVerifyAndReachTheHandler) {
   startWith(ClientCertificateMode::Require, bundleOf(clients_.ca));
-  const auto client =
-      testing::issueClientCertificate(clients_.ca, "front-proxy-client", {"system:masters"});
+  const auto client = certificates::testing::issueClientCertificate(
+      clients_.ca, "front-proxy-client", {"system:masters"});
   const auto ok = requestOnce(withCertificate(client));
   ASSERT_EQ(ok.code, CURLE_OK) << ok.error;
   EXPECT_EQ(ok.body, "verified front-proxy-client system:masters;2");
 
   EXPECT_NE(requestOnce(request("/whoami")).code, CURLE_OK);
-  const auto stranger = testing::makeTestPki("stranger");
-  const auto wrong = testing::issueClientCertificate(stranger.ca, "mallory");
+  const auto stranger = certificates::testing::makeTestPki("stranger");
+  const auto wrong = certificates::testing::issueClientCertificate(stranger.ca, "mallory");
   EXPECT_NE(requestOnce(withCertificate(wrong)).code, CURLE_OK);
   // A serving certificate of the trusted CA is not a client certificate.
   const auto server_cert =
@@ -249,23 +252,26 @@ TEST_F(HttpsClientCertificateTest, OptionalCertificatesAreVerifiedWhenGiven) {
   const auto anonymous = requestOnce(request("/whoami"));
   ASSERT_EQ(anonymous.code, CURLE_OK) << anonymous.error;
   EXPECT_EQ(anonymous.body, "anonymous  0");
-  const auto client = testing::issueClientCertificate(clients_.ca, "alice");
+  const auto client = certificates::testing::issueClientCertificate(clients_.ca, "alice");
   EXPECT_EQ(requestOnce(withCertificate(client)).body, "verified alice 2");
-  const auto stranger = testing::makeTestPki("stranger");
-  EXPECT_NE(requestOnce(withCertificate(testing::issueClientCertificate(stranger.ca, "eve"))).code,
+  const auto stranger = certificates::testing::makeTestPki("stranger");
+  EXPECT_NE(requestOnce(
+                withCertificate(certificates::testing::issueClientCertificate(stranger.ca, "eve")))
+                .code,
             CURLE_OK);
 }
 
 TEST_F(HttpsClientCertificateTest, RequestedCertificatesThatFailReachTheHandlerUnverified) {
   startWith(ClientCertificateMode::Request, bundleOf(clients_.ca));
   EXPECT_EQ(requestOnce(request("/whoami")).body, "anonymous  0");
-  const auto client = testing::issueClientCertificate(clients_.ca, "front-proxy-client");
+  const auto client =
+      certificates::testing::issueClientCertificate(clients_.ca, "front-proxy-client");
   EXPECT_EQ(requestOnce(withCertificate(client)).body, "verified front-proxy-client 2");
   // Another CA's certificate: the handshake succeeds (the handler answers 401 as an API server
   // would), but nothing of that certificate is passed on as verified.
-  const auto stranger = testing::makeTestPki("stranger");
-  const auto eve =
-      requestOnce(withCertificate(testing::issueClientCertificate(stranger.ca, "eve")));
+  const auto stranger = certificates::testing::makeTestPki("stranger");
+  const auto eve = requestOnce(
+      withCertificate(certificates::testing::issueClientCertificate(stranger.ca, "eve")));
   ASSERT_EQ(eve.code, CURLE_OK) << eve.error;
   EXPECT_EQ(eve.body, "anonymous  0");
   // Before any CA is known, no certificate verifies.
@@ -275,19 +281,20 @@ TEST_F(HttpsClientCertificateTest, RequestedCertificatesThatFailReachTheHandlerU
 
 TEST_F(HttpsClientCertificateTest, WithVerificationOffACertificateIsNeverTakenAsVerified) {
   auto o = options();
-  HttpsServer server(o);
+  HttpServer server(o);
   server.handle("GET", "/whoami", [](const Request& r) {
     return Response::text(200, r.peer.verified ? "verified" : "anonymous");
   });
   start(server);
-  const auto client = testing::issueClientCertificate(clients_.ca, "alice");
+  const auto client = certificates::testing::issueClientCertificate(clients_.ca, "alice");
   EXPECT_EQ(requestOnce(withCertificate(client)).body, "anonymous");
 }
 
 TEST_F(HttpsClientCertificateTest, TheTrustedCaCanChangeAtRunTime) {
-  const auto old_ca = testing::makeTestPki("old-front-proxy-ca");
+  const auto old_ca = certificates::testing::makeTestPki("old-front-proxy-ca");
   startWith(ClientCertificateMode::Require, bundleOf(old_ca.ca));
-  const auto client = testing::issueClientCertificate(clients_.ca, "front-proxy-client");
+  const auto client =
+      certificates::testing::issueClientCertificate(clients_.ca, "front-proxy-client");
   EXPECT_NE(requestOnce(withCertificate(client)).code, CURLE_OK);
   trust_->set(bundleOf(clients_.ca));
   const auto reply = requestOnce(withCertificate(client));
@@ -295,11 +302,11 @@ TEST_F(HttpsClientCertificateTest, TheTrustedCaCanChangeAtRunTime) {
   EXPECT_EQ(reply.body, "verified front-proxy-client 2");
 }
 
-TEST_F(HttpsServerTest, OversizedHeadersAndBodiesGet431And413) {
+TEST_F(HttpServerTest, OversizedHeadersAndBodiesGet431And413) {
   auto o = options();
   o.limits.max_header_bytes = 4096;
   o.limits.max_body_bytes = 1024;
-  HttpsServer server(o);
+  HttpServer server(o);
   server.handle("POST", "/", echo());
   start(server);
   auto big_header = request("/");
@@ -316,8 +323,8 @@ TEST_F(HttpsServerTest, OversizedHeadersAndBodiesGet431And413) {
   EXPECT_EQ(requestOnce(fits).status, 200);
 }
 
-TEST_F(HttpsServerTest, AHandlerThatThrowsGives500) {
-  HttpsServer server(options());
+TEST_F(HttpServerTest, AHandlerThatThrowsGives500) {
+  HttpServer server(options());
   server.handle("GET", "/boom",
                 [](const Request&) -> Response { throw std::runtime_error("kaboom"); });
   start(server);
@@ -329,11 +336,11 @@ TEST_F(HttpsServerTest, AHandlerThatThrowsGives500) {
 
 // /wait blocks until /release has run: only handlers on separate threads, off the I/O thread,
 // can both finish. The wait is bounded, so a failure shows as "timed out", not a hang.
-TEST_F(HttpsServerTest, HandlersRunOnWorkersNotOnTheIoThread) {
+TEST_F(HttpServerTest, HandlersRunOnWorkersNotOnTheIoThread) {
   std::mutex mutex;
   std::condition_variable released_cv;
   bool released = false;
-  HttpsServer server(options());
+  HttpServer server(options());
   server.handle("GET", "/wait", [&](const Request&) {
     std::unique_lock lock(mutex);
     const bool ok = released_cv.wait_for(lock, seconds(10), [&] { return released; });
@@ -353,8 +360,8 @@ TEST_F(HttpsServerTest, HandlersRunOnWorkersNotOnTheIoThread) {
   EXPECT_EQ(waiting.get().body, "released");
 }
 
-TEST_F(HttpsServerTest, StopIsQuickWhateverClientsDo) {
-  HttpsServer server(options());
+TEST_F(HttpServerTest, StopIsQuickWhateverClientsDo) {
+  HttpServer server(options());
   server.handle("GET", "/", echo());
   start(server);
   test_kit::HttpClient idle;  // a kept-alive connection after one request
@@ -375,11 +382,11 @@ TEST_F(HttpsServerTest, StopIsQuickWhateverClientsDo) {
   server.stop();                                        // idempotent
 }
 
-TEST_F(HttpsServerTest, ASlowClientIsCutAtTheReadTimeout) {
+TEST_F(HttpServerTest, ASlowClientIsCutAtTheReadTimeout) {
   auto o = options();
   o.limits.read_timeout = milliseconds(200);
   o.limits.handshake_timeout = milliseconds(200);
-  HttpsServer server(o);
+  HttpServer server(o);
   server.handle("GET", "/", echo());
   start(server);
   test_kit::RawTlsClient silent(port_, pki_.ca.certificate().pem());
@@ -392,18 +399,19 @@ TEST_F(HttpsServerTest, ASlowClientIsCutAtTheReadTimeout) {
   EXPECT_TRUE(slow.closedByServer());
 }
 
-TEST_F(HttpsServerTest, StartNamesWhatIsMissingOrTaken) {
+TEST_F(HttpServerTest, StartNamesWhatIsMissingOrTaken) {
   auto o = options();
-  o.certificates = nullptr;
-  EXPECT_THAT(HttpsServer(o).start().error(), HasSubstr("certificate source"));
+  o.certificates = nullptr;  // plain HTTP, which cannot verify client certificates
+  o.client_certificates = ClientCertificateMode::Request;
+  EXPECT_THAT(HttpServer(o).start().error(), HasSubstr("needs a certificate source"));
   o = options();
   o.client_certificates = ClientCertificateMode::Require;
-  EXPECT_THAT(HttpsServer(o).start().error(), HasSubstr("client trust bundle"));
-  HttpsServer first(options());
+  EXPECT_THAT(HttpServer(o).start().error(), HasSubstr("client trust bundle"));
+  HttpServer first(options());
   start(first);
   o = options();
   o.address.port = port_;
-  auto taken = HttpsServer(o).start();
+  auto taken = HttpServer(o).start();
   ASSERT_FALSE(taken.has_value());
   EXPECT_THAT(taken.error(), HasSubstr("listen 127.0.0.1:" + std::to_string(port_)));
 }

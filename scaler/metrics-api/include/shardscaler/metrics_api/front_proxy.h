@@ -12,8 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscaler/base/expected.h"
+#include "shardscaler/certificates/trust_bundle.h"
 #include "shardscaler/serving/http_exchange.h"
-#include "shardscaler/serving/trust_bundle.h"
 
 namespace shardscaler::metrics_api {
 
@@ -25,7 +25,7 @@ inline constexpr std::string_view kAuthenticationConfigMapName =
 // The API server's --requestheader-* flags as that ConfigMap carries them.
 struct RequestHeaderConfig {
   // requestheader-client-ca-file; nullptr when the cluster publishes none (no aggregation layer).
-  std::shared_ptr<const serving::TrustBundle> client_ca;
+  std::shared_ptr<const certificates::TrustBundle> client_ca;
   std::vector<std::string> allowed_names;  // empty: any certificate the CA signed
   std::vector<std::string> username_headers;
   std::vector<std::string> group_headers;

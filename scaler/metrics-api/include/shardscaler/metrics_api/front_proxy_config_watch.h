@@ -9,11 +9,11 @@
 #include <string>
 #include <string_view>
 
+#include "shardscaler/certificates/trust_bundle.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/metrics_api/metrics_api_handler.h"
-#include "shardscaler/serving/trust_bundle.h"
 
 namespace shardscaler::metrics_api {
 
@@ -22,7 +22,8 @@ class FrontProxyConfigWatch {
   // `degraded` is told "front_proxy_config_invalid", "front_proxy_config_without_ca" or
   // "front_proxy_config_deleted" after the warning is logged. References must outlive the watch.
   FrontProxyConfigWatch(k8s::KubeClient& client, const k8s::Clock& clock,
-                        RequestHeaderConfigSlot& config, serving::TrustBundleSlot& client_trust,
+                        RequestHeaderConfigSlot& config,
+                        certificates::TrustBundleSlot& client_trust,
                         std::function<void(std::string_view reason)> degraded = {});
   ~FrontProxyConfigWatch();
   FrontProxyConfigWatch(const FrontProxyConfigWatch&) = delete;
@@ -39,7 +40,7 @@ class FrontProxyConfigWatch {
 
  private:
   RequestHeaderConfigSlot& config_;
-  serving::TrustBundleSlot& client_trust_;
+  certificates::TrustBundleSlot& client_trust_;
   std::function<void(std::string_view)> degraded_;
   std::unique_ptr<k8s::Informer> informer_;
   std::string applied_version_;  // resourceVersion last applied (informer thread only)

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "shardscaler/serving/x509.h"
+#include "shardscaler/certificates/x509.h"
 
 namespace shardscaler::serving {
 
@@ -20,8 +20,8 @@ struct PeerCertificate {
   // trust bundle the connection started with. When false, the fields below are empty.
   bool verified = false;
   std::string subject_common_name;
-  std::vector<std::string> organizations;  // subject O values (Kubernetes groups)
-  std::vector<Certificate> chain;          // the verified chain, client certificate first
+  std::vector<std::string> organizations;        // subject O values (Kubernetes groups)
+  std::vector<certificates::Certificate> chain;  // the verified chain, client certificate first
 };
 
 using HeaderList = std::vector<std::pair<std::string, std::string>>;

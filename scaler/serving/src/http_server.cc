@@ -1,0 +1,267 @@
+#include "shardscaler/serving/http_server.h"
+
+#include <algorithm>
+#include <cstdint>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "http_server_impl.h"
+#include "http_session.h"
+#include "shardscaler/base/expected.h"
+#include "shardscaler/base/log.h"
+#include "shardscaler/k8s_client/meta_time.h"
+
+namespace shardscaler::serving {
+namespace {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+constexpr auto kStopBudget = std::chrono::milliseconds(900);
+constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(100);
+// The I/O thread turns at least this often; /healthz fails when it has not for kStalledAfter.
+constexpr auto kHeartbeat = std::chrono::seconds(1);
+constexpr auto kStalledAfter = std::chrono::seconds(10);
+
+std::shared_ptr<const k8s::Clock> clockOrReal(std::shared_ptr<const k8s::Clock> clock) {
+  return clock ? std::move(clock) : std::make_shared<k8s::RealClock>();
+}
+
+RequestLimits requestLimitsOf(const HttpServer::Limits& limits) {
+  return {.max_header_bytes = limits.max_header_bytes,
+          .max_body_bytes = limits.max_body_bytes,
+          .max_chunk_extension_bytes = limits.max_chunk_extension_bytes,
+          .max_trailer_bytes = limits.max_trailer_bytes,
+          .max_chunk_line_bytes = limits.max_chunk_line_bytes};
+}
+
+std::int64_t nanosecondsOf(k8s::Clock::MonotonicTime t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+HttpServer::Impl::Impl(Options options)
+    : options_(std::move(options)),
+      request_limits_(requestLimitsOf(options_.limits)),
+      body_budget_(options_.limits.max_body_bytes_in_flight),
+      warnings_(clockOrReal(options_.clock)),
+      workers_(options_.workers == 0 ? 1 : options_.workers),
+      tls_(options_.certificates, options_.client_certificates, options_.client_trust),
+      connections_(options_.limits.max_connections) {
+  options_.clock = clockOrReal(options_.clock);
+}
+
+HttpServer::Impl::~Impl() { stop(); }
+
+void HttpServer::Impl::degraded(std::string_view what, std::string_view detail) const {
+  const std::string reason = std::string(tls() ? "https_" : "http_") + std::string(what);
+  const auto decision = warnings_.admit(reason);
+  if (decision.log) {
+    base::logEvent(base::LogLevel::Warn, "HTTP server degraded",
+                   {{"reason", reason},
+                    {"address", options_.address.toString()},
+                    {"error", detail},
+                    {"suppressed", static_cast<std::int64_t>(decision.suppressed)}});
+  }
+  if (options_.degraded) options_.degraded(reason);
+}
+
+Expected<void> HttpServer::Impl::health() const {
+  if (!serving_.load()) return std::unexpected(name() + " is not serving");
+  if (io_thread_ended_.load()) {
+    std::lock_guard lock(death_mutex_);
+    return std::unexpected(name() + "'s I/O thread has stopped" +
+                           (death_.empty() ? std::string() : ": " + death_));
+  }
+  const auto silent =
+      std::chrono::nanoseconds(nanosecondsOf(options_.clock->monotonicNow()) - last_beat_.load());
+  if (silent > kStalledAfter) {
+    return std::unexpected(
+        name() + "'s I/O thread has not turned for " +
+        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(silent).count()) + " s");
+  }
+  return {};
+}
+
+void HttpServer::Impl::beat() {
+  last_beat_.store(nanosecondsOf(options_.clock->monotonicNow()));
+  if (stopping_) return;
+  heartbeat_->expires_after(kHeartbeat);
+  heartbeat_->async_wait([this](const boost::system::error_code& ec) {
+    if (!ec) beat();
+  });
+}
+
+Expected<std::uint16_t> HttpServer::Impl::listen() {
+  if (started_ || stopped_) return std::unexpected(name() + " was already started");
+  if (acceptor_) return port_;
+  if (options_.client_certificates != ClientCertificateMode::None) {
+    if (!tls()) return std::unexpected("verifying client certificates needs a certificate source");
+    if (!options_.client_trust) {
+      return std::unexpected("verifying client certificates needs a client trust bundle");
+    }
+  }
+  auto acceptor = openAcceptor(ioc_, options_.address);
+  if (!acceptor) return std::unexpected(acceptor.error());
+  boost::system::error_code ec;
+  port_ = acceptor->local_endpoint(ec).port();
+  if (ec) return std::unexpected("listen " + options_.address.toString() + ": " + ec.message());
+  acceptor_.emplace(std::move(*acceptor));
+  return port_;
+}
+
+Expected<std::uint16_t> HttpServer::Impl::start() {
+  if (auto bound = listen(); !bound) return bound;
+  heartbeat_.emplace(ioc_);
+  beat();
+  started_ = true;
+  accept();
+  thread_ = std::thread([this] {
+    std::string death;
+    try {
+      ioc_.run();
+    } catch (const std::exception& e) {
+      death = e.what();
+    } catch (...) {
+      death = "unknown exception";
+    }
+    if (!death.empty()) {
+      base::logEvent(base::LogLevel::Error, "HTTP server's I/O thread failed",
+                     {{"address", options_.address.toString()}, {"error", death}});
+      std::lock_guard lock(death_mutex_);
+      death_ = std::move(death);
+    }
+    io_thread_ended_.store(true);
+    finished_.set_value();
+  });
+  serving_.store(true);
+  base::logEvent(base::LogLevel::Info, "HTTP server listening",
+                 {{"address", options_.address.toString()}, {"port", port_}, {"tls", tls()}});
+  return port_;
+}
+
+void HttpServer::Impl::accept() {
+  acceptor_->async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
+    if (stopping_ || ec == asio::error::operation_aborted) return;
+    if (ec) {
+      // Out of file descriptors and the like: wait a little instead of spinning on the error.
+      degraded("accept_failed", ec.message());
+      auto timer = std::make_shared<asio::steady_timer>(ioc_, kAcceptRetryDelay);
+      timer->async_wait([this, timer](const boost::system::error_code& wait_ec) {
+        if (!wait_ec && !stopping_) accept();
+      });
+      return;
+    }
+    // The decision waits behind the completions already queued, so that a connection whose
+    // request the reactor has just read counts as busy rather than idle.
+    asio::post(ioc_, [this, accepted = std::move(socket)]() mutable {
+      if (!stopping_) onAccept(std::move(accepted));
+    });
+    accept();
+  });
+}
+
+void HttpServer::Impl::onAccept(tcp::socket socket) {
+  boost::system::error_code ignored;
+  if (!makeRoom()) {
+    socket.close(ignored);
+    return;
+  }
+  socket.set_option(tcp::no_delay(true), ignored);
+  if (!tls())
+    return admit(std::make_shared<detail::HttpSession<detail::PlainStream>>(
+        *this, std::move(socket), nullptr));
+  bool rebuilt = false;
+  auto context = tls_.current(&rebuilt);
+  if (!context) {
+    // Reported when the certificate changes, not for every connection it fails.
+    if (rebuilt || !options_.certificates->current()) {
+      degraded("no_certificate", context.error());
+    }
+    socket.close(ignored);
+    return;
+  }
+  if (rebuilt) {
+    const auto certificate = options_.certificates->current();
+    base::logEvent(base::LogLevel::Info, "HTTP server certificate loaded",
+                   {{"address", options_.address.toString()},
+                    {"subject", certificate->leaf().subjectCommonName()},
+                    {"not_after", k8s::formatTime(certificate->leaf().notAfter())}});
+  }
+  admit(
+      std::make_shared<detail::HttpSession<detail::TlsStream>>(*this, std::move(socket), *context));
+}
+
+template <class Session>
+void HttpServer::Impl::admit(std::shared_ptr<Session> session) {
+  connections_.add(session);
+  session->start();
+}
+
+bool HttpServer::Impl::makeRoom() {
+  switch (connections_.makeRoom()) {
+    case ConnectionRegistry::Admission::Admitted:
+      return true;
+    case ConnectionRegistry::Admission::Evicted:
+      degraded("connection_evicted",
+               "at the connection limit: the oldest idle connection was closed for a new one");
+      return true;
+    case ConnectionRegistry::Admission::Refused:
+      degraded("connection_limit", "every connection is busy with a request");
+      return false;
+  }
+  return false;
+}
+
+void HttpServer::Impl::shutdownOnIoThread() {
+  stopping_ = true;
+  boost::system::error_code ignored;
+  if (acceptor_) acceptor_->close(ignored);
+  if (heartbeat_) heartbeat_->cancel();
+  connections_.shutdownAll();
+}
+
+void HttpServer::Impl::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (!started_) return;
+  auto finished = finished_.get_future();
+  asio::post(ioc_, [this] { shutdownOnIoThread(); });
+  // Responses being written get what is left of the budget; a client that stops reading does not
+  // hold the process.
+  if (finished.wait_for(kStopBudget) != std::future_status::ready) ioc_.stop();
+  thread_.join();
+  // Handlers still running finish here; what they post back to the stopped I/O thread is dropped.
+  workers_.join();
+}
+
+HttpServer::HttpServer(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+HttpServer::~HttpServer() = default;
+
+void HttpServer::handle(std::string method, std::string path, Handler handler, RouteOptions route) {
+  const std::size_t limit =
+      std::min(route.max_body_bytes.value_or(SIZE_MAX), impl_->options().limits.max_body_bytes);
+  impl_->mutableRouter().add(std::move(method), std::move(path), false, std::move(handler), limit);
+}
+
+void HttpServer::handlePrefix(std::string method, std::string prefix, Handler handler,
+                              RouteOptions route) {
+  const std::size_t limit =
+      std::min(route.max_body_bytes.value_or(SIZE_MAX), impl_->options().limits.max_body_bytes);
+  impl_->mutableRouter().add(std::move(method), std::move(prefix), true, std::move(handler), limit);
+}
+
+Expected<void> HttpServer::health() const { return impl_->health(); }
+
+Expected<std::uint16_t> HttpServer::listen() { return impl_->listen(); }
+
+Expected<std::uint16_t> HttpServer::start() { return impl_->start(); }
+
+std::uint16_t HttpServer::port() const { return impl_->port(); }
+
+void HttpServer::stop() { impl_->stop(); }
+
+}  // namespace shardscaler::serving
