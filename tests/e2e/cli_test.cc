@@ -336,7 +336,7 @@ TEST_F(JsonLogTest, EveryLineIsOneJsonObject) {
   ASSERT_TRUE(waitForSettled(3, 0));
   scaleWithKubectl(2);
   ASSERT_TRUE(waitForSettled(2, 1));
-  // A malformed request to the probe port logs a debug event with a field.
+  // A malformed request to the probe port logs a warning with its reason and error.
   {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     sockaddr_in addr{};
@@ -393,7 +393,8 @@ TEST_F(JsonLogTest, EveryLineIsOneJsonObject) {
       EXPECT_TRUE(j.contains("resource_version") && j["resource_version"].is_string()) << line;
     }
     three_workers |= msg == "starting workers" && j.value("workers", 0) == 3;
-    bad_request |= msg == "bad HTTP request" && j.contains("error");
+    bad_request |= msg == "HTTP server degraded" &&
+                   j.value("reason", "") == "http_request_refused" && j.contains("error");
   }
   std::cout << "[ json log ] " << lines << " lines: " << ::testing::PrintToString(levels) << "\n";
   EXPECT_GT(lines, 10);
@@ -403,7 +404,7 @@ TEST_F(JsonLogTest, EveryLineIsOneJsonObject) {
   EXPECT_TRUE(detached) << "the scale-down's detach is not among the applied actions";
   EXPECT_TRUE(informer_fields) << "no k8s-client \"informer replaced\" event";
   EXPECT_TRUE(three_workers) << "the config file's workers: 3 was not applied";
-  EXPECT_TRUE(bad_request) << "no 'bad HTTP request' event with an error field";
+  EXPECT_TRUE(bad_request) << "no http_request_refused warning with an error field";
 }
 
 }  // namespace
