@@ -29,8 +29,9 @@ struct ControlPlaneOptions {
   // --enable-aggregator-routing. An aggregated API server still needs a non-loopback endpoint:
   // the API server refuses 127.0.0.0/8 in Endpoints.
   bool aggregation_layer = false;
-  // Bound on the whole start-up (etcd, kube-apiserver /readyz, controllers working).
-  std::chrono::seconds start_timeout{90};
+  // Bound on the whole start-up (etcd, kube-apiserver /readyz, controllers working). A loaded
+  // 2-core machine has taken 86 s to get the API server ready.
+  std::chrono::seconds start_timeout{180};
   // Polled while waiting for the servers; returning true aborts the start-up (the constructor
   // stops what it started and throws). Lets a CLI honour SIGTERM during start-up.
   std::function<bool()> interrupted;
