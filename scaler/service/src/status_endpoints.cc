@@ -95,6 +95,7 @@ Expected<void> StatusEndpoints::start() {
 
 void StatusEndpoints::stop() {
   stopped_ = true;
+  for (auto& l : listeners_) l.server->beginStop();
   for (auto& l : listeners_) l.server->stop();
 }
 

@@ -223,15 +223,21 @@ void HttpServer::Impl::shutdownOnIoThread() {
   connections_.shutdownAll();
 }
 
+void HttpServer::Impl::beginStop() {
+  if (!started_ || finishing_.valid()) return;
+  finishing_ = finished_.get_future();
+  stop_deadline_ = std::chrono::steady_clock::now() + kStopBudget;
+  asio::post(ioc_, [this] { shutdownOnIoThread(); });
+}
+
 void HttpServer::Impl::stop() {
   if (stopped_) return;
   stopped_ = true;
   if (!started_) return;
-  auto finished = finished_.get_future();
-  asio::post(ioc_, [this] { shutdownOnIoThread(); });
+  beginStop();
   // Responses being written get what is left of the budget; a client that stops reading does not
   // hold the process.
-  if (finished.wait_for(kStopBudget) != std::future_status::ready) ioc_.stop();
+  if (finishing_.wait_until(stop_deadline_) != std::future_status::ready) ioc_.stop();
   thread_.join();
   // Handlers still running finish here; what they post back to the stopped I/O thread is dropped.
   workers_.join();
@@ -261,6 +267,8 @@ Expected<std::uint16_t> HttpServer::listen() { return impl_->listen(); }
 Expected<std::uint16_t> HttpServer::start() { return impl_->start(); }
 
 std::uint16_t HttpServer::port() const { return impl_->port(); }
+
+void HttpServer::beginStop() { impl_->beginStop(); }
 
 void HttpServer::stop() { impl_->stop(); }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -35,6 +36,7 @@ class HttpServer::Impl {
 
   Expected<std::uint16_t> listen();
   Expected<std::uint16_t> start();
+  void beginStop();
   void stop();
 
   // Logs a warning (a few per reason and period, with the count held back) and tells
@@ -85,6 +87,8 @@ class HttpServer::Impl {
   std::uint16_t port_ = 0;
   std::thread thread_;
   std::promise<void> finished_;
+  std::future<void> finishing_;  // from beginStop()
+  std::chrono::steady_clock::time_point stop_deadline_;
   bool started_ = false;
   bool stopped_ = false;
 };

@@ -382,6 +382,23 @@ TEST_F(HttpServerTest, StopIsQuickWhateverClientsDo) {
   server.stop();                                        // idempotent
 }
 
+TEST_F(HttpServerTest, BeginStopClosesAtOnceAndStopFinishes) {
+  HttpServer server(options());
+  server.handle("GET", "/", echo());
+  start(server);
+  test_kit::RawTlsClient partial(port_, pki_.ca.certificate().pem());
+  ASSERT_TRUE(partial.connect());
+  ASSERT_TRUE(partial.handshake());
+  ASSERT_TRUE(partial.send("GET / HTTP/1.1\r\nHost: x\r\n"));  // never finishes its headers
+
+  server.beginStop();  // returns without waiting for the connection
+  server.beginStop();  // idempotent
+  EXPECT_TRUE(partial.closedByServer());
+  EXPECT_NE(requestOnce(request("/")).code, CURLE_OK);
+  server.stop();
+  server.stop();
+}
+
 TEST_F(HttpServerTest, ASlowClientIsCutAtTheReadTimeout) {
   auto o = options();
   o.limits.read_timeout = milliseconds(200);

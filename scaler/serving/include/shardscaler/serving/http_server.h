@@ -126,6 +126,9 @@ class HttpServer {
   // second whatever the clients do, then waits for handlers still running (they must be bounded,
   // e.g. by their API request timeout). Idempotent.
   void stop();
+  // The first half of stop(): stops accepting and starts closing, and returns at once. Servers
+  // stopped together call it on each, then stop() on each, and so share one budget.
+  void beginStop();
 
  private:
   class Impl;
