@@ -116,8 +116,13 @@ bool Reflector::listAndReplace() {
     }
   }
   auto rv = resourceVersionOf(*listed);
+  // The version never runs ahead of the store: a relist sets it once the store holds the list.
+  // Nothing reads a store before its first list is in (hasSynced), so that list's version is set
+  // first: a synced store always has its version.
+  const bool first = stats().lists == 0;
+  if (first) setResourceVersion(rv);
   sink_.onReplace(std::move(objects), rv);
-  setResourceVersion(std::move(rv));
+  if (!first) setResourceVersion(std::move(rv));
   {
     std::lock_guard lock(mutex_);
     ++stats_.lists;

@@ -84,6 +84,22 @@ TEST_F(InformerTest, HandlersSeeEveryChangeInOrderWithTheStoreAlreadyUpdated) {
       test_kit::eventually(5s, [&] { return informer_->lastSyncResourceVersion() == rv(4); }));
 }
 
+// A synced informer has its resourceVersion: the first list's is set before the informer counts
+// as synced (its add handlers run just before that), so no reader sees a synced cache without one.
+TEST_F(InformerTest, TheFirstListsVersionIsThereBeforeTheInformerIsSynced) {
+  server_.put(kConfigMaps, makeObject("ns", "a"));  // rv(1)
+  make();
+  auto* informer = informer_.get();
+  std::string version_at_add;
+  informer_->addEventHandlers(EventHandlers{.on_add = [&, informer](const ObjectPtr&) {
+    version_at_add = informer->lastSyncResourceVersion();
+  }});
+  informer_->start();
+  ASSERT_TRUE(test_kit::eventually(5s, [&] { return informer_->hasSynced(); }));
+  EXPECT_EQ(version_at_add, rv(1));
+  EXPECT_EQ(informer_->lastSyncResourceVersion(), rv(1));
+}
+
 TEST_F(InformerTest, RelistAfterGoneAddsUpdatesAndDeletesWhatChangedWhileDisconnected) {
   server_.put(kConfigMaps, makeObject("ns", "a"));  // rv(1)
   server_.put(kConfigMaps, makeObject("ns", "b"));  // rv(2)
