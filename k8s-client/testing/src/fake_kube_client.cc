@@ -84,7 +84,7 @@ void FakeKubeClient::erase(const Resource& r, const std::string& ns, const std::
   if (it == objects_.end()) return;
   Json object = std::move(it->second);
   objects_.erase(it);
-  object["metadata"]["resourceVersion"] = std::to_string(++rv_);
+  object["metadata"]["resourceVersion"] = versionText(++rv_);
   recordLocked(r, WatchEventType::Deleted, object);
 }
 
@@ -129,7 +129,16 @@ void FakeKubeClient::clearCalls() {
 
 std::string FakeKubeClient::currentResourceVersion() const {
   std::lock_guard lock(mutex_);
-  return std::to_string(rv_);
+  return versionText(rv_);
+}
+
+void FakeKubeClient::useOpaqueResourceVersions() {
+  std::lock_guard lock(mutex_);
+  opaque_versions_ = true;
+}
+
+std::string FakeKubeClient::versionText(std::int64_t rv) const {
+  return opaque_versions_ ? "rv-" + std::to_string(rv) : std::to_string(rv);
 }
 
 void FakeKubeClient::stopWatches() {
@@ -191,7 +200,7 @@ void FakeKubeClient::recordLocked(const Resource& r, WatchEventType type, const 
 Json FakeKubeClient::commitLocked(const Resource& r, const Key& key, Json object,
                                   bool bump_generation) {
   Json& metadata = object["metadata"];
-  metadata["resourceVersion"] = std::to_string(++rv_);
+  metadata["resourceVersion"] = versionText(++rv_);
   if (bump_generation) metadata["generation"] = metadata.value("generation", 0) + 1;
   const auto it = objects_.find(key);
   if (metadata.contains("deletionTimestamp") && !hasFinalizers(object)) {
@@ -314,7 +323,7 @@ Result<Json> FakeKubeClient::list(const Resource& r, const std::string& ns,
     }
     items.push_back(detail::served(object, opts.metadata_only, opts.fields.get()));
   }
-  Json metadata{{"resourceVersion", std::to_string(rv_)}};
+  Json metadata{{"resourceVersion", versionText(rv_)}};
   if (more) metadata["continue"] = std::to_string(offset + items.size());
   return Json{{"kind", "List"}, {"apiVersion", "v1"}, {"metadata", metadata}, {"items", items}};
 }
@@ -472,7 +481,7 @@ Result<Json> FakeKubeClient::remove(const Resource& r, const std::string& ns,
   // No garbage collector here: whatever the propagation policy, the object goes at once.
   Json object = std::move(it->second);
   objects_.erase(it);
-  object["metadata"]["resourceVersion"] = std::to_string(++rv_);
+  object["metadata"]["resourceVersion"] = versionText(++rv_);
   recordLocked(r, WatchEventType::Deleted, object);
   return object;
 }

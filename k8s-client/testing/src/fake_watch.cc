@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <deque>
+#include <string_view>
 
 #include "shardscaler/k8s_testing/fake_kube_client.h"
 
@@ -31,8 +32,10 @@ Result<void> FakeKubeClient::watch(const Resource& r, const std::string& ns,
   std::int64_t from = 0;
   const std::string& rv = opts.resource_version;
   if (!rv.empty() && rv != "0") {
-    auto [p, ec] = std::from_chars(rv.data(), rv.data() + rv.size(), from);
-    if (ec != std::errc()) {
+    // The server reads its own versions, opaque or not.
+    const std::string_view digits = std::string_view(rv).substr(rv.starts_with("rv-") ? 3 : 0);
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), from);
+    if (ec != std::errc() || p != digits.data() + digits.size()) {
       return failed(seq, statusError(400, "invalid resourceVersion \"" + rv + "\""));
     }
   }
@@ -135,7 +138,7 @@ void FakeKubeClient::bookmark(const Resource& r) {
   std::lock_guard lock(mutex_);
   // As the API server sends it: only metadata.resourceVersion says anything.
   Json object{{"apiVersion", r.group.empty() ? r.version : r.group + "/" + r.version},
-              {"metadata", {{"resourceVersion", std::to_string(rv_)}}}};
+              {"metadata", {{"resourceVersion", versionText(rv_)}}}};
   history_.push_back(Entry{r.describe(), WatchEventType::Bookmark, rv_, std::move(object)});
   changed_.notify_all();
 }

@@ -63,10 +63,18 @@ std::size_t OwnWrites::size() const {
 void OwnWrites::noteStatefulSetWrite(const std::string& resource_version) {
   // NotOlderThan (which the server compares) is all the value is used for.
   const std::uint64_t value = revisionOf(resource_version);
-  if (value == 0) return;
+  if (value == 0) {
+    if (!resource_version.empty()) unordered_stateful_set_write_ = true;
+    return;
+  }
   std::uint64_t seen = newest_stateful_set_write_.load();
   while (value > seen && !newest_stateful_set_write_.compare_exchange_weak(seen, value)) {
   }
+}
+
+std::optional<std::uint64_t> OwnWrites::newestStatefulSetWrite() const {
+  if (unordered_stateful_set_write_.load()) return std::nullopt;
+  return newest_stateful_set_write_.load();
 }
 
 k8s::Result<k8s::Json> OwnWritesClient::recorded(const k8s::Resource& r,

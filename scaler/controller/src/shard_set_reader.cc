@@ -28,9 +28,10 @@ using ShardList = k8s::Result<std::vector<retention::ObservedStatefulSet>>;
 // The StatefulSets one list returns, skipping what is not a StatefulSet at all. The list is
 // served by the API server's watch cache, once it holds `floor` (NotOlderThan; 0: as it is): a
 // quorum list with a label selector reads every StatefulSet of the namespace from etcd and filters
-// them, which made each reconcile cost the server O(namespace).
+// them, which made each reconcile cost the server O(namespace). Without a floor (our writes were
+// answered with versions that cannot be ordered) the list is a quorum list after all.
 ShardList listShards(k8s::KubeClient& client, const std::string& ns, const std::string& selector,
-                     std::uint64_t floor) {
+                     std::optional<std::uint64_t> floor) {
   // A plan reads only the shards' metadata: the API server sends PartialObjectMetadata (without
   // spec and status), and managedFields are skipped by the SAX decoder, never built.
   static const auto kFields = std::make_shared<const k8s::FieldMask>(
@@ -39,8 +40,10 @@ ShardList listShards(k8s::KubeClient& client, const std::string& ns, const std::
                         .resource_version = "0",
                         .metadata_only = true,
                         .fields = kFields};
-  if (floor > 0) {
-    opts.resource_version = std::to_string(floor);
+  if (!floor) {
+    opts.resource_version.clear();
+  } else if (*floor > 0) {
+    opts.resource_version = std::to_string(*floor);
     opts.resource_version_match = "NotOlderThan";
   }
   auto list = k8s::listAll(client, k8s::resources::statefulSets(), ns, opts);
@@ -192,15 +195,17 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
   const LiveReadRecord::Entry last = live_reads_.get(k8s::objectKey(shard_set.ns, shard_set.name));
   if (last.read_live_next) return std::nullopt;
   // The shard cache has applied every StatefulSet event up to its resourceVersion, so at least
-  // the newest shard the last live read saw (and every deletion before it).
-  if (revisionOf(caches->shards->lastSyncResourceVersion()) < last.shards_version) {
-    return std::nullopt;
-  }
+  // the newest shard the last live read saw (and every deletion before it). A version that is not
+  // a number (0) cannot be ordered, and proves nothing (docs/design/reads.md).
+  const std::uint64_t shards_seen = revisionOf(caches->shards->lastSyncResourceVersion());
+  if (shards_seen == 0 || shards_seen < last.shards_version) return std::nullopt;
   const k8s::ObjectPtr cached_target =
       caches->targets->store().get(shard_set.ns, shard_set.spec.target_ref.name);
   if (!cached_target) return std::nullopt;
   auto target = retention::parseTarget(*cached_target, caches->kind);
-  if (!target || revisionOf(target->resource_version) < last.target_version) return std::nullopt;
+  if (!target) return std::nullopt;
+  const std::uint64_t target_seen = revisionOf(target->resource_version);
+  if (target_seen == 0 || target_seen < last.target_version) return std::nullopt;
   if (mayTransition(shard_set, *target)) return std::nullopt;
   // Coverage is read live, at least every kScrapeObjectsMaxAge while it matters.
   if (readsScrapeObjects(shard_set, *target) &&
@@ -408,7 +413,7 @@ class ShardSetReader::LiveObservation {
   const api::ShardSet& shard_set_;
   const retention::TargetKind kind_;
   const bool release_;
-  const std::uint64_t floor_;
+  const std::optional<std::uint64_t> floor_;
   const std::string name_selector_;
   std::string guard_selector_;
   bool guard_list_deferred_ = false;

@@ -135,6 +135,34 @@ TEST_F(ControllerTest, CachesOlderThanTheLastLiveReadAreNotPlannedFrom) {
       << describe(fake_.calls());
 }
 
+// resourceVersions are opaque to clients; they are ordered only as the numbers kube-apiserver
+// writes (docs/design/reads.md). Where they are not numbers, no cache is taken to be as new as a
+// live read: every reconcile reads live, and the shard lists after a StatefulSet write are quorum
+// reads rather than watch-cache reads from a version that cannot be named.
+TEST_F(ControllerTest, OpaqueResourceVersionsAreNeverOrdered) {
+  fake_.useOpaqueResourceVersions();
+  putTarget(2);
+  fake_.put(api::shardSets(), shardSetJson(2));
+  startController();
+  ASSERT_EQ(reconcile().result, k8s::ReconcileResult::Success);  // claims and labels
+  ASSERT_FALSE(fake_.writes({.resource = "statefulsets"}).empty()) << describe(fake_.calls());
+
+  for (int i = 0; i < 2; ++i) {
+    const ReconcileOutcome outcome = reconcile();
+    ASSERT_EQ(outcome.result, k8s::ReconcileResult::Success) << outcome.error;
+    EXPECT_EQ(fake_.calls({.verb = Verb::Get, .resource = "prometheuses"}).size(), 1U)
+        << describe(fake_.calls());
+    const auto lists = fake_.calls({.verb = Verb::List, .resource = "statefulsets"});
+    EXPECT_FALSE(lists.empty()) << describe(fake_.calls());
+    for (const auto& list : lists) {
+      EXPECT_EQ(list.list_options.resource_version, "") << describe(fake_.calls());
+      EXPECT_EQ(list.list_options.resource_version_match, "") << describe(fake_.calls());
+    }
+  }
+  const Json status = (*shardSet())["status"];
+  EXPECT_EQ(status.value("shards", 0), 2) << status.dump();
+}
+
 // A shard the operator created, which carries no guard label yet, is read live (and labelled).
 TEST_F(ControllerTest, AShardWithoutOurLabelInTheCachesSendsTheReconcileLive) {
   // The operator has not created shard 2 of 3 yet.

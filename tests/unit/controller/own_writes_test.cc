@@ -242,8 +242,12 @@ TEST(OwnWrites, TheNewestStatefulSetWriteIsTheReadFloor) {
   EXPECT_EQ(writes.newestStatefulSetWrite(), 120u);
   writes.record(retention::targetResource(retention::TargetKind::Prometheus),
                 object("mon", "main", "130"), "mon/a");  // not a StatefulSet
-  writes.record(sts, object("mon", "s-3", "not-a-number"), "mon/a");
   EXPECT_EQ(writes.newestStatefulSetWrite(), 120u);
+  // A version that cannot be ordered names no floor: the reads after it are quorum reads.
+  writes.record(sts, object("mon", "s-3", "not-a-number"), "mon/a");
+  EXPECT_EQ(writes.newestStatefulSetWrite(), std::nullopt);
+  writes.record(sts, object("mon", "s-4", "140"), "mon/a");
+  EXPECT_EQ(writes.newestStatefulSetWrite(), std::nullopt);
 }
 
 }  // namespace

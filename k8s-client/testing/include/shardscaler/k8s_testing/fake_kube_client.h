@@ -82,6 +82,9 @@ class FakeKubeClient final : public KubeClient {
   std::vector<Call> writes(const CallMatch& match = {}) const;
   void clearCalls();
   std::string currentResourceVersion() const;
+  // From now on resourceVersions are written "rv-<n>": opaque to clients, as the API conventions
+  // allow, for code that must not order them. Call before the first put().
+  void useOpaqueResourceVersions();
   // Compacts the history: a watch from a resourceVersion older than the current one is answered
   // 410 Gone (reason Expired), as the API server does once etcd has compacted it away.
   void compact();
@@ -156,6 +159,8 @@ class FakeKubeClient final : public KubeClient {
   mutable std::mutex mutex_;
   mutable std::condition_variable changed_;
   std::int64_t rv_ = 1000;
+  bool opaque_versions_ = false;
+  std::string versionText(std::int64_t rv) const;  // as written in metadata.resourceVersion
   std::int64_t uids_ = 0;
   std::map<Key, Json> objects_;
   std::vector<Entry> history_;

@@ -39,8 +39,10 @@ class OwnWrites {
   std::size_t size() const;
 
   // The resourceVersion of the newest StatefulSet written through the record (0: none yet). A
-  // read at least this new shows every StatefulSet write of earlier plans (shard_set_rounds.cc).
-  std::uint64_t newestStatefulSetWrite() const { return newest_stateful_set_write_.load(); }
+  // read at least this new shows every StatefulSet write of earlier plans (shard_set_reader.cc).
+  // nullopt once a write was answered with a version that is not a number: versions that cannot
+  // be ordered name no floor, and the reads after them must be quorum reads.
+  std::optional<std::uint64_t> newestStatefulSetWrite() const;
 
   // Writes kept per object whose echoes have not come: a reconcile writes one object a few times
   // in a row (the ShardSet's bound annotation, then its status) before the first echo arrives.
@@ -57,6 +59,7 @@ class OwnWrites {
   // "<resource>.<group>/<namespace>/<name>" -> its recorded writes, oldest first.
   std::unordered_map<std::string, std::deque<Write>> writes_;
   std::atomic<std::uint64_t> newest_stateful_set_write_{0};
+  std::atomic<bool> unordered_stateful_set_write_{false};
 };
 
 // A KubeClient for the writes of one reconcile, of the ShardSet `writer` ("namespace/name"): it
