@@ -223,6 +223,13 @@ void HttpServer::Impl::shutdownOnIoThread() {
   connections_.shutdownAll();
 }
 
+void HttpServer::Impl::addRoute(std::string method, std::string path, bool prefix, Handler handler,
+                                const RouteOptions& route) {
+  const std::size_t limit =
+      std::min(route.max_body_bytes.value_or(SIZE_MAX), options_.limits.max_body_bytes);
+  router_.add(std::move(method), std::move(path), prefix, std::move(handler), limit);
+}
+
 void HttpServer::Impl::beginStop() {
   if (!started_ || finishing_.valid()) return;
   finishing_ = finished_.get_future();
@@ -248,16 +255,12 @@ HttpServer::HttpServer(Options options) : impl_(std::make_unique<Impl>(std::move
 HttpServer::~HttpServer() = default;
 
 void HttpServer::handle(std::string method, std::string path, Handler handler, RouteOptions route) {
-  const std::size_t limit =
-      std::min(route.max_body_bytes.value_or(SIZE_MAX), impl_->options().limits.max_body_bytes);
-  impl_->mutableRouter().add(std::move(method), std::move(path), false, std::move(handler), limit);
+  impl_->addRoute(std::move(method), std::move(path), false, std::move(handler), route);
 }
 
 void HttpServer::handlePrefix(std::string method, std::string prefix, Handler handler,
                               RouteOptions route) {
-  const std::size_t limit =
-      std::min(route.max_body_bytes.value_or(SIZE_MAX), impl_->options().limits.max_body_bytes);
-  impl_->mutableRouter().add(std::move(method), std::move(prefix), true, std::move(handler), limit);
+  impl_->addRoute(std::move(method), std::move(prefix), true, std::move(handler), route);
 }
 
 Expected<void> HttpServer::health() const { return impl_->health(); }

@@ -49,7 +49,9 @@ class HttpServer::Impl {
   boost::asio::io_context& ioc() { return ioc_; }
   boost::asio::thread_pool& workers() { return workers_; }
   const detail::Router& router() const { return router_; }
-  detail::Router& mutableRouter() { return router_; }
+  // A route whose body limit is the smaller of its own and Limits::max_body_bytes.
+  void addRoute(std::string method, std::string path, bool prefix, Handler handler,
+                const RouteOptions& route);
   bool stopping() const { return stopping_; }  // I/O thread
   std::uint16_t port() const { return port_; }
   const RequestLimits& requestLimits() const { return request_limits_; }
