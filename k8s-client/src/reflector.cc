@@ -96,7 +96,8 @@ bool Reflector::listAndReplace() {
   // The first list takes any version the API server's watch cache holds, as client-go's
   // reflector does: one walk over memory instead of pages read from etcd. A relist (the watch
   // broke or its history is gone) reads the newest state, so it never goes back in time.
-  if (stats().lists == 0) opts.resource_version = std::string(kAnyVersion);
+  const bool first = stats().lists == 0;
+  if (first) opts.resource_version = std::string(kAnyVersion);
   auto listed = listAll(client_, resource_, options_.ns, opts);
   if (!listed) {
     {
@@ -119,7 +120,6 @@ bool Reflector::listAndReplace() {
   // The version never runs ahead of the store: a relist sets it once the store holds the list.
   // Nothing reads a store before its first list is in (hasSynced), so that list's version is set
   // first: a synced store always has its version.
-  const bool first = stats().lists == 0;
   if (first) setResourceVersion(rv);
   sink_.onReplace(std::move(objects), rv);
   if (!first) setResourceVersion(std::move(rv));
