@@ -42,4 +42,11 @@ inline std::uint64_t revisionOf(std::string_view resource_version) {
   return ec == std::errc() && at == end ? value : 0;
 }
 
+// Whether `resource_version` is at least `floor`. Never for a version that is not a number: it
+// cannot be ordered, so it proves nothing (docs/design/reads.md).
+inline bool notOlderThan(std::string_view resource_version, std::uint64_t floor) {
+  const std::uint64_t value = revisionOf(resource_version);
+  return value != 0 && value >= floor;
+}
+
 }  // namespace shardscaler::controller

@@ -195,17 +195,15 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
   const LiveReadRecord::Entry last = live_reads_.get(k8s::objectKey(shard_set.ns, shard_set.name));
   if (last.read_live_next) return std::nullopt;
   // The shard cache has applied every StatefulSet event up to its resourceVersion, so at least
-  // the newest shard the last live read saw (and every deletion before it). A version that is not
-  // a number (0) cannot be ordered, and proves nothing (docs/design/reads.md).
-  const std::uint64_t shards_seen = revisionOf(caches->shards->lastSyncResourceVersion());
-  if (shards_seen == 0 || shards_seen < last.shards_version) return std::nullopt;
+  // the newest shard the last live read saw (and every deletion before it).
+  if (!notOlderThan(caches->shards->lastSyncResourceVersion(), last.shards_version)) {
+    return std::nullopt;
+  }
   const k8s::ObjectPtr cached_target =
       caches->targets->store().get(shard_set.ns, shard_set.spec.target_ref.name);
   if (!cached_target) return std::nullopt;
   auto target = retention::parseTarget(*cached_target, caches->kind);
-  if (!target) return std::nullopt;
-  const std::uint64_t target_seen = revisionOf(target->resource_version);
-  if (target_seen == 0 || target_seen < last.target_version) return std::nullopt;
+  if (!target || !notOlderThan(target->resource_version, last.target_version)) return std::nullopt;
   if (mayTransition(shard_set, *target)) return std::nullopt;
   // Coverage is read live, at least every kScrapeObjectsMaxAge while it matters.
   if (readsScrapeObjects(shard_set, *target) &&
