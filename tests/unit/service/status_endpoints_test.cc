@@ -141,6 +141,13 @@ class StatusEndpointsTest : public ::testing::Test {
     std::lock_guard lock(mutex_);
     return degraded_;
   }
+  // Binds every endpoint to one loopback port and starts: the port, or why not.
+  static Expected<std::uint16_t> serveAll(StatusEndpoints& server) {
+    auto port = server.listen(kLoopback, kAll);
+    if (!port) return port;
+    if (auto started = server.start(); !started) return std::unexpected(started.error());
+    return port;
+  }
 
   std::atomic<bool> ready_{false};
   std::mutex mutex_;
@@ -182,9 +189,8 @@ TEST_F(StatusEndpointsTest, ServesMetricsHealthAndReadiness) {
 
 TEST_F(StatusEndpointsTest, HeadSendsGetHeadersWithoutBody) {
   StatusEndpoints server(handlers());
-  auto port = server.listen(kLoopback, kAll);
-  ASSERT_TRUE(port);
-  ASSERT_TRUE(server.start());
+  auto port = serveAll(server);
+  ASSERT_TRUE(port) << port.error();
   TestClient c(*port);
   ASSERT_FALSE(c.connect());
   auto head = c.request(http::verb::head, "/metrics");
@@ -200,9 +206,8 @@ TEST_F(StatusEndpointsTest, HeadSendsGetHeadersWithoutBody) {
 
 TEST_F(StatusEndpointsTest, KeepAliveServesManyRequestsOnOneConnection) {
   StatusEndpoints server(handlers());
-  auto port = server.listen(kLoopback, kAll);
-  ASSERT_TRUE(port);
-  ASSERT_TRUE(server.start());
+  auto port = serveAll(server);
+  ASSERT_TRUE(port) << port.error();
   TestClient c(*port);
   ASSERT_FALSE(c.connect());
   for (int i = 0; i < 20; ++i) {
@@ -273,9 +278,8 @@ TEST_F(StatusEndpointsTest, BadRequestsGetAnErrorAndTheServerCarriesOn) {
   limits.max_header_bytes = 1024;
   limits.max_body_bytes = 100;
   StatusEndpoints server(handlers(), limits);
-  auto port = server.listen(kLoopback, kAll);
-  ASSERT_TRUE(port);
-  ASSERT_TRUE(server.start());
+  auto port = serveAll(server);
+  ASSERT_TRUE(port) << port.error();
 
   struct Case {
     std::string bytes;
@@ -314,9 +318,8 @@ TEST_F(StatusEndpointsTest, FailingMetricsHandlerIs500AndDegraded) {
   auto h = handlers();
   h.metrics = []() -> std::string { throw std::runtime_error("registry gone"); };
   StatusEndpoints server(h);
-  auto port = server.listen(kLoopback, kAll);
-  ASSERT_TRUE(port);
-  ASSERT_TRUE(server.start());
+  auto port = serveAll(server);
+  ASSERT_TRUE(port) << port.error();
   auto r = get(*port, "/metrics");
   EXPECT_EQ(r.res.result(), http::status::internal_server_error);
   EXPECT_EQ(r.res.body(), "internal error\n");
@@ -327,9 +330,8 @@ TEST_F(StatusEndpointsTest, AtTheConnectionLimitIdleConnectionsGiveWayAndBusyOne
   auto limits = StatusEndpoints::defaultLimits();
   limits.max_connections = 2;
   StatusEndpoints server(handlers(), limits);
-  auto port = server.listen(kLoopback, kAll);
-  ASSERT_TRUE(port);
-  ASSERT_TRUE(server.start());
+  auto port = serveAll(server);
+  ASSERT_TRUE(port) << port.error();
   TestClient a(*port);
   TestClient b(*port);
   ASSERT_FALSE(a.connect());
@@ -397,9 +399,8 @@ TEST_F(StatusEndpointsTest, HealthzFailsWhenTheLivenessCheckDoes) {
     return std::unexpected(std::string("the HTTPS server's I/O thread has stopped: boom"));
   };
   StatusEndpoints server(h);
-  auto port = server.listen(kLoopback, kAll);
-  ASSERT_TRUE(port);
-  ASSERT_TRUE(server.start());
+  auto port = serveAll(server);
+  ASSERT_TRUE(port) << port.error();
   EXPECT_EQ(get(*port, "/healthz").res.result(), http::status::ok);
   alive = false;
   const auto dead = get(*port, "/healthz");
@@ -409,9 +410,8 @@ TEST_F(StatusEndpointsTest, HealthzFailsWhenTheLivenessCheckDoes) {
 
 TEST_F(StatusEndpointsTest, ChunkExtensionsAndTrailersAreBounded) {
   StatusEndpoints server(handlers());
-  auto port = server.listen(kLoopback, kAll);
-  ASSERT_TRUE(port);
-  ASSERT_TRUE(server.start());
+  auto port = serveAll(server);
+  ASSERT_TRUE(port) << port.error();
   const std::string chunked = "GET /healthz HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n";
   std::string many = chunked;
   for (int i = 0; i < 40; ++i) many += "1;e=" + std::string(100, 'e') + "\r\nx\r\n";
@@ -436,9 +436,8 @@ TEST_F(StatusEndpointsTest, SlowAndIdleConnectionsTimeOut) {
   limits.read_timeout = 100ms;
   limits.idle_timeout = 100ms;
   StatusEndpoints server(handlers(), limits);
-  auto port = server.listen(kLoopback, kAll);
-  ASSERT_TRUE(port);
-  ASSERT_TRUE(server.start());
+  auto port = serveAll(server);
+  ASSERT_TRUE(port) << port.error();
   TestClient slow(*port);
   ASSERT_FALSE(slow.connect());
   ASSERT_FALSE(slow.sendRaw("GET /healthz HTTP/1.1\r\n"));  // never finishes its headers
@@ -450,9 +449,8 @@ TEST_F(StatusEndpointsTest, SlowAndIdleConnectionsTimeOut) {
 
 TEST_F(StatusEndpointsTest, StopIsQuickWhateverClientsDo) {
   StatusEndpoints server(handlers());
-  auto port = server.listen(kLoopback, kAll);
-  ASSERT_TRUE(port);
-  ASSERT_TRUE(server.start());
+  auto port = serveAll(server);
+  ASSERT_TRUE(port) << port.error();
   TestClient idle(*port);
   ASSERT_FALSE(idle.connect());
   ASSERT_FALSE(idle.request(http::verb::get, "/healthz").ec);  // now an idle keep-alive
@@ -481,9 +479,8 @@ TEST_F(StatusEndpointsTest, StopBeforeStartAndDestructionWithoutStop) {
   }
   {
     StatusEndpoints server(handlers());
-    auto port = server.listen(kLoopback, kAll);
-    ASSERT_TRUE(port);
-    ASSERT_TRUE(server.start());
+    auto port = serveAll(server);
+    ASSERT_TRUE(port) << port.error();
     EXPECT_EQ(get(*port, "/healthz").res.result(), http::status::ok);
   }  // the destructor stops it
 }
