@@ -98,11 +98,12 @@ if [[ image =~ ^($labels)$ ]]; then
 fi
 server_labels=$(tr '|' '\n' <<<"$labels" | grep -xE 'tools|integration|e2e' | paste -sd '|' || true)
 if [ -n "$server_labels" ]; then
-  # One per core and at least two at a time (each starts its own servers and mostly waits on
-  # them); those whose outcome depends on timing one at a time, at a higher CPU priority than the
-  # others (SERIAL in cmake/ShardscalerTesting.cmake). ctest starts the longest first when it has
-  # their times from an earlier run; the cache keeps them for the next clone.
-  parallel=$((jobs < 2 ? 2 : jobs))
+  # One per core, at least two, and one more: each starts its own servers and mostly waits on
+  # them. Those whose outcome depends on timing run one at a time, at a higher CPU priority than
+  # the others (SERIAL in cmake/ShardscalerTesting.cmake), so the extra lane is the others'.
+  # ctest starts the longest first when it has their times from an earlier run; the cache keeps
+  # them for the next clone.
+  parallel=$((jobs < 2 ? 3 : jobs + 1))
   step "ctest: ${server_labels//|/, } ($parallel at a time)"
   costs=$SHARDSCALER_CACHE_DIR/ctest/CTestCostData.txt
   mkdir -p build/Testing/Temporary "$(dirname "$costs")"
