@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "shardscaler/api/condition.h"
+#include "shardscaler/api/condition_types.h"
 #include "shardscaler/api/field_names.h"
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/api/shard_set_status.h"

@@ -67,7 +67,7 @@ int run(int argc, char** argv) {
     auto labelled = runParallel(total, p, [&](int i) -> k8s::Result<void> {
       const std::string target = targetName(i / shape.shards);
       const std::string name =
-          test_objects::shardName(i % shape.shards, retention::TargetKind::Prometheus, target);
+          test_objects::shardName(i % shape.shards, planner::TargetKind::Prometheus, target);
       // As shardscaler sends its guard labels: the answer read for its version only.
       auto r = client.patchReading(
           k8s::resources::statefulSets(), workloadNamespace(shape, i / shape.shards), name,

@@ -176,7 +176,7 @@ bool TransitionProbe::done(int shards, std::string* seen) {
     return false;
   }
   for (int i = 0; i < max_shards_; ++i) {
-    const std::string name = test_objects::shardName(i, retention::TargetKind::Prometheus, target_);
+    const std::string name = test_objects::shardName(i, planner::TargetKind::Prometheus, target_);
     auto sts = client_.get(k8s::resources::statefulSets(), ns_, name);
     if (!sts) return false;
     const bool attached =

@@ -24,8 +24,8 @@
 
 #include "shardscaler/e2e/resources.h"
 #include "shardscaler/e2e/scenario.h"
+#include "shardscaler/planner/deadline.h"
 #include "shardscaler/promql_client/prometheus_client.h"
-#include "shardscaler/retention/deadline.h"
 #include "shardscaler/testenv/sharded_prometheus.h"
 
 namespace shardscaler::e2e {

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "shardscaler/e2e/scenario.h"
-#include "shardscaler/retention/deadline.h"
+#include "shardscaler/planner/deadline.h"
 
 namespace shardscaler::e2e {
 namespace {
@@ -34,7 +34,7 @@ class OperatorTest : public ShardSetScenario {
 
   // The deadline an annotation holds, for comparing values written in different formats.
   static std::optional<std::chrono::system_clock::time_point> deadlineOf(const std::string& text) {
-    auto parsed = retention::parseDeletionTimestamp(text);
+    auto parsed = planner::parseDeletionTimestamp(text);
     if (!parsed || parsed->isNever()) return std::nullopt;
     return parsed->time().toTimePoint();
   }

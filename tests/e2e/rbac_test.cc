@@ -9,7 +9,7 @@
 #include "shardscaler/e2e/deploy_rbac.h"
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/k8s_client/kube_config.h"
-#include "shardscaler/retention/deadline.h"
+#include "shardscaler/planner/deadline.h"
 
 namespace shardscaler::e2e {
 namespace {

@@ -31,7 +31,7 @@
 #include "shardscaler/e2e/shardscaler_metrics.h"
 #include "shardscaler/e2e/shardscaler_process.h"
 #include "shardscaler/guard/guard_status.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/testenv/loopback_ports.h"
 #include "shardscaler/testenv/operator_emulator.h"
 

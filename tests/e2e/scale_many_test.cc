@@ -18,8 +18,8 @@
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/e2e/shardscaler_metrics.h"
 #include "shardscaler/e2e/shardscaler_process.h"
-#include "shardscaler/retention/condition.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
+#include "shardscaler/planner/reasons.h"
 #include "shardscaler/testenv/operator_emulator.h"
 
 namespace shardscaler::e2e {
@@ -36,7 +36,7 @@ const auto kNamesOnly =
 std::string targetName(int i) { return "t-" + std::to_string(i); }
 
 std::string stsName(const std::string& target, int shard) {
-  return retention::statefulSetName(retention::TargetKind::Prometheus, target, shard);
+  return planner::statefulSetName(planner::TargetKind::Prometheus, target, shard);
 }
 
 // Everything of one namespace, listed once per check.
@@ -89,7 +89,7 @@ std::string unsettled(const Snapshot& s, int i, int active) {
   std::vector<std::string> active_names;
   active_names.reserve(static_cast<size_t>(active));
   for (int k = 0; k < active; ++k) active_names.push_back(stsName(name, k));
-  if (status.value("selector", "") != retention::activeShardPodSelector(name, active_names)) {
+  if (status.value("selector", "") != planner::activeShardPodSelector(name, active_names)) {
     return name + ": selector " + status.value("selector", "");
   }
   std::set<int> retained;
@@ -101,7 +101,7 @@ std::string unsettled(const Snapshot& s, int i, int active) {
   if (retained != want_retained) return name + ": retainedShards " + status.dump();
   bool ready = false;
   for (const Json& c : status.value("conditions", Json::array())) {
-    if (c.value("type", "") == retention::kConditionReady) ready = c.value("status", "") == "True";
+    if (c.value("type", "") == planner::kConditionReady) ready = c.value("status", "") == "True";
   }
   if (!ready) return name + ": not Ready: " + status.dump();
   for (int k = 0; k < kShards; ++k) {

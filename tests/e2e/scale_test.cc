@@ -3,7 +3,7 @@
 #include <chrono>
 
 #include "shardscaler/e2e/scenario.h"
-#include "shardscaler/retention/deadline.h"
+#include "shardscaler/planner/deadline.h"
 
 namespace shardscaler::e2e {
 namespace {

@@ -10,22 +10,22 @@
 #include "option_spec.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  namespace service = shardscaler::service;
-  const auto& specs = service::detail::runSpecs();
+  namespace app = shardscaler::app;
+  const auto& specs = app::detail::runSpecs();
   auto values =
-      service::detail::readConfigText(shardscaler::fuzz::text(data, size), "fuzz.yaml", specs);
+      app::detail::readConfigText(shardscaler::fuzz::text(data, size), "fuzz.yaml", specs);
   if (!values) return 0;
-  service::RunOptions options;
-  for (const service::detail::ConfigValue& value : *values) {
+  app::RunOptions options;
+  for (const app::detail::ConfigValue& value : *values) {
     if (value.spec->target.clear) value.spec->target.clear(options);
     for (const std::string& v : value.values) {
       // readConfigText checked each value against its row already.
       if (!value.spec->target.set(options, v)) __builtin_trap();
     }
   }
-  service::OptionsEnvironment env;
+  app::OptionsEnvironment env;
   env.pod_namespace = "monitoring";
   env.default_identity = "fuzz_1";
-  (void)service::detail::finishRunOptions(options, env);
+  (void)app::detail::finishRunOptions(options, env);
   return 0;
 }

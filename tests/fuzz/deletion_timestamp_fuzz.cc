@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "shardscaler/retention/deadline.h"
+#include "shardscaler/planner/deadline.h"
 
 namespace {
 
@@ -23,7 +23,7 @@ bool writableInUtc(const shardscaler::k8s::Timestamp& t) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace shardscaler::retention;
+  using namespace shardscaler::planner;
   using shardscaler::k8s::parseRfc3339;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto deadline = parseDeletionTimestamp(text);

@@ -5,11 +5,11 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "shardscaler/retention/duration.h"
+#include "shardscaler/planner/duration.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using shardscaler::retention::formatPrometheusDuration;
-  using shardscaler::retention::parsePrometheusDuration;
+  using shardscaler::planner::formatPrometheusDuration;
+  using shardscaler::planner::parsePrometheusDuration;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   auto parsed = parsePrometheusDuration(text);
   if (!parsed) return 0;

@@ -29,7 +29,7 @@ class FuzzLiveObjects final : public shardscaler::guard::LiveObjects {
   FuzzLiveObjects(std::string_view shard_set, std::string_view target, std::string_view ns)
       : shard_set_(shard_set), target_(target), ns_(ns) {}
   LiveRead shardSet(const std::string&, const std::string&) override { return readOf(shard_set_); }
-  LiveRead target(const std::string&, shardscaler::retention::TargetKind,
+  LiveRead target(const std::string&, shardscaler::planner::TargetKind,
                   const std::string&) override {
     return readOf(target_);
   }

@@ -11,15 +11,15 @@
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/api/well_known.h"
 #include "shardscaler/ingestion/prometheus_url_policy.h"
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/naming.h"
-#include "shardscaler/retention/stateful_set.h"
-#include "shardscaler/retention/target.h"
+#include "shardscaler/planner/deadline.h"
+#include "shardscaler/planner/naming.h"
+#include "shardscaler/planner/stateful_set.h"
+#include "shardscaler/planner/target.h"
 
 namespace {
 
 namespace ingestion = shardscaler::ingestion;
-namespace retention = shardscaler::retention;
+namespace planner = shardscaler::planner;
 
 void decodeShardSet(const nlohmann::json& object) {
   auto shard_set = shardscaler::api::decodeShardSet(object);
@@ -44,9 +44,9 @@ void decodeShardSet(const nlohmann::json& object) {
 }
 
 void decodeTarget(const nlohmann::json& object) {
-  for (retention::TargetKind kind :
-       {retention::TargetKind::Prometheus, retention::TargetKind::PrometheusAgent}) {
-    auto target = retention::parseTarget(object, kind);
+  for (planner::TargetKind kind :
+       {planner::TargetKind::Prometheus, planner::TargetKind::PrometheusAgent}) {
+    auto target = planner::parseTarget(object, kind);
     if (!target) continue;
     const int32_t shards = target->effectiveShards();
     if (shards < 1) __builtin_trap();  // the operator runs at least one
@@ -59,14 +59,14 @@ void decodeTarget(const nlohmann::json& object) {
 }
 
 void decodeStatefulSet(const nlohmann::json& object) {
-  auto sts = retention::parseStatefulSet(object);
+  auto sts = planner::parseStatefulSet(object);
   if (!sts) return;
   if (const std::string* shard = sts->label(shardscaler::api::kOperatorShardLabel)) {
-    (void)retention::parseShardIndex(*shard);
+    (void)planner::parseShardIndex(*shard);
   }
   if (const std::string* deadline =
           sts->annotation(shardscaler::api::kDeletionTimestampAnnotation)) {
-    (void)retention::parseDeletionTimestamp(*deadline);
+    (void)planner::parseDeletionTimestamp(*deadline);
   }
 }
 

@@ -124,7 +124,7 @@ inline void startServers(Aggregation* e) {
   config->request_timeout = 5s;
   e->client = std::make_unique<k8s::RestClient>(*config);
 
-  // What shardscaler::service::MetricsApiServer does in `shardscaler run`.
+  // What shardscaler::app::MetricsApiServer does in `shardscaler run`.
   e->watch = std::make_unique<FrontProxyConfigWatch>(*e->client, *e->clock, e->config, *e->trust);
   e->watch->start();
   e->handler = std::make_unique<MetricsApiHandler>(*e->client, *e->clock, e->config,

@@ -34,7 +34,7 @@ std::shared_ptr<const k8s::FieldMask> statefulSetCacheFields() {
 // Targets: the key, what marks a spec or ownership change (generation, deletion, our claim and
 // pause annotations), whether the operator acknowledged a pause (status.paused and the
 // conditions' observedGeneration), so that a transition waiting for it wakes when it comes, and
-// the uid and spec fields the planner reads (retention::parseTarget), spec.web among them: whether
+// the uid and spec fields the planner reads (planner::parseTarget), spec.web among them: whether
 // the pods serve their own /metrics over TLS. spec.scrapeClasses too: a plan from the caches that
 // cannot see shardscaler's low-churn rules takes the target for one without them, and would leave
 // them in force after spec.resharding is set back to Operator.

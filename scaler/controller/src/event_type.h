@@ -3,12 +3,12 @@
 #pragma once
 
 #include "shardscaler/k8s_client/event_recorder.h"
-#include "shardscaler/retention/condition.h"
+#include "shardscaler/planner/reasons.h"
 
 namespace shardscaler::controller {
 
-inline k8s::EventType eventTypeOf(retention::EventType type) {
-  return type == retention::EventType::Warning ? k8s::EventType::Warning : k8s::EventType::Normal;
+inline k8s::EventType eventTypeOf(planner::EventType type) {
+  return type == planner::EventType::Warning ? k8s::EventType::Warning : k8s::EventType::Normal;
 }
 
 }  // namespace shardscaler::controller

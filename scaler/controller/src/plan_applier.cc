@@ -36,7 +36,7 @@ void countWriteForFaultInjection() {
 
 }  // namespace
 
-using retention::ActionType;
+using planner::ActionType;
 
 bool ApplyOutcome::needsReplan() const {
   if (!error) return false;
@@ -64,14 +64,14 @@ namespace {
 // guard labels) depend on nothing but the observation: they are sent at once. Deletions stay one
 // at a time, and a target write is never sent beside anything, so the plan's order between the
 // target and its shards holds.
-bool concurrent(const retention::Action& a) {
+bool concurrent(const planner::Action& a) {
   return a.type == ActionType::DetachStatefulSet || a.type == ActionType::ReattachStatefulSet ||
          a.type == ActionType::LabelStatefulSet || a.type == ActionType::AdoptStatefulSet;
 }
 
 }  // namespace
 
-ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource& target_resource,
+ApplyOutcome PlanApplier::apply(const planner::Plan& plan, const k8s::Resource& target_resource,
                                 const std::string& ns, const k8s::InvolvedObject& shard_set) {
   ApplyOutcome outcome;
   const auto& actions = plan.actions;
@@ -102,7 +102,7 @@ ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource
     }
     // Every write that succeeded is reported; the first failure (in plan order) ends the plan.
     for (std::size_t i = first; i < end; ++i) {
-      const retention::Action& action = actions[i];
+      const planner::Action& action = actions[i];
       auto& result = results[i - first];
       if (!result) {
         if (!outcome.error) {
@@ -118,7 +118,7 @@ ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource
           action.isTargetAction() ? outcome.target_version : outcome.stateful_set_version;
       newest = std::max(newest, *result);
       countWriteForFaultInjection();
-      for (const retention::Event& event : action.events) {
+      for (const planner::Event& event : action.events) {
         events_.record(shard_set, eventTypeOf(event.type), event.reason, event.message);
       }
       ++outcome.applied;
@@ -129,7 +129,7 @@ ApplyOutcome PlanApplier::apply(const retention::Plan& plan, const k8s::Resource
   return outcome;
 }
 
-k8s::Result<std::uint64_t> PlanApplier::applyOne(const retention::Action& action,
+k8s::Result<std::uint64_t> PlanApplier::applyOne(const planner::Action& action,
                                                  const k8s::Resource& target_resource,
                                                  const std::string& ns) {
   switch (action.type) {

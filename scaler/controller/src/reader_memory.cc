@@ -54,7 +54,7 @@ std::optional<bool> GuardStatusCache::enforced(const std::string& ns) {
   return enforced.get();
 }
 
-void TargetWriters::noteLiveRead(const retention::Target& target) {
+void TargetWriters::noteLiveRead(const planner::Target& target) {
   std::lock_guard lock(mutex_);
   writers_[target.uid] = target.spec_writers;
 }
@@ -108,14 +108,14 @@ std::future<void> TargetWriters::refreshHpas(const std::string& ns, k8s::TaskPoo
 }
 
 // One list of the namespace's HPAs a minute, shared by its ShardSets.
-std::vector<std::string> TargetWriters::hpasAimedAt(const retention::Target& target) {
+std::vector<std::string> TargetWriters::hpasAimedAt(const planner::Target& target) {
   std::optional<std::promise<k8s::Json>> read;
   const std::shared_future<k8s::Json> list = hpaList(target.ns, read);
   if (read) read->set_value(listHpas(target.ns));
   const k8s::Json& items = list.get();
   std::vector<std::string> aimed;
   for (const k8s::Json& item : items) {
-    if (item[0] == std::string(retention::toString(target.kind)) && item[1] == target.name) {
+    if (item[0] == std::string(planner::toString(target.kind)) && item[1] == target.name) {
       aimed.push_back(item[2].get<std::string>());
     }
   }

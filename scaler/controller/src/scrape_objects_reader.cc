@@ -37,7 +37,7 @@ k8s::Result<std::optional<std::vector<std::string>>> ScrapeObjectsReader::namesp
 }
 
 std::optional<std::vector<resharding::ScrapeObject>> ScrapeObjectsReader::read(
-    const std::string& key, const retention::Target& target, std::string* error) {
+    const std::string& key, const planner::Target& target, std::string* error) {
   std::vector<resharding::ScrapeObject> out;
   for (const resharding::ScrapeSelection& selection : target.scrape.selections) {
     if (selection.selector.is_null()) continue;

@@ -12,8 +12,8 @@
 
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
+#include "shardscaler/planner/target.h"
 #include "shardscaler/resharding/scrape_objects.h"
-#include "shardscaler/retention/target.h"
 
 namespace shardscaler::controller {
 
@@ -26,7 +26,7 @@ class ScrapeObjectsReader {
   // What `target` selects, read for the ShardSet `key`; nullopt, with *error saying which list
   // failed, when one did. A kind whose CRD is not installed selects nothing.
   std::optional<std::vector<resharding::ScrapeObject>> read(const std::string& key,
-                                                            const retention::Target& target,
+                                                            const planner::Target& target,
                                                             std::string* error);
   // The last read for `key` succeeded within `max_age`.
   bool readWithin(const std::string& key, std::chrono::nanoseconds max_age) const;

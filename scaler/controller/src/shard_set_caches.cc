@@ -4,7 +4,7 @@
 
 #include "shardscaler/api/api_resources.h"
 #include "shardscaler/controller/cache_fields.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 #include "object_fields.h"
 #include "shard_set_event_mapper.h"
@@ -50,13 +50,13 @@ void ShardSetCaches::start(ShardSetEventMapper& mapper) {
          .indexers = {{kTargetIndex, ShardSetEventMapper::shardSetTargets}}},
         mapper.shardSetHandlers(), shard_sets_);
     NamespaceCaches caches{.ns = ns};
-    caches.prometheuses = add(retention::targetResource(retention::TargetKind::Prometheus), ns,
-                              {.fields = target_fields},
-                              mapper.targetHandlers(retention::TargetKind::Prometheus), others_);
+    caches.prometheuses =
+        add(planner::targetResource(planner::TargetKind::Prometheus), ns, {.fields = target_fields},
+            mapper.targetHandlers(planner::TargetKind::Prometheus), others_);
     caches.prometheus_agents =
-        add(retention::targetResource(retention::TargetKind::PrometheusAgent), ns,
-            {.fields = target_fields},
-            mapper.targetHandlers(retention::TargetKind::PrometheusAgent), others_);
+        add(planner::targetResource(planner::TargetKind::PrometheusAgent), ns,
+            {.fields = target_fields}, mapper.targetHandlers(planner::TargetKind::PrometheusAgent),
+            others_);
     // Attached and retained shards both keep the shard label; only the name label moves.
     caches.stateful_sets = add(k8s::resources::statefulSets(), ns,
                                {.label_selector = std::string(api::kOperatorShardLabel),
@@ -123,15 +123,15 @@ std::vector<ObjectPtr> ShardSetCaches::shardSetsNaming(const std::string& target
 
 std::optional<ShardSetCaches::TargetCaches> ShardSetCaches::forTarget(
     const api::ShardSet& shard_set) const {
-  auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
+  auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
   if (!kind || shard_set.spec.target_ref.name.empty()) return std::nullopt;
   auto caches = std::ranges::find_if(
       namespaces_, [&](const NamespaceCaches& c) { return c.ns.empty() || c.ns == shard_set.ns; });
   if (caches == namespaces_.end()) return std::nullopt;
   TargetCaches found{
       .kind = *kind,
-      .targets = *kind == retention::TargetKind::Prometheus ? caches->prometheuses
-                                                            : caches->prometheus_agents,
+      .targets = *kind == planner::TargetKind::Prometheus ? caches->prometheuses
+                                                          : caches->prometheus_agents,
       .shards = caches->stateful_sets,
   };
   if (!found.targets->hasSynced() || !found.shards->hasSynced()) return std::nullopt;

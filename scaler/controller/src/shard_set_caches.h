@@ -12,7 +12,7 @@
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/k8s_client/kube_client.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/telemetry/metrics.h"
 
 namespace shardscaler::controller {
@@ -61,7 +61,7 @@ class ShardSetCaches {
   // StatefulSet one, both of its namespace and both synced. nullopt: an unknown target kind or no
   // target name, no caches (a dry run) or none for its namespace, or one not synced yet.
   struct TargetCaches {
-    retention::TargetKind kind;
+    planner::TargetKind kind;
     const k8s::Informer* targets;
     const k8s::Informer* shards;
   };

@@ -61,8 +61,7 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
     drain_check = [checker = std::make_shared<ingestion::DrainChecker>(
                        ingestion::prometheusClientFactory(), std::chrono::seconds(10),
                        options.drain_url_policy, options.drain_pods)](
-                      const retention::DrainPolicy& policy,
-                      const ingestion::DrainRequest& request) {
+                      const planner::DrainPolicy& policy, const ingestion::DrainRequest& request) {
       return checker->check(policy, request);
     };
   }
@@ -145,9 +144,9 @@ k8s::ReconcileOutcome ShardSetController::reconcile(const std::string& key) {
   return reconciler_->reconcile(key);
 }
 
-k8s::Result<retention::Plan> ShardSetController::dryRun(const std::string& ns,
-                                                        const std::string& name,
-                                                        std::optional<int32_t> shards) {
+k8s::Result<planner::Plan> ShardSetController::dryRun(const std::string& ns,
+                                                      const std::string& name,
+                                                      std::optional<int32_t> shards) {
   return reconciler_->dryRun(ns, name, shards);
 }
 

@@ -4,7 +4,7 @@
 
 #include "shardscaler/api/api_resources.h"
 #include "shardscaler/api/field_names.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 #include "object_fields.h"
 
@@ -39,9 +39,9 @@ bool onlyBoundTargetMoved(const Json& old_object, const Json& new_object) {
   return others(old_object) == others(new_object);
 }
 
-std::optional<retention::TargetKind> kindOfMode(std::string_view mode) {
-  if (mode == "server") return retention::TargetKind::Prometheus;
-  if (mode == "agent") return retention::TargetKind::PrometheusAgent;
+std::optional<planner::TargetKind> kindOfMode(std::string_view mode) {
+  if (mode == "server") return planner::TargetKind::Prometheus;
+  if (mode == "agent") return planner::TargetKind::PrometheusAgent;
   return std::nullopt;
 }
 
@@ -119,7 +119,7 @@ k8s::EventHandlers ShardSetEventMapper::shardSetHandlers() {
 // followed by a read in the same reconcile (the next round of planAndApply, or a requeue when
 // it stops early) that is at least as new as the write, so anything the echoed version holds,
 // even another client's change it folded in, that reconcile reads anyway.
-k8s::EventHandlers ShardSetEventMapper::targetHandlers(retention::TargetKind kind) {
+k8s::EventHandlers ShardSetEventMapper::targetHandlers(planner::TargetKind kind) {
   auto on_change = [this, kind](const ObjectPtr& o, const std::string& echo_of) {
     enqueueForTarget(stringAt(*o, "metadata", "namespace"), kind, stringAt(*o, "metadata", "name"),
                      echo_of);
@@ -129,7 +129,7 @@ k8s::EventHandlers ShardSetEventMapper::targetHandlers(retention::TargetKind kin
       .on_update =
           [this, kind, on_change](const ObjectPtr& old_object, const ObjectPtr& new_object) {
             const auto writer =
-                own_writes_.echoWriter(retention::targetResource(kind), *old_object, *new_object);
+                own_writes_.echoWriter(planner::targetResource(kind), *old_object, *new_object);
             // The operator's pause report counts too: a transition may wait for it.
             if (worthReconciling(old_object, new_object) ||
                 old_object->value("status", Json()) != new_object->value("status", Json())) {
@@ -138,7 +138,7 @@ k8s::EventHandlers ShardSetEventMapper::targetHandlers(retention::TargetKind kin
           },
       .on_delete =
           [this, kind, on_change](const ObjectPtr& o) {
-            own_writes_.forget(retention::targetResource(kind), *o);
+            own_writes_.forget(planner::targetResource(kind), *o);
             on_change(o, {});
           },
   };
@@ -170,10 +170,10 @@ void ShardSetEventMapper::enqueueUnlessEcho(const std::string& key, const std::s
   if (key != echo_of) enqueue_(key);
 }
 
-void ShardSetEventMapper::enqueueForTarget(const std::string& ns, retention::TargetKind kind,
+void ShardSetEventMapper::enqueueForTarget(const std::string& ns, planner::TargetKind kind,
                                            const std::string& target_name,
                                            const std::string& echo_of) {
-  const std::string value = targetIndexValue(ns, retention::toString(kind), target_name);
+  const std::string value = targetIndexValue(ns, planner::toString(kind), target_name);
   for (const ObjectPtr& shard_set : caches_.shardSetsNaming(value)) {
     enqueueUnlessEcho(k8s::objectKey(*shard_set), echo_of);
   }
@@ -190,7 +190,7 @@ void ShardSetEventMapper::enqueueForStatefulSet(const Json& sts, const std::stri
     auto mode = labels.find(api::kOperatorModeLabel);
     auto kind = mode != labels.end() && mode->is_string() ? kindOfMode(mode->get<std::string>())
                                                           : std::nullopt;
-    for (auto k : {retention::TargetKind::Prometheus, retention::TargetKind::PrometheusAgent}) {
+    for (auto k : {planner::TargetKind::Prometheus, planner::TargetKind::PrometheusAgent}) {
       if (!kind || *kind == k) enqueueForTarget(ns, k, n->get<std::string>(), echo_of);
     }
   }

@@ -11,7 +11,7 @@
 #include "shardscaler/controller/own_writes.h"
 #include "shardscaler/k8s_client/field_mask.h"
 #include "shardscaler/k8s_client/informer.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 #include "shard_set_caches.h"
 
@@ -26,7 +26,7 @@ class ShardSetEventMapper {
   ShardSetEventMapper(OwnWrites& own_writes, const ShardSetCaches& caches, Enqueue enqueue);
 
   k8s::EventHandlers shardSetHandlers();
-  k8s::EventHandlers targetHandlers(retention::TargetKind kind);
+  k8s::EventHandlers targetHandlers(planner::TargetKind kind);
   k8s::EventHandlers statefulSetHandlers();
 
   // The indexers behind kTargetIndex, kAttachedIndex and kDetachedIndex.
@@ -37,7 +37,7 @@ class ShardSetEventMapper {
  private:
   // Each queues every ShardSet the object maps to but `echo_of`: the ShardSet whose own write
   // the event only echoes (empty: none).
-  void enqueueForTarget(const std::string& ns, retention::TargetKind kind,
+  void enqueueForTarget(const std::string& ns, planner::TargetKind kind,
                         const std::string& target_name, const std::string& echo_of = {});
   void enqueueForStatefulSet(const k8s::Json& stateful_set, const std::string& echo_of = {});
   void enqueueUnlessEcho(const std::string& key, const std::string& echo_of);

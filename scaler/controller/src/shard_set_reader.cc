@@ -10,10 +10,10 @@
 #include "shardscaler/api/api_resources.h"
 #include "shardscaler/base/log.h"
 #include "shardscaler/k8s_meta/object_meta.h"
+#include "shardscaler/planner/naming.h"
+#include "shardscaler/planner/shard_inventory.h"
 #include "shardscaler/resharding/resharding.h"
 #include "shardscaler/resharding/scrape_classes.h"
-#include "shardscaler/retention/naming.h"
-#include "shardscaler/retention/shard_inventory.h"
 
 #include "object_fields.h"
 
@@ -23,7 +23,7 @@ using k8s::Json;
 
 namespace {
 
-using ShardList = k8s::Result<std::vector<retention::ObservedStatefulSet>>;
+using ShardList = k8s::Result<std::vector<planner::ObservedStatefulSet>>;
 
 // The StatefulSets one list returns, skipping what is not a StatefulSet at all. The list is
 // served by the API server's watch cache, once it holds `floor` (NotOlderThan; 0: as it is): a
@@ -48,9 +48,9 @@ ShardList listShards(k8s::KubeClient& client, const std::string& ns, const std::
   }
   auto list = k8s::listAll(client, k8s::resources::statefulSets(), ns, opts);
   if (!list) return std::unexpected(list.error());
-  std::vector<retention::ObservedStatefulSet> out;
+  std::vector<planner::ObservedStatefulSet> out;
   for (const Json& item : (*list)["items"]) {
-    auto sts = retention::parseStatefulSet(item);
+    auto sts = planner::parseStatefulSet(item);
     if (!sts) {
       base::logEvent(base::LogLevel::Warn, "ignoring malformed StatefulSet",
                      {{"namespace", ns}, {"error", sts.error().describe()}});
@@ -73,13 +73,13 @@ bool specUnobserved(const api::ShardSet& shard_set) {
 // Every shard the operator runs for the target (each index below its spec.shards) is among the
 // observed StatefulSets, attached. Topology targets and a missing target count as not.
 bool everyActiveShardListed(const api::ShardSet& shard_set,
-                            const std::optional<retention::Target>& target,
-                            std::span<const retention::ObservedStatefulSet> stateful_sets) {
+                            const std::optional<planner::Target>& target,
+                            std::span<const planner::ObservedStatefulSet> stateful_sets) {
   if (!target || target->topologyZones()) return false;
   const int32_t active = target->effectiveShards();
   std::set<int32_t> listed;
-  for (const retention::ShardStatefulSet& shard :
-       retention::takeInventory(shard_set, *target, stateful_sets).attached) {
+  for (const planner::ShardStatefulSet& shard :
+       planner::takeInventory(shard_set, *target, stateful_sets).attached) {
     if (shard.index < active) listed.insert(shard.index);
   }
   return std::cmp_equal(listed.size(), active);
@@ -87,14 +87,14 @@ bool everyActiveShardListed(const api::ShardSet& shard_set,
 
 // A transition may run (so the guard is to be read): the target is paused by this ShardSet or
 // another, or its shard count is not the one the ShardSet asks for.
-bool mayTransition(const api::ShardSet& shard_set, const retention::Target& t) {
+bool mayTransition(const api::ShardSet& shard_set, const planner::Target& t) {
   return t.pausedBy(shard_set.name) || shard_set.spec.shards.value_or(1) != t.effectiveShards() ||
          t.annotation(api::kPausedByAnnotation) != nullptr;
 }
 
 // spec.resharding needs the target's scrape objects: LowChurn is asked for, or shardscaler's
 // rules are on the target (turning them off must know whether an object names their class).
-bool readsScrapeObjects(const api::ShardSet& shard_set, const retention::Target& t) {
+bool readsScrapeObjects(const api::ShardSet& shard_set, const planner::Target& t) {
   return shard_set.spec.resharding == api::kReshardingLowChurn ||
          resharding::carriesOwnRules(t.scrape.scrape_classes);
 }
@@ -104,10 +104,9 @@ bool readsScrapeObjects(const api::ShardSet& shard_set, const retention::Target&
 // observeCached). A detach that moves the reference writes shardscaler.io/deletion-deadline, and
 // so does an adoption: a detached shard without it is an older version's, still the target's, so
 // the plan from the caches adopts it and is not at rest, and a live plan does the adopting.
-retention::ObservedStatefulSet fromCache(const Json& object, const api::ShardSet& shard_set,
-                                         const retention::Target& target,
-                                         retention::TargetKind kind) {
-  retention::ObservedStatefulSet sts;
+planner::ObservedStatefulSet fromCache(const Json& object, const api::ShardSet& shard_set,
+                                       const planner::Target& target, planner::TargetKind kind) {
+  planner::ObservedStatefulSet sts;
   sts.name = stringAt(object, "metadata", "name");
   sts.resource_version = stringAt(object, "metadata", "resourceVersion");
   sts.being_deleted = !field(object, "metadata", "deletionTimestamp").is_null();
@@ -129,7 +128,7 @@ retention::ObservedStatefulSet fromCache(const Json& object, const api::ShardSet
                                     .controller = true});
   } else {
     sts.owner_references.push_back({.api_version = "",
-                                    .kind = std::string(retention::toString(kind)),
+                                    .kind = std::string(planner::toString(kind)),
                                     .name = target.name,
                                     .uid = target.uid,
                                     .controller = true});
@@ -157,14 +156,14 @@ void ShardSetReader::forget(const std::string& key) {
   scrape_objects_.forget(key);
 }
 
-std::map<std::string, retention::DrainReading, std::less<>> ShardSetReader::readDrains(
-    const api::ShardSet& shard_set, const std::optional<retention::Target>& target,
-    const retention::DrainPolicy& policy, const retention::Decision& decision) const {
-  std::map<std::string, retention::DrainReading, std::less<>> readings;
+std::map<std::string, planner::DrainReading, std::less<>> ShardSetReader::readDrains(
+    const api::ShardSet& shard_set, const std::optional<planner::Target>& target,
+    const planner::DrainPolicy& policy, const planner::Decision& decision) const {
+  std::map<std::string, planner::DrainReading, std::less<>> readings;
   ingestion::DrainRequest request{
       .source = {.ns = shard_set.ns,
-                 .kind = retention::parseTargetKind(shard_set.spec.target_ref.kind)
-                             .value_or(retention::TargetKind::Prometheus),
+                 .kind = planner::parseTargetKind(shard_set.spec.target_ref.kind)
+                             .value_or(planner::TargetKind::Prometheus),
                  .target_name = shard_set.spec.target_ref.name,
                  .shard_set = shard_set.name,
                  .tls = {.https = target && target->web_tls,
@@ -202,7 +201,7 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
   const k8s::ObjectPtr cached_target =
       caches->targets->store().get(shard_set.ns, shard_set.spec.target_ref.name);
   if (!cached_target) return std::nullopt;
-  auto target = retention::parseTarget(*cached_target, caches->kind);
+  auto target = planner::parseTarget(*cached_target, caches->kind);
   if (!target || !notOlderThan(target->resource_version, last.target_version)) return std::nullopt;
   if (mayTransition(shard_set, *target)) return std::nullopt;
   // Coverage is read live, at least every kScrapeObjectsMaxAge while it matters.
@@ -219,7 +218,7 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
   // The shards attached to the target (whatever their labels) and the detached ones under our
   // guard label: what the live lists return that the planner does not ignore. Each must carry
   // our label. The label is written only on shards a live plan found owned by the target
-  // (retention::takeInventory checks the owner reference first), so the cache, which keeps no
+  // (planner::takeInventory checks the owner reference first), so the cache, which keeps no
   // owner references, takes a labelled shard as the target's. One without it (a shard the
   // operator just created) is read live, and labelled there.
   Observed observed;
@@ -228,7 +227,7 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
   for (const auto& [index, value] :
        {std::pair{kAttachedIndex, attached_value}, std::pair{kDetachedIndex, detached_value}}) {
     for (const k8s::ObjectPtr& object : caches->shards->store().byIndex(index, value)) {
-      retention::ObservedStatefulSet sts = fromCache(*object, shard_set, *target, caches->kind);
+      planner::ObservedStatefulSet sts = fromCache(*object, shard_set, *target, caches->kind);
       const std::string* guard = sts.label(api::kShardSetLabel);
       if (guard == nullptr || *guard != shard_set.name) return std::nullopt;
       observed.stateful_sets.push_back(std::move(sts));
@@ -249,11 +248,11 @@ std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard
 class ShardSetReader::LiveObservation {
  public:
   LiveObservation(const ShardSetReader& reader, const api::ShardSet& shard_set,
-                  retention::TargetKind kind, retention::PlanPurpose purpose)
+                  planner::TargetKind kind, planner::PlanPurpose purpose)
       : reader_(reader),
         shard_set_(shard_set),
         kind_(kind),
-        release_(purpose == retention::PlanPurpose::Release),
+        release_(purpose == planner::PlanPurpose::Release),
         floor_(reader.own_writes_.newestStatefulSetWrite()),
         name_selector_(std::string(api::kOperatorNameLabel) + "=" + shard_set.spec.target_ref.name),
         guard_selector_(std::string(api::kShardSetLabel) + "=" + shard_set.name) {}
@@ -325,16 +324,16 @@ class ShardSetReader::LiveObservation {
   }
 
   k8s::Result<void> readTarget() {
-    auto target = reader_.client_.get(retention::targetResource(kind_), shard_set_.ns,
+    auto target = reader_.client_.get(planner::targetResource(kind_), shard_set_.ns,
                                       shard_set_.spec.target_ref.name);
     if (!target) {
       if (target.error().is(k8s::ErrorKind::NotFound)) return {};
       return std::unexpected(target.error());
     }
-    auto parsed = retention::parseTarget(*target, kind_);
+    auto parsed = planner::parseTarget(*target, kind_);
     if (!parsed) {
       return k8s::makeError(k8s::ErrorKind::Decode,
-                            std::string(retention::toString(kind_)) + " " + shard_set_.ns + "/" +
+                            std::string(planner::toString(kind_)) + " " + shard_set_.ns + "/" +
                                 shard_set_.spec.target_ref.name + ": " + parsed.error().describe());
     }
     observed_.target = std::move(*parsed);
@@ -409,7 +408,7 @@ class ShardSetReader::LiveObservation {
 
   const ShardSetReader& reader_;
   const api::ShardSet& shard_set_;
-  const retention::TargetKind kind_;
+  const planner::TargetKind kind_;
   const bool release_;
   const std::optional<std::uint64_t> floor_;
   const std::string name_selector_;
@@ -423,8 +422,8 @@ class ShardSetReader::LiveObservation {
 };
 
 k8s::Result<Observed> ShardSetReader::observe(const api::ShardSet& shard_set, bool first_round,
-                                              retention::PlanPurpose purpose) const {
-  auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
+                                              planner::PlanPurpose purpose) const {
+  auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
   if (!kind || shard_set.spec.target_ref.name.empty()) return Observed{};  // the planner says why
   // A stale list of the namespace's HPAs is renewed beside the reads, not after them: a
   // transition's first round would otherwise wait for it once a minute.

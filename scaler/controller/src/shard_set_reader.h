@@ -19,7 +19,7 @@
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/task_pool.h"
-#include "shardscaler/retention/planner.h"
+#include "shardscaler/planner/planner.h"
 
 #include "scrape_objects_reader.h"
 #include "shard_set_caches.h"
@@ -28,15 +28,15 @@ namespace shardscaler::controller {
 
 // The target and its shards as one read saw them.
 struct Observed {
-  std::optional<retention::Target> target;
-  std::vector<retention::ObservedStatefulSet> stateful_sets;
-  // Other writers of the target's spec.shards/spec.paused (retention::PlanInput).
-  std::vector<retention::SpecWriter> target_writers;
+  std::optional<planner::Target> target;
+  std::vector<planner::ObservedStatefulSet> stateful_sets;
+  // Other writers of the target's spec.shards/spec.paused (planner::PlanInput).
+  std::vector<planner::SpecWriter> target_writers;
   std::vector<std::string> target_hpas;
   std::optional<bool> claim_holder_exists;
   bool guard_enforced = false;
   // The scrape objects the target selects, read when low-churn re-sharding is asked for or its
-  // rules are on the target (retention::PlanInput::scrape_objects).
+  // rules are on the target (planner::PlanInput::scrape_objects).
   std::optional<std::vector<resharding::ScrapeObject>> scrape_objects;
   std::string scrape_objects_error;
 };
@@ -99,7 +99,7 @@ class TargetWriters {
   TargetWriters(k8s::KubeClient& client, const k8s::Clock& clock)
       : client_(client), clock_(clock) {}
 
-  void noteLiveRead(const retention::Target& target);
+  void noteLiveRead(const planner::Target& target);
   // Fills observed.target_writers and target_hpas for `observed.target`; lists the HPAs when the
   // namespace's list is stale.
   void fill(Observed& observed);
@@ -108,7 +108,7 @@ class TargetWriters {
   std::future<void> refreshHpas(const std::string& ns, k8s::TaskPool& pool);
 
  private:
-  std::vector<std::string> hpasAimedAt(const retention::Target& target);
+  std::vector<std::string> hpasAimedAt(const planner::Target& target);
   // The namespace's list read less than kHpaListPeriod ago or being read (one read shared by
   // every caller); when neither, `read` is set and the caller fulfils it with listHpas.
   std::shared_future<k8s::Json> hpaList(const std::string& ns,
@@ -123,8 +123,8 @@ class TargetWriters {
   k8s::KubeClient& client_;
   const k8s::Clock& clock_;
   std::mutex mutex_;
-  std::map<std::string, std::vector<retention::SpecWriter>> writers_;  // by target uid
-  std::map<std::string, HpaList> hpas_;                                // by namespace
+  std::map<std::string, std::vector<planner::SpecWriter>> writers_;  // by target uid
+  std::map<std::string, HpaList> hpas_;                              // by namespace
 };
 
 // Thread-safety: const methods from any thread, as long as the caches and the record are.
@@ -141,7 +141,7 @@ class ShardSetReader {
   // lists the shards by both labels whatever the caches show: a shard it misses keeps the
   // ShardSet's owner reference after the ShardSet is gone, and garbage collection takes it.
   k8s::Result<Observed> observe(const api::ShardSet& shard_set, bool first_round,
-                                retention::PlanPurpose purpose) const;
+                                planner::PlanPurpose purpose) const;
 
   // The target and its shards as the caches hold them, when a plan from them can be trusted to
   // say that nothing but the status is to be written (docs/design/reads.md): the caches have
@@ -155,9 +155,9 @@ class ShardSetReader {
   // live, then the drain's PromQL or the shards' own pods, with the surviving shards' reload. A
   // StatefulSet that cannot be read reads as not drained (a failed reading). `target` (as planned)
   // says how its pods serve their web port.
-  std::map<std::string, retention::DrainReading, std::less<>> readDrains(
-      const api::ShardSet& shard_set, const std::optional<retention::Target>& target,
-      const retention::DrainPolicy& policy, const retention::Decision& decision) const;
+  std::map<std::string, planner::DrainReading, std::less<>> readDrains(
+      const api::ShardSet& shard_set, const std::optional<planner::Target>& target,
+      const planner::DrainPolicy& policy, const planner::Decision& decision) const;
 
   LiveReadRecord& liveReads() { return live_reads_; }
   // Forgets what was read for a ShardSet that is gone.

@@ -5,14 +5,14 @@
 #include <string_view>
 
 #include "shardscaler/api/api_resources.h"
-#include "shardscaler/api/condition.h"
+#include "shardscaler/api/condition_types.h"
 #include "shardscaler/api/shard_set.h"
-#include "shardscaler/controller/shard_set_status.h"
+#include "shardscaler/controller/status_from_plan.h"
 #include "shardscaler/ingestion/ingestion_source.h"
 #include "shardscaler/k8s_meta/metadata_patch.h"
+#include "shardscaler/planner/deadline.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/resharding/resharding.h"
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/naming.h"
 
 #include "event_type.h"
 #include "object_fields.h"
@@ -42,7 +42,7 @@ std::string targetRefText(const api::ShardSet& s) {
 
 // The target the ShardSet is to be bound to: its targetRef, or "" when that names no target.
 std::string wantedBinding(const api::ShardSet& s) {
-  if (!retention::parseTargetKind(s.spec.target_ref.kind) || s.spec.target_ref.name.empty()) {
+  if (!planner::parseTargetKind(s.spec.target_ref.kind) || s.spec.target_ref.name.empty()) {
     return "";
   }
   return targetRefText(s);
@@ -51,7 +51,7 @@ std::string wantedBinding(const api::ShardSet& s) {
 // The ShardSet as bound to `bound` ("Kind/name"), for planning its release.
 std::optional<api::ShardSet> boundTo(const api::ShardSet& s, const std::string& bound) {
   auto slash = bound.find('/');
-  if (slash == std::string::npos || !retention::parseTargetKind(bound.substr(0, slash))) {
+  if (slash == std::string::npos || !planner::parseTargetKind(bound.substr(0, slash))) {
     return std::nullopt;
   }
   api::ShardSet copy = s;
@@ -128,7 +128,7 @@ k8s::Result<void> ShardSetReconciler::setBoundTarget(const Json& object, const s
 std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::ShardSet& shard_set,
                                                                  const k8s::InvolvedObject& subject,
                                                                  const base::LogContext& log) {
-  Rounds rounds = planAndApply(shard_set, subject, log, retention::PlanPurpose::Release);
+  Rounds rounds = planAndApply(shard_set, subject, log, planner::PlanPurpose::Release);
   if (rounds.stopped_with) return *rounds.stopped_with;
   if (rounds.failure.error) {
     return k8s::ReconcileOutcome{.result = k8s::ReconcileResult::Error,
@@ -143,8 +143,8 @@ std::optional<k8s::ReconcileOutcome> ShardSetReconciler::release(const api::Shar
       names += (names.empty() ? "" : ", ") + r.stateful_set;
     }
     parts_.events.record(subject, k8s::EventType::Warning,
-                         std::string(retention::kReasonRetainedShardsOrphaned),
-                         retention::orphanedShardsMessage(shard_set, names));
+                         std::string(planner::kReasonRetainedShardsOrphaned),
+                         planner::orphanedShardsMessage(shard_set, names));
   }
   log.info("released", {{"target", targetRefText(shard_set)}});
   return std::nullopt;
@@ -217,7 +217,7 @@ k8s::ReconcileOutcome ShardSetReconciler::reconcileShardSet(const Json& object,
     }
   }
 
-  Rounds rounds = planAndApply(*shard_set, subject, log, retention::PlanPurpose::Converge);
+  Rounds rounds = planAndApply(*shard_set, subject, log, planner::PlanPurpose::Converge);
   if (rounds.stopped_with) return *rounds.stopped_with;
   // Claimed or guarded, confirmed by the next reconcile, which writes the status (Rounds).
   if (rounds.confirm_from_caches) return {.requeue_after = kConfirmFromCachesAfter};
@@ -232,12 +232,12 @@ k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::
                                                  const Rounds& rounds,
                                                  const base::LogContext& log) {
   const std::string key = k8s::objectKey(object);
-  const retention::Plan& plan = rounds.plan;
+  const planner::Plan& plan = rounds.plan;
   const ApplyOutcome& failure = rounds.failure;
-  for (const retention::Event& event : plan.events) {
+  for (const planner::Event& event : plan.events) {
     parts_.events.record(subject, eventTypeOf(event.type), event.reason, event.message);
   }
-  std::vector<retention::Event> ingestion_events;
+  std::vector<planner::Event> ingestion_events;
   // A write refused for good stays reported while its transitions are held.
   const std::optional<std::string> refused =
       failure.error
@@ -246,7 +246,7 @@ k8s::ReconcileOutcome ShardSetReconciler::report(const Json& object, const api::
   Json status = shardSetStatusJson(
       plan, shard_set, parts_.ingestion != nullptr ? parts_.ingestion->snapshot(key) : std::nullopt,
       refused, parts_.clock.now(), &ingestion_events);
-  for (const retention::Event& event : ingestion_events) {
+  for (const planner::Event& event : ingestion_events) {
     parts_.events.record(subject, eventTypeOf(event.type), event.reason, event.message);
   }
   if (auto written = writeStatus(object, status); !written) {
@@ -297,7 +297,7 @@ k8s::Result<void> ShardSetReconciler::writeStatus(const Json& object, const Json
   return {};
 }
 
-void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan,
+void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set, const planner::Plan& plan,
                                         const Json& status) {
   if (parts_.metrics == nullptr) return;
   const auto& d = plan.decision;
@@ -310,7 +310,7 @@ void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set, const re
   for (const api::RetainedShard& shard : plan.status.retained_shards) {
     telemetry::Metrics::RetainedShardState state{
         .shard = shard.index, .stateful_set = shard.stateful_set, .phase = shard.phase};
-    if (auto deadline = retention::parseDeletionTimestamp(shard.deletion_timestamp);
+    if (auto deadline = planner::parseDeletionTimestamp(shard.deletion_timestamp);
         deadline && !deadline->isNever()) {
       const k8s::Timestamp at = deadline->time();
       state.deadline = static_cast<double>(at.seconds.time_since_epoch().count()) +
@@ -358,11 +358,11 @@ void ShardSetReconciler::publishMetrics(const api::ShardSet& shard_set, const re
 }
 
 void ShardSetReconciler::observeTransition(const api::ShardSet& shard_set,
-                                           const retention::Plan& plan) {
-  const retention::Decision& d = plan.decision;
+                                           const planner::Plan& plan) {
+  const planner::Decision& d = plan.decision;
   if (parts_.metrics == nullptr || !d.target_paused_by_us || !d.current_shards) return;
-  const auto resume = std::ranges::find_if(plan.actions, [](const retention::Action& a) {
-    return a.type == retention::ActionType::UpdateTarget && a.merge_patch.contains("spec") &&
+  const auto resume = std::ranges::find_if(plan.actions, [](const planner::Action& a) {
+    return a.type == planner::ActionType::UpdateTarget && a.merge_patch.contains("spec") &&
            a.merge_patch["spec"].contains("paused");
   });
   if (resume == plan.actions.end()) return;

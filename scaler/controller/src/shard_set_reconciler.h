@@ -1,7 +1,7 @@
 // The ShardSet reconciler (controller-runtime's Reconciler): one level-triggered pass over one
 // ShardSet: its finalizer and bound target, the read-plan-apply rounds, status, Events and
 // metrics, and its release on deletion. It never acts on an event's contents, and never deletes
-// what the retention planner keeps.
+// what the planner keeps.
 #pragma once
 
 #include <atomic>
@@ -21,7 +21,7 @@
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/reconciler.h"
 #include "shardscaler/k8s_client/task_pool.h"
-#include "shardscaler/retention/planner.h"
+#include "shardscaler/planner/planner.h"
 #include "shardscaler/telemetry/metrics.h"
 
 #include "drain_gate.h"
@@ -43,9 +43,9 @@ class ShardSetReconciler {
     // Plan/apply rounds in one reconcile: after a successful round the objects are read again
     // and planned again, so one reconcile usually finishes a whole transition.
     int max_rounds = kDefaultMaxRounds;
-    std::chrono::nanoseconds settle_time = retention::TransitionSafety{}.settle_time;
-    std::chrono::nanoseconds pause_ack_timeout = retention::TransitionSafety{}.pause_ack_timeout;
-    std::chrono::nanoseconds drain_reload_floor = retention::TransitionSafety{}.reload_floor;
+    std::chrono::nanoseconds settle_time = planner::TransitionSafety{}.settle_time;
+    std::chrono::nanoseconds pause_ack_timeout = planner::TransitionSafety{}.pause_ack_timeout;
+    std::chrono::nanoseconds drain_reload_floor = planner::TransitionSafety{}.reload_floor;
   };
   // What a reconcile needs from the rest of the controller; every member must outlive it.
   // metrics and ingestion may be null.
@@ -73,14 +73,14 @@ class ShardSetReconciler {
   k8s::ReconcileOutcome reconcile(const std::string& key);
   // Plans without writing: what a reconcile of this ShardSet would do if spec.shards were
   // `shards` (nullopt = as written). Reads from the API server, not the caches.
-  k8s::Result<retention::Plan> dryRun(const std::string& ns, const std::string& name,
-                                      std::optional<int32_t> shards);
+  k8s::Result<planner::Plan> dryRun(const std::string& ns, const std::string& name,
+                                    std::optional<int32_t> shards);
 
  private:
   // What planAndApply ended with: the last plan, the write that failed (if any), or the outcome
   // to return at once (a read failed, or too many rounds).
   struct Rounds {
-    retention::Plan plan;
+    planner::Plan plan;
     ApplyOutcome failure;
     std::optional<k8s::ReconcileOutcome> stopped_with;
     std::optional<size_t> zones;  // of the target, when found
@@ -114,26 +114,26 @@ class ShardSetReconciler {
                                const k8s::InvolvedObject& subject, const Rounds& rounds,
                                const base::LogContext& log);
   k8s::Result<void> writeStatus(const k8s::Json& object, const k8s::Json& status);
-  void publishMetrics(const api::ShardSet& shard_set, const retention::Plan& plan,
+  void publishMetrics(const api::ShardSet& shard_set, const planner::Plan& plan,
                       const k8s::Json& status);
   // A plan that resumed the target this ShardSet paused ended a transition: completed (with the
   // new shard count) or undone.
-  void observeTransition(const api::ShardSet& shard_set, const retention::Plan& plan);
+  void observeTransition(const api::ShardSet& shard_set, const planner::Plan& plan);
 
-  retention::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
-                                 retention::PlanPurpose purpose) const;
+  planner::PlanInput planInput(const api::ShardSet& shard_set, Observed observed,
+                               planner::PlanPurpose purpose) const;
   // The plan of `input`; when it asks whether due shards drained, the plan again with the
   // readings (docs/design/drain.md).
-  retention::Plan planWithDrains(retention::PlanInput input) const;
+  planner::Plan planWithDrains(planner::PlanInput input) const;
   // Reads, plans and applies until a plan has nothing to do (at most max_rounds + 1 plans).
   // `log` carries the reconcile's key and reconcile_id into every line it and the applier write.
   // A ShardSet at rest is planned from the caches instead (observeCached), when they allow it.
   Rounds planAndApply(const api::ShardSet& shard_set, const k8s::InvolvedObject& subject,
-                      const base::LogContext& log, retention::PlanPurpose purpose);
+                      const base::LogContext& log, planner::PlanPurpose purpose);
   // The rounds from live reads; unless they stop early or fail, the last one plans nothing to
   // write, from a read that came after every write of the rounds before it.
   Rounds liveRounds(const api::ShardSet& shard_set, const k8s::InvolvedObject& subject,
-                    const base::LogContext& log, retention::PlanPurpose purpose);
+                    const base::LogContext& log, planner::PlanPurpose purpose);
   // How a round that applied `outcome` goes on: true to plan again; false to stop with `rounds`.
   bool afterApply(const std::string& key, ApplyOutcome outcome, Rounds& rounds,
                   const base::LogContext& log);

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "shardscaler/api/api_resources.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 #include "object_fields.h"
 #include "shard_set_reconciler.h"
@@ -11,15 +11,15 @@
 namespace shardscaler::controller {
 namespace {
 
-ingestion::WebTls webTlsOf(const retention::Target& target) {
+ingestion::WebTls webTlsOf(const planner::Target& target) {
   return {.https = target.web_tls, .client_auth_type = target.web_client_auth_type};
 }
 
 // A plan from the caches is kept only when it says the ShardSet is at rest on a target it holds:
 // nothing to write but the status, nothing to wait for, nothing to report.
-bool atRest(const retention::Plan& plan, const api::ShardSet& shard_set) {
-  const retention::Decision& d = plan.decision;
-  return plan.actions.empty() && plan.events.empty() && d.mode == retention::PlanMode::Converge &&
+bool atRest(const planner::Plan& plan, const api::ShardSet& shard_set) {
+  const planner::Decision& d = plan.decision;
+  return plan.actions.empty() && plan.events.empty() && d.mode == planner::PlanMode::Converge &&
          d.waiting_for.empty() && d.abandoned_because.empty() && d.drain_checks.empty() &&
          d.draining.empty() && !d.target_paused_by_us && !d.target_paused_by_others &&
          d.claimed_by == shard_set.name && !d.resharding_needs_objects;
@@ -27,20 +27,19 @@ bool atRest(const retention::Plan& plan, const api::ShardSet& shard_set) {
 
 // A plan of only a claim and guard labels, which changes neither the target's spec nor which
 // shards it has.
-bool onlyClaimsAndGuards(const retention::Plan& plan) {
-  return std::ranges::all_of(plan.actions, [](const retention::Action& a) {
-    return a.type == retention::ActionType::ClaimTarget ||
-           a.type == retention::ActionType::LabelStatefulSet ||
-           a.type == retention::ActionType::AdoptStatefulSet;
+bool onlyClaimsAndGuards(const planner::Plan& plan) {
+  return std::ranges::all_of(plan.actions, [](const planner::Action& a) {
+    return a.type == planner::ActionType::ClaimTarget ||
+           a.type == planner::ActionType::LabelStatefulSet ||
+           a.type == planner::ActionType::AdoptStatefulSet;
   });
 }
 
 }  // namespace
 
-retention::PlanInput ShardSetReconciler::planInput(const api::ShardSet& shard_set,
-                                                   Observed observed,
-                                                   retention::PlanPurpose purpose) const {
-  return retention::PlanInput{
+planner::PlanInput ShardSetReconciler::planInput(const api::ShardSet& shard_set, Observed observed,
+                                                 planner::PlanPurpose purpose) const {
+  return planner::PlanInput{
       .shard_set = shard_set,
       .target = std::move(observed.target),
       .stateful_sets = std::move(observed.stateful_sets),
@@ -65,14 +64,14 @@ retention::PlanInput ShardSetReconciler::planInput(const api::ShardSet& shard_se
   };
 }
 
-retention::Plan ShardSetReconciler::planWithDrains(retention::PlanInput input) const {
-  retention::Plan plan = retention::planShardSet(input);
-  const retention::Decision& decision = plan.decision;
+planner::Plan ShardSetReconciler::planWithDrains(planner::PlanInput input) const {
+  planner::Plan plan = planner::planShardSet(input);
+  const planner::Decision& decision = plan.decision;
   if (decision.drain_checks.empty() || !decision.drain) return plan;
   // The plan needs to know whether its due shards drained: read them, and plan again.
   input.drain_readings =
       parts_.reader.readDrains(input.shard_set, input.target, *decision.drain, decision);
-  return retention::planShardSet(input);
+  return planner::planShardSet(input);
 }
 
 void ShardSetReconciler::noteLiveRead(const std::string& key, const Rounds& rounds,
@@ -89,12 +88,12 @@ void ShardSetReconciler::noteLiveRead(const std::string& key, const Rounds& roun
 ShardSetReconciler::Rounds ShardSetReconciler::planAndApply(const api::ShardSet& shard_set,
                                                             const k8s::InvolvedObject& subject,
                                                             const base::LogContext& log,
-                                                            retention::PlanPurpose purpose) {
+                                                            planner::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
-  if (purpose == retention::PlanPurpose::Converge) {
+  if (purpose == planner::PlanPurpose::Converge) {
     if (auto cached = parts_.reader.observeCached(shard_set)) {
       Rounds rounds{.zones = cached->target->topologyZones(), .web_tls = webTlsOf(*cached->target)};
-      rounds.plan = retention::planShardSet(planInput(shard_set, std::move(*cached), purpose));
+      rounds.plan = planner::planShardSet(planInput(shard_set, std::move(*cached), purpose));
       if (atRest(rounds.plan, shard_set)) {
         log.debug("planned from the caches: at rest");
         return rounds;
@@ -106,14 +105,14 @@ ShardSetReconciler::Rounds ShardSetReconciler::planAndApply(const api::ShardSet&
   // do: what it saw is what the caches must have caught up with before the next reconcile may
   // plan from them. A release is followed by nothing planned from the caches until a live read
   // finds the ShardSet at rest.
-  noteLiveRead(key, rounds, purpose == retention::PlanPurpose::Release);
+  noteLiveRead(key, rounds, purpose == planner::PlanPurpose::Release);
   return rounds;
 }
 
 ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& shard_set,
                                                           const k8s::InvolvedObject& subject,
                                                           const base::LogContext& log,
-                                                          retention::PlanPurpose purpose) {
+                                                          planner::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
   // This reconcile's writes, recorded as its own (own_writes.h), also those the applier sends
   // from threads of its own.
@@ -141,7 +140,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
     if (!observed->scrape_objects_error.empty()) degraded("scrape_objects_read_failed");
     const bool paused_by_us = observed->target && observed->target->pausedBy(shard_set.name);
     rounds.plan = planWithDrains(planInput(shard_set, std::move(*observed), purpose));
-    const retention::Plan& plan = rounds.plan;
+    const planner::Plan& plan = rounds.plan;
     if (plan.actions.empty()) {
       // While draining, a transition under way waits out a short wait and finishes.
       if (!paused_by_us || plan.decision.waiting_for.empty() || !plan.requeue_after ||
@@ -159,12 +158,11 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
       rounds.stopped_with = {.result = k8s::ReconcileResult::Requeue};
       return rounds;
     }
-    auto kind = retention::parseTargetKind(shard_set.spec.target_ref.kind);
+    auto kind = planner::parseTargetKind(shard_set.spec.target_ref.kind);
     ApplyOutcome outcome =
-        applier.apply(plan, retention::targetResource(*kind), shard_set.ns, subject);
+        applier.apply(plan, planner::targetResource(*kind), shard_set.ns, subject);
     if (!outcome.error) observeTransition(shard_set, plan);
-    if (!outcome.error && purpose == retention::PlanPurpose::Converge &&
-        onlyClaimsAndGuards(plan)) {
+    if (!outcome.error && purpose == planner::PlanPurpose::Converge && onlyClaimsAndGuards(plan)) {
       // What the next round would read is what was read, plus these writes. Their echoes bring
       // the caches there, which is where a read would have come from for the shards anyway (the
       // API server's watch cache); the next reconcile plans from them (observeCached) once they
@@ -204,7 +202,7 @@ bool ShardSetReconciler::afterApply(const std::string& key, ApplyOutcome outcome
   // An undo re-attaches the shards the operator still expects before it resumes the target: one
   // refused for good would keep the target paused for as long as it is refused.
   const bool refused_reattach =
-      permanent && outcome.failed_type == retention::ActionType::ReattachStatefulSet;
+      permanent && outcome.failed_type == planner::ActionType::ReattachStatefulSet;
   rounds.failure = std::move(outcome);
   if (first_refusal) {
     // Refused for good: retrying the same write cannot help, and the target must not stay paused
@@ -223,9 +221,9 @@ bool ShardSetReconciler::afterApply(const std::string& key, ApplyOutcome outcome
   return first_refusal || refused_reattach;
 }
 
-k8s::Result<retention::Plan> ShardSetReconciler::dryRun(const std::string& ns,
-                                                        const std::string& name,
-                                                        std::optional<int32_t> shards) {
+k8s::Result<planner::Plan> ShardSetReconciler::dryRun(const std::string& ns,
+                                                      const std::string& name,
+                                                      std::optional<int32_t> shards) {
   auto object = parts_.client.get(api::shardSets(), ns, name);
   if (!object) return std::unexpected(object.error());
   auto shard_set = api::decodeShardSet(*object);
@@ -234,10 +232,10 @@ k8s::Result<retention::Plan> ShardSetReconciler::dryRun(const std::string& ns,
                           ns + "/" + name + ": " + shard_set.error().describe());
   }
   if (shards) shard_set->spec.shards = *shards;
-  auto observed = parts_.reader.observe(*shard_set, true, retention::PlanPurpose::Converge);
+  auto observed = parts_.reader.observe(*shard_set, true, planner::PlanPurpose::Converge);
   if (!observed) return std::unexpected(observed.error());
   return planWithDrains(
-      planInput(*shard_set, std::move(*observed), retention::PlanPurpose::Converge));
+      planInput(*shard_set, std::move(*observed), planner::PlanPurpose::Converge));
 }
 
 }  // namespace shardscaler::controller

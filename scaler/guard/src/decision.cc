@@ -10,11 +10,11 @@
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/k8s_meta/object_meta.h"
-#include "shardscaler/retention/condition.h"
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/desired_shards.h"
-#include "shardscaler/retention/policy.h"
-#include "shardscaler/retention/target.h"
+#include "shardscaler/planner/deadline.h"
+#include "shardscaler/planner/desired_shards.h"
+#include "shardscaler/planner/policy.h"
+#include "shardscaler/planner/reasons.h"
+#include "shardscaler/planner/target.h"
 
 namespace shardscaler::guard {
 namespace {
@@ -164,7 +164,7 @@ Verdict Judgement::run() {
     return allow(kAllowNoGuardedChange, "the UPDATE changes nothing the guard's rules read");
   }
   if (const std::string* index = label(subject(), api::kOperatorShardLabel)) {
-    verdict_.shard_index = retention::parseShardIndex(*index);
+    verdict_.shard_index = planner::parseShardIndex(*index);
   }
   if (const std::string* deadline = deadlineAnnotation()) {
     verdict_.deadline = untrustedText(*deadline);
@@ -220,7 +220,7 @@ std::optional<Verdict> Judgement::readShardSet(const std::string& name) {
         parsed.error().describe());
   }
   shard_set_ = std::move(*parsed);
-  target_kind_ = retention::parseTargetKind(shard_set_.spec.target_ref.kind);
+  target_kind_ = planner::parseTargetKind(shard_set_.spec.target_ref.kind);
   verdict_.target = fmt::format("{} {}", untrustedText(shard_set_.spec.target_ref.kind),
                                 untrustedText(shard_set_.spec.target_ref.name));
   return std::nullopt;

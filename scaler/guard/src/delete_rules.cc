@@ -10,11 +10,11 @@
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/k8s_meta/object_meta.h"
-#include "shardscaler/retention/condition.h"
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/desired_shards.h"
-#include "shardscaler/retention/policy.h"
-#include "shardscaler/retention/target.h"
+#include "shardscaler/planner/deadline.h"
+#include "shardscaler/planner/desired_shards.h"
+#include "shardscaler/planner/policy.h"
+#include "shardscaler/planner/reasons.h"
+#include "shardscaler/planner/target.h"
 
 namespace shardscaler::guard::detail {
 namespace {
@@ -47,8 +47,8 @@ bool inGroup(std::string_view api_version, std::string_view group) {
 // detach by a shardscaler version before the ShardSet took the reference over kept it.
 bool ownedByATarget(const Json& object) {
   return ownedBy(object, [](std::string_view api_version, std::string_view kind) {
-    const auto target_kind = retention::parseTargetKind(kind);
-    return target_kind && inGroup(api_version, retention::targetResource(*target_kind).group);
+    const auto target_kind = planner::parseTargetKind(kind);
+    return target_kind && inGroup(api_version, planner::targetResource(*target_kind).group);
   });
 }
 
@@ -83,14 +83,14 @@ std::optional<Verdict> Judgement::collectRetained() {
                   "ShardSet (with any cascade) lets go of it: shardscaler's finalizer "
                   "drops the ShardSet's ownerReference and names the StatefulSet in the "
                   "Event {}; it stays until a user deletes it.",
-                  shardText(), verdict_.shard_set, how, retention::kReasonRetainedShardsOrphaned));
+                  shardText(), verdict_.shard_set, how, planner::kReasonRetainedShardsOrphaned));
 }
 
 std::optional<Verdict> Judgement::deleteRetained() {
   const std::string* deadline = deadlineAnnotation();
   if (deadline != nullptr) verdict_.deadline = untrustedText(*deadline);
   if (deadline != nullptr) {
-    auto parsed = retention::parseDeletionTimestamp(*deadline);
+    auto parsed = planner::parseDeletionTimestamp(*deadline);
     if (parsed && parsed->expiredAt(now_)) return deleteDue();
   }
   return deny(
@@ -102,7 +102,7 @@ std::optional<Verdict> Judgement::deleteRetained() {
 // drained-at right before deleting it), or once the drain's timeout passed under onTimeout:
 // Delete, counted as the planner counts it: from its draining-since mark (docs/design/drain.md).
 std::optional<Verdict> Judgement::deleteDue() {
-  auto drain = retention::resolveDrainPolicy(shard_set_);
+  auto drain = planner::resolveDrainPolicy(shard_set_);
   if (!drain) {
     return deny(kRuleNotDrained,
                 fmt::format("{} is due, but ShardSet {}'s drain is invalid ({}), so whether its "
@@ -113,14 +113,14 @@ std::optional<Verdict> Judgement::deleteDue() {
     return std::nullopt;
   }
   const std::optional<std::chrono::system_clock::time_point> draining_since =
-      retention::parseAnnotationTime(annotation(subject(), kDrainingSinceAnnotation));
+      planner::parseAnnotationTime(annotation(subject(), kDrainingSinceAnnotation));
   const std::optional<std::chrono::system_clock::time_point> gives_up_at =
       draining_since ? std::optional(drain->givesUpAt(*draining_since)) : std::nullopt;
-  if (drain->on_timeout == retention::OnTimeout::Delete && gives_up_at && now_ >= *gives_up_at) {
+  if (drain->on_timeout == planner::OnTimeout::Delete && gives_up_at && now_ >= *gives_up_at) {
     return std::nullopt;
   }
   const std::string times_out =
-      drain->on_timeout == retention::OnTimeout::Delete && gives_up_at
+      drain->on_timeout == planner::OnTimeout::Delete && gives_up_at
           ? fmt::format(" or its drain times out at {}",
                         k8s::formatRfc3339(k8s::Timestamp::fromTimePoint(*gives_up_at)))
           : "";
@@ -133,7 +133,7 @@ std::optional<Verdict> Judgement::deleteDue() {
 std::optional<Verdict> Judgement::operatorRetention() {
   const std::string* deadline = annotation(subject(), api::kOperatorDeletionDeadlineAnnotation);
   if (deadline == nullptr) return std::nullopt;
-  auto parsed = retention::parseDeletionTimestamp(*deadline);
+  auto parsed = planner::parseDeletionTimestamp(*deadline);
   if (parsed && parsed->expiredAt(now_)) return std::nullopt;
   verdict_.deadline = untrustedText(*deadline);
   const std::string_view which = !parsed
@@ -168,10 +168,10 @@ std::optional<Verdict> Judgement::deleteActive() {
                     shardText(), verdict_.shard_set, valueText(&shard_set_.spec.target_ref.kind)));
   }
   const LiveRead& t = target();
-  std::optional<retention::Target> parsed_target;
+  std::optional<planner::Target> parsed_target;
   if (t.state == LiveRead::State::Failed) return readFailed(verdict_.target, t.error);
   if (t.state == LiveRead::State::Found) {
-    auto p = retention::parseTarget(t.object, *target_kind_);
+    auto p = planner::parseTarget(t.object, *target_kind_);
     if (!p) {
       return deny(kRuleReadFailed,
                   fmt::format("cannot read {} (its spec does not decode), so the DELETE of {} is "
@@ -181,7 +181,7 @@ std::optional<Verdict> Judgement::deleteActive() {
     }
     parsed_target = std::move(*p);
   }
-  const auto desired = retention::desiredShards(
+  const auto desired = planner::desiredShards(
       shard_set_.spec.shards, shard_set_.spec.min_shards, shard_set_.spec.max_shards,
       parsed_target ? parsed_target->topologyZones() : std::nullopt);
   if (!desired || !shard_set_.spec_errors.empty()) {
@@ -211,9 +211,9 @@ std::optional<Verdict> Judgement::deleteActive() {
 // operator whose view lags: a sync that read a lower count than a scale-up just re-attached for,
 // or a scale-down shardscaler has not detached yet (a re-attached shard the ShardSet was scaled
 // back down from).
-std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retention::Target>& t) {
+std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<planner::Target>& t) {
   if (!t) return std::nullopt;  // no target: nothing runs the shard
-  auto policy = retention::resolveRetentionPolicy(shard_set_, *t);
+  auto policy = planner::resolveRetentionPolicy(shard_set_, *t);
   if (!policy) {
     return deny(
         kRuleActiveShard,
@@ -222,11 +222,11 @@ std::optional<Verdict> Judgement::deleteAboveTheCount(const std::optional<retent
                     shardText(), verdict_.shard_set, untrustedText(policy.error().front().field)),
         policy.error().front().describe());
   }
-  auto drain = retention::resolveDrainPolicy(shard_set_);
-  if (policy->when_scaled != retention::WhenScaled::Retain && drain && !drain->enabled) {
+  auto drain = planner::resolveDrainPolicy(shard_set_);
+  if (policy->when_scaled != planner::WhenScaled::Retain && drain && !drain->enabled) {
     return std::nullopt;
   }
-  if (policy->when_scaled != retention::WhenScaled::Retain) {
+  if (policy->when_scaled != planner::WhenScaled::Retain) {
     return deny(kRuleRetainOnScaleDown,
                 fmt::format("{} is beyond the shard count, but ShardSet {} drains removed shards "
                             "before deleting them (spec.shardRetentionPolicy.drain): shardscaler "

@@ -1,6 +1,6 @@
 #include "shardscaler/guard/guard_status.h"
 
-#include "api_resources.h"
+#include "guard_resources.h"
 #include "shardscaler/k8s_client/label_selector.h"
 
 namespace shardscaler::guard {

@@ -16,8 +16,8 @@
 #include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/k8s_meta/object_meta.h"
 #include "shardscaler/k8s_meta/time.h"
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/target.h"
+#include "shardscaler/planner/deadline.h"
+#include "shardscaler/planner/target.h"
 
 namespace shardscaler::guard::detail {
 
@@ -60,7 +60,7 @@ class Judgement : private VerdictBuilder {
       return fmt::format("{} but has no {} annotation, so it is kept (never delete on doubt)", text,
                          api::kDeletionTimestampAnnotation);
     }
-    auto parsed = retention::parseDeletionTimestamp(*deadline);
+    auto parsed = planner::parseDeletionTimestamp(*deadline);
     if (!parsed) {
       return fmt::format("{} but its {} is unreadable ({}), so it is kept (never delete on doubt)",
                          text, api::kDeletionTimestampAnnotation,
@@ -87,7 +87,7 @@ class Judgement : private VerdictBuilder {
   std::optional<Verdict> operatorRetention();
   std::optional<Verdict> deleteDue();
   std::optional<Verdict> deleteActive();
-  std::optional<Verdict> deleteAboveTheCount(const std::optional<retention::Target>& target);
+  std::optional<Verdict> deleteAboveTheCount(const std::optional<planner::Target>& target);
   Verdict readFailed(const std::string& what, const std::string& error) {
     return deny(kRuleReadFailed,
                 fmt::format("cannot read {} ({}), so the {} of {} is refused until it can be "
@@ -103,7 +103,7 @@ class Judgement : private VerdictBuilder {
 
   std::string name_;
   api::ShardSet shard_set_;
-  std::optional<retention::TargetKind> target_kind_;
+  std::optional<planner::TargetKind> target_kind_;
   std::optional<LiveRead> target_;
   std::optional<LiveRead> namespace_;
 };

@@ -1,6 +1,6 @@
 #include "shardscaler/guard/live_objects.h"
 
-#include "api_resources.h"
+#include "guard_resources.h"
 
 namespace shardscaler::guard {
 namespace {
@@ -17,9 +17,9 @@ LiveRead KubeLiveObjects::shardSet(const std::string& ns, const std::string& nam
   return toLiveRead(client_.get(api::shardSets(), ns, name));
 }
 
-LiveRead KubeLiveObjects::target(const std::string& ns, retention::TargetKind kind,
+LiveRead KubeLiveObjects::target(const std::string& ns, planner::TargetKind kind,
                                  const std::string& name) {
-  return toLiveRead(client_.get(retention::targetResource(kind), ns, name));
+  return toLiveRead(client_.get(planner::targetResource(kind), ns, name));
 }
 
 LiveRead KubeLiveObjects::namespaceObject(const std::string& name) {

@@ -8,7 +8,7 @@
 #include <memory>
 #include <sstream>
 
-#include "api_resources.h"
+#include "guard_resources.h"
 #include "shardscaler/base/expected.h"
 
 namespace shardscaler::guard {

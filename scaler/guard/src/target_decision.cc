@@ -11,35 +11,35 @@
 #include "shardscaler/api/well_known.h"
 #include "shardscaler/guard/untrusted_text.h"
 #include "shardscaler/k8s_meta/object_meta.h"
-#include "shardscaler/retention/naming.h"
-#include "shardscaler/retention/target.h"
+#include "shardscaler/planner/naming.h"
+#include "shardscaler/planner/target.h"
 
 namespace shardscaler::guard {
 namespace {
 
 using Json = nlohmann::json;
 
-std::optional<retention::TargetKind> targetKindOf(const AdmissionRequest& request) {
-  for (auto kind : {retention::TargetKind::Prometheus, retention::TargetKind::PrometheusAgent}) {
-    const k8s::Resource resource = retention::targetResource(kind);
+std::optional<planner::TargetKind> targetKindOf(const AdmissionRequest& request) {
+  for (auto kind : {planner::TargetKind::Prometheus, planner::TargetKind::PrometheusAgent}) {
+    const k8s::Resource resource = planner::targetResource(kind);
     if (request.group == resource.group && request.resource == resource.resource) return kind;
   }
   return std::nullopt;
 }
 
 // The shard count the operator runs for an object of the review, a target's spec.shards or a
-// Scale's spec.replicas (retention::operatorShardCount). nullopt when it is not an integer.
+// Scale's spec.replicas (planner::operatorShardCount). nullopt when it is not an integer.
 std::optional<int64_t> shardCount(const Json& object, bool scale) {
   const Json* spec = object.is_object() && object.contains("spec") && object["spec"].is_object()
                          ? &object["spec"]
                          : nullptr;
   const char* field = scale ? "replicas" : "shards";
   if (spec == nullptr || !spec->contains(field) || (*spec)[field].is_null()) {
-    return retention::operatorShardCount(std::nullopt);
+    return planner::operatorShardCount(std::nullopt);
   }
   const Json& value = (*spec)[field];
   if (!value.is_number_integer()) return std::nullopt;
-  return retention::operatorShardCount(value.get<int64_t>());
+  return planner::operatorShardCount(value.get<int64_t>());
 }
 
 std::string countText(std::optional<int64_t> count) {
@@ -49,9 +49,9 @@ std::string countText(std::optional<int64_t> count) {
 class TargetJudgement : private detail::VerdictBuilder {
  public:
   TargetJudgement(const AdmissionRequest& request, LiveObjects& live, const GuardConfig& config,
-                  retention::TargetKind kind)
+                  planner::TargetKind kind)
       : VerdictBuilder(config), request_(request), live_(live), kind_(kind) {
-    verdict_.target = fmt::format("{} {}", retention::toString(kind), untrustedText(request.name));
+    verdict_.target = fmt::format("{} {}", planner::toString(kind), untrustedText(request.name));
   }
 
   Verdict run();
@@ -71,7 +71,7 @@ class TargetJudgement : private detail::VerdictBuilder {
 
   const AdmissionRequest& request_;
   LiveObjects& live_;
-  const retention::TargetKind kind_;
+  const planner::TargetKind kind_;
 };
 
 Verdict TargetJudgement::run() {
@@ -144,7 +144,7 @@ std::optional<Verdict> TargetJudgement::readShardSet(const std::string& holder) 
                 shard_set.error().describe());
   }
   const api::TargetRef& ref = shard_set->spec.target_ref;
-  if (retention::parseTargetKind(ref.kind) != kind_ || ref.name != request_.name) {
+  if (planner::parseTargetKind(ref.kind) != kind_ || ref.name != request_.name) {
     return allow(kAllowShardSetGone, "ShardSet " + verdict_.shard_set + " targets another object");
   }
   return std::nullopt;

@@ -4,7 +4,7 @@
 
 #include "shardscaler/guard/shard_guard.h"
 #include "shardscaler/k8s_client/label_selector.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::guard {
 namespace {
@@ -65,8 +65,8 @@ Json webhook(const ExpectedWebhook& expected, const WebhookClientConfig& client)
 
 Json targetWebhook(const WebhookClientConfig& client) {
   Json rules = Json::array();
-  for (auto kind : {retention::TargetKind::Prometheus, retention::TargetKind::PrometheusAgent}) {
-    const k8s::Resource resource = retention::targetResource(kind);
+  for (auto kind : {planner::TargetKind::Prometheus, planner::TargetKind::PrometheusAgent}) {
+    const k8s::Resource resource = planner::targetResource(kind);
     rules.push_back({{"apiGroups", {resource.group}},
                      {"apiVersions", {resource.version}},
                      {"resources", {resource.resource, resource.resource + "/scale"}},

@@ -150,22 +150,22 @@ std::string drainReloadQuery(std::string_view ns, std::string_view pod_regex) {
 
 std::string drainConditionQuery(std::string_view condition, std::string_view ns,
                                 std::string_view pod_regex) {
-  std::string query = replaced(std::string(condition), retention::kDrainNamespacePlaceholder,
-                               escapePromqlString(ns));
-  return replaced(std::move(query), retention::kDrainPodRegexPlaceholder,
+  std::string query =
+      replaced(std::string(condition), planner::kDrainNamespacePlaceholder, escapePromqlString(ns));
+  return replaced(std::move(query), planner::kDrainPodRegexPlaceholder,
                   escapePromqlString(pod_regex));
 }
 
-std::map<std::string, retention::DrainReading, std::less<>> readDrains(
+std::map<std::string, planner::DrainReading, std::less<>> readDrains(
     std::span<const DrainShard> shards, std::span<const SurvivingShard> survivors,
     const DrainAnswers& answers, bool custom_condition, std::chrono::seconds max_lag) {
-  std::map<std::string, retention::DrainReading, std::less<>> readings;
+  std::map<std::string, planner::DrainReading, std::less<>> readings;
   auto up = vectorOf(answers.up, "the up query");
   auto prometheus = vectorOf(answers.prometheus, "the Prometheus start query");
   auto evidence =
       vectorOf(answers.evidence, custom_condition ? "the drain condition" : "the queues query");
   if (!up || !prometheus || !evidence) {
-    const retention::DrainReading failed{
+    const planner::DrainReading failed{
         .reason = !up           ? up.error()
                   : !prometheus ? prometheus.error()
                                 : evidence.error(),
@@ -179,7 +179,7 @@ std::map<std::string, retention::DrainReading, std::less<>> readDrains(
   const double read_at = readAt(**evidence);
   const auto reloaded_at = reloadOf(survivors, answers.reloads);
   for (const DrainShard& shard : shards) {
-    retention::DrainReading reading = judgeDrain(
+    planner::DrainReading reading = judgeDrain(
         shard, pods, read_at, {.custom_condition = custom_condition, .max_lag = max_lag});
     reading.survivors_reloaded_at = reloaded_at;
     readings[shard.stateful_set] = std::move(reading);
@@ -194,9 +194,9 @@ DrainChecker::DrainChecker(PromQueryFactory factory, std::chrono::milliseconds t
       url_policy_(std::move(url_policy)),
       pods_(std::move(pods)) {}
 
-std::map<std::string, retention::DrainReading, std::less<>> DrainChecker::checkPods(
-    const retention::DrainPolicy& policy, const DrainRequest& request) {
-  std::map<std::string, retention::DrainReading, std::less<>> readings;
+std::map<std::string, planner::DrainReading, std::less<>> DrainChecker::checkPods(
+    const planner::DrainPolicy& policy, const DrainRequest& request) {
+  std::map<std::string, planner::DrainReading, std::less<>> readings;
   // Nothing was read, so nothing is known: a failed reading, which never counts toward a timeout.
   const auto failAll = [&](const std::string& why) {
     for (const DrainShard& shard : request.shards) {
@@ -226,9 +226,9 @@ std::shared_ptr<promql::PromQuery> DrainChecker::client(const std::string& url,
   return *made;
 }
 
-std::map<std::string, retention::DrainReading, std::less<>> DrainChecker::check(
-    const retention::DrainPolicy& policy, const DrainRequest& request) {
-  std::map<std::string, retention::DrainReading, std::less<>> readings;
+std::map<std::string, planner::DrainReading, std::less<>> DrainChecker::check(
+    const planner::DrainPolicy& policy, const DrainRequest& request) {
+  std::map<std::string, planner::DrainReading, std::less<>> readings;
   if (request.shards.empty()) return readings;
   if (policy.prometheus_url.empty()) return checkPods(policy, request);
   std::string pods;

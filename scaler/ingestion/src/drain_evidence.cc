@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "shardscaler/retention/deadline.h"
+#include "shardscaler/planner/deadline.h"
 
 namespace shardscaler::ingestion {
 namespace {
@@ -42,9 +42,8 @@ std::string restartProblem(const std::string& pod, const DrainShard& shard, doub
   }
   if (fromUnixSeconds(started) <= *shard.detached_at) return "";
   return "pod " + pod + "'s Prometheus started at " +
-         retention::formatAnnotationTime(fromUnixSeconds(started)) +
-         ", after the shard was detached at " +
-         retention::formatAnnotationTime(*shard.detached_at) +
+         planner::formatAnnotationTime(fromUnixSeconds(started)) +
+         ", after the shard was detached at " + planner::formatAnnotationTime(*shard.detached_at) +
          ": remote write sends only what a Prometheus appends after it starts, so nothing says "
          "what the pod held before was shipped";
 }
@@ -144,10 +143,10 @@ PodVerdict judgePod(const std::string& pod, const PodEvidence* evidence, const D
 
 }  // namespace
 
-retention::DrainReading judgeDrain(const DrainShard& shard,
-                                   const std::map<std::string, PodEvidence, std::less<>>& pods,
-                                   double read_at, const DrainRules& rules) {
-  retention::DrainReading reading;
+planner::DrainReading judgeDrain(const DrainShard& shard,
+                                 const std::map<std::string, PodEvidence, std::less<>>& pods,
+                                 double read_at, const DrainRules& rules) {
+  planner::DrainReading reading;
   if (shard.replicas <= 0) {
     reading.reason =
         "StatefulSet " + shard.stateful_set + " has no replicas: no pod says its data was shipped";
@@ -180,7 +179,7 @@ retention::DrainReading judgeDrain(const DrainShard& shard,
 }
 
 std::optional<std::chrono::system_clock::time_point> survivorsReloadedAt(
-    std::span<const retention::Decision::DrainSurvivor> survivors,
+    std::span<const planner::Decision::DrainSurvivor> survivors,
     const std::map<std::string, double, std::less<>>& reloads) {
   std::optional<std::chrono::system_clock::time_point> earliest;
   for (const auto& survivor : survivors) {

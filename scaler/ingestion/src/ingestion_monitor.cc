@@ -106,7 +106,7 @@ void IngestionMonitor::track(const std::string& key, const IngestionTarget& targ
     base::logEvent(
         base::LogLevel::Info, inserted ? "ingestion tracking" : "ingestion retargeted",
         {{"key", key},
-         {"target", std::string(retention::toString(target.kind)) + "/" + target.target_name},
+         {"target", std::string(planner::toString(target.kind)) + "/" + target.target_name},
          {"interval_ms", target.interval.count()},
          {"prometheus", target.prometheus_url},
          {"query_override", !target.query.empty()}});
@@ -292,7 +292,7 @@ std::optional<IngestionSnapshot> IngestionMonitor::podSnapshotLocked(
   if (snapshot.per_shard.empty()) {
     if (awaiting) return std::nullopt;
     snapshot.error_reason = std::string(kReasonShardPodsUnreadable);
-    snapshot.error = first_error.empty() ? "no pod of " + std::string(retention::toString(t.kind)) +
+    snapshot.error = first_error.empty() ? "no pod of " + std::string(planner::toString(t.kind)) +
                                                " " + t.target_name + " runs with an address to read"
                                          : "no shard pod could be read: " + first_error;
     base::logEvent(base::LogLevel::Warn, "ingestion pod reads failed",

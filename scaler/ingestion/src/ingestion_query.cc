@@ -16,12 +16,12 @@ bool isOrdinal(std::string_view text) {
 
 }  // namespace
 
-std::string_view samplesAppendedMetric(retention::TargetKind kind) {
-  return kind == retention::TargetKind::Prometheus ? "prometheus_tsdb_head_samples_appended_total"
-                                                   : "prometheus_agent_samples_appended_total";
+std::string_view samplesAppendedMetric(planner::TargetKind kind) {
+  return kind == planner::TargetKind::Prometheus ? "prometheus_tsdb_head_samples_appended_total"
+                                                 : "prometheus_agent_samples_appended_total";
 }
 
-std::string defaultQueryTemplate(retention::TargetKind kind) {
+std::string defaultQueryTemplate(planner::TargetKind kind) {
   std::string q = "sum by (pod) (rate(";
   q.append(samplesAppendedMetric(kind)).append("{namespace=\"").append(kNamespacePlaceholder);
   q.append("\",pod=~\"").append(kPodRegexPlaceholder).append("\"}[5m]))");
@@ -60,8 +60,8 @@ std::string escapePromqlString(std::string_view text) {
   return out;
 }
 
-std::string targetPodRegex(retention::TargetKind kind, std::string_view target_name) {
-  std::string r = escapeRegex(retention::statefulSetName(kind, target_name, 0));
+std::string targetPodRegex(planner::TargetKind kind, std::string_view target_name) {
+  std::string r = escapeRegex(planner::statefulSetName(kind, target_name, 0));
   r.append("(-shard-[1-9][0-9]*)?-").append(kOrdinalRegex);
   return r;
 }
@@ -88,16 +88,16 @@ std::string ingestionQuery(const IngestionTarget& target) {
   return out;
 }
 
-std::optional<int32_t> shardOfPod(retention::TargetKind kind, std::string_view target_name,
+std::optional<int32_t> shardOfPod(planner::TargetKind kind, std::string_view target_name,
                                   std::string_view pod) {
   const auto dash = pod.rfind('-');
   if (dash == std::string_view::npos || !isOrdinal(pod.substr(dash + 1))) return std::nullopt;
   const std::string_view sts = pod.substr(0, dash);
-  const std::string shard0 = retention::statefulSetName(kind, target_name, 0);
+  const std::string shard0 = planner::statefulSetName(kind, target_name, 0);
   if (sts == shard0) return 0;
   const std::string shard_prefix = shard0 + "-shard-";
   if (!sts.starts_with(shard_prefix)) return std::nullopt;
-  auto index = retention::parseShardIndex(sts.substr(shard_prefix.size()));
+  auto index = planner::parseShardIndex(sts.substr(shard_prefix.size()));
   // Shard 0 is never spelled "-shard-0".
   if (!index || *index == 0) return std::nullopt;
   return index;

@@ -7,7 +7,7 @@
 
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/ingestion/ingestion_query.h"
-#include "shardscaler/retention/desired_shards.h"
+#include "shardscaler/planner/desired_shards.h"
 
 namespace shardscaler::ingestion {
 namespace {
@@ -45,7 +45,7 @@ IngestionFailure failureOfError(const promql::Error& error) {
 }
 
 std::expected<std::vector<ShardRate>, IngestionFailure> shardRates(
-    const promql::QueryResult& result, retention::TargetKind kind, std::string_view target_name) {
+    const promql::QueryResult& result, planner::TargetKind kind, std::string_view target_name) {
   const promql::Vector* vector = result.vector();
   if (vector == nullptr) {
     return std::unexpected(IngestionFailure{std::string(kReasonUnexpectedResultType),
@@ -56,7 +56,7 @@ std::expected<std::vector<ShardRate>, IngestionFailure> shardRates(
   if (vector->empty()) {
     return std::unexpected(IngestionFailure{
         std::string(kReasonEmptyResult),
-        "the query returned no series: no pod of " + std::string(retention::toString(kind)) + " " +
+        "the query returned no series: no pod of " + std::string(planner::toString(kind)) + " " +
             std::string(target_name) + " has samples in the queried Prometheus"});
   }
   std::map<std::string, std::pair<int32_t, double>, std::less<>> per_pod;
@@ -77,7 +77,7 @@ std::expected<std::vector<ShardRate>, IngestionFailure> shardRates(
     return std::unexpected(IngestionFailure{
         std::string(kReasonNoShardSeries),
         std::to_string(vector->size()) + " series, none with a pod label of a shard of " +
-            std::string(retention::toString(kind)) + " " + std::string(target_name) +
+            std::string(planner::toString(kind)) + " " + std::string(target_name) +
             " and a finite rate; e.g." + ignored});
   }
   std::map<int32_t, std::pair<double, int>> per_shard;  // sum over replicas, replica count
@@ -104,9 +104,8 @@ std::optional<int32_t> recommendedShards(double total_samples_per_second,
   }
   const double needed =
       std::ceil(total_samples_per_second / static_cast<double>(*target.target_samples_per_shard));
-  auto desired =
-      retention::desiredShards(static_cast<int64_t>(std::min(needed, kMaxRequestedShards)),
-                               target.min_shards, target.max_shards, target.zones);
+  auto desired = planner::desiredShards(static_cast<int64_t>(std::min(needed, kMaxRequestedShards)),
+                                        target.min_shards, target.max_shards, target.zones);
   if (!desired) return std::nullopt;
   return desired->want;
 }

@@ -2,16 +2,16 @@
 
 namespace shardscaler::ingestion {
 
-std::optional<retention::Condition> ingestionCondition(
-    std::span<const retention::Condition> previous, bool has_ingestion,
+std::optional<planner::Condition> ingestionCondition(
+    std::span<const planner::Condition> previous, bool has_ingestion,
     const std::string& spec_problem, const std::optional<IngestionSnapshot>& snapshot,
     int64_t observed_generation, std::chrono::system_clock::time_point now) {
   if (!has_ingestion) return std::nullopt;
   auto make = [&](std::optional<bool> status, std::string_view reason, std::string message) {
     const std::string_view value =
         !status ? api::kConditionUnknown : (*status ? api::kConditionTrue : api::kConditionFalse);
-    return retention::makeCondition(previous, kConditionIngestionAvailable, value, reason,
-                                    std::move(message), observed_generation, now);
+    return planner::makeCondition(previous, kConditionIngestionAvailable, value, reason,
+                                  std::move(message), observed_generation, now);
   };
   if (!spec_problem.empty()) return make(false, kReasonInvalidIngestionSpec, spec_problem);
   if (!snapshot) {
@@ -27,16 +27,16 @@ std::optional<retention::Condition> ingestionCondition(
                   " shard(s)");
 }
 
-std::vector<retention::Event> ingestionEvents(const retention::Condition* previous,
-                                              const retention::Condition& current) {
+std::vector<planner::Event> ingestionEvents(const planner::Condition* previous,
+                                            const planner::Condition& current) {
   const bool was_false = previous != nullptr && previous->status == api::kConditionFalse;
   if (current.status == api::kConditionFalse &&
       (!was_false || previous->reason != current.reason)) {
-    return {{retention::EventType::Warning, std::string(kEventIngestionUnavailable),
+    return {{planner::EventType::Warning, std::string(kEventIngestionUnavailable),
              current.reason + ": " + current.message}};
   }
   if (current.status == api::kConditionTrue && was_false) {
-    return {{retention::EventType::Normal, std::string(kEventIngestionRecovered),
+    return {{planner::EventType::Normal, std::string(kEventIngestionRecovered),
              "ingestion rates available again after " + previous->reason}};
   }
   return {};

@@ -60,8 +60,8 @@ std::map<std::string, PodEvidence, std::less<>> podEvidenceOf(
   return pods;
 }
 
-std::map<std::string, retention::DrainReading, std::less<>> readPodDrains(
-    std::span<const DrainShard> due, std::span<const retention::Decision::DrainSurvivor> survivors,
+std::map<std::string, planner::DrainReading, std::less<>> readPodDrains(
+    std::span<const DrainShard> due, std::span<const planner::Decision::DrainSurvivor> survivors,
     std::span<const ShardReading> shards, std::chrono::seconds max_lag) {
   double read_at = 0;
   std::map<std::string, double, std::less<>> reloads;
@@ -76,9 +76,9 @@ std::map<std::string, retention::DrainReading, std::less<>> readPodDrains(
   }
   const auto reloaded_at = survivorsReloadedAt(survivors, reloads);
   const auto pods = podEvidenceOf(shards);
-  std::map<std::string, retention::DrainReading, std::less<>> readings;
+  std::map<std::string, planner::DrainReading, std::less<>> readings;
   for (const DrainShard& shard : due) {
-    retention::DrainReading reading =
+    planner::DrainReading reading =
         judgeDrain(shard, pods, read_at, {.custom_condition = false, .max_lag = max_lag});
     reading.survivors_reloaded_at = reloaded_at;
     readings[shard.stateful_set] = std::move(reading);

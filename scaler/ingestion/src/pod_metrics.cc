@@ -22,22 +22,22 @@ Expected<double> finite(const ExposedSample& sample) {
 }  // namespace
 
 bool podMetricWanted(std::string_view name) {
-  return name == samplesAppendedMetric(retention::TargetKind::Prometheus) ||
-         name == samplesAppendedMetric(retention::TargetKind::PrometheusAgent) ||
+  return name == samplesAppendedMetric(planner::TargetKind::Prometheus) ||
+         name == samplesAppendedMetric(planner::TargetKind::PrometheusAgent) ||
          name == kAgentFallbackAppendedMetric || name == kProcessStartMetric ||
          name == kBuildInfoMetric || name == kLastReloadMetric || name == kPendingMetric ||
          name == kSentTimestampMetric || name == kHighestTimestampMetric;
 }
 
 Expected<PodMetrics> readPodMetrics(std::span<const ExposedSample> samples,
-                                    retention::TargetKind kind) {
+                                    planner::TargetKind kind) {
   PodMetrics out;
   const std::string_view appended = samplesAppendedMetric(kind);
   std::optional<double> fallback;
   std::map<std::pair<std::string, std::string>, RemoteWriteQueue> queues;
   for (const ExposedSample& sample : samples) {
     const std::string_view name = sample.name;
-    const bool counter = name == appended || (kind == retention::TargetKind::PrometheusAgent &&
+    const bool counter = name == appended || (kind == planner::TargetKind::PrometheusAgent &&
                                               name == kAgentFallbackAppendedMetric);
     if (name == kBuildInfoMetric) {
       out.prometheus_build_info = true;

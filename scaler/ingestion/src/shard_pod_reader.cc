@@ -18,13 +18,13 @@ using k8s::meta::member;
 using k8s::meta::stringOf;
 
 // The shard index of a StatefulSet named as one of the target's, by the operator's naming.
-std::optional<int32_t> shardOfStatefulSet(retention::TargetKind kind, std::string_view target,
+std::optional<int32_t> shardOfStatefulSet(planner::TargetKind kind, std::string_view target,
                                           std::string_view name) {
-  const std::string zero = retention::statefulSetName(kind, target, 0);
+  const std::string zero = planner::statefulSetName(kind, target, 0);
   if (name == zero) return 0;
   const std::string prefix = zero + "-shard-";
   if (!name.starts_with(prefix)) return std::nullopt;
-  auto index = retention::parseShardIndex(name.substr(prefix.size()));
+  auto index = planner::parseShardIndex(name.substr(prefix.size()));
   if (!index || *index == 0) return std::nullopt;
   return index;
 }
@@ -54,7 +54,7 @@ ShardPodReader::~ShardPodReader() = default;
 std::string ShardPodReader::unsupported(const ShardSource& source) const {
   if (source.tls.https && requiresClientCertificate(source.tls.client_auth_type) &&
       options_.tls_cert_file.empty()) {
-    return std::string(retention::toString(source.kind)) + " " + source.target_name +
+    return std::string(planner::toString(source.kind)) + " " + source.target_name +
            " requires a client certificate (spec.web.tlsConfig.clientAuthType " +
            source.tls.client_auth_type +
            ") and shardscaler has none (--shard-metrics-tls-cert-file, "

@@ -8,8 +8,8 @@
 
 #include "shardscaler/api/field_names.h"
 #include "shardscaler/api/shard_set.h"
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/duration.h"
+#include "shardscaler/planner/deadline.h"
+#include "shardscaler/planner/duration.h"
 
 namespace shardscaler::metrics_api {
 namespace {
@@ -72,7 +72,7 @@ std::chrono::nanoseconds intervalOf(const Json& shard_set) {
   if (ingestion == spec->end() || !ingestion->is_object()) return kDefaultInterval;
   auto interval = ingestion->find(field::kInterval);
   if (interval == ingestion->end() || !interval->is_string()) return kDefaultInterval;
-  auto parsed = retention::parsePrometheusDuration(interval->get<std::string>());
+  auto parsed = planner::parsePrometheusDuration(interval->get<std::string>());
   if (!parsed || *parsed <= std::chrono::nanoseconds(0)) return kDefaultInterval;
   return *parsed;
 }

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "api_resources.h"
+#include "metrics_api_resources.h"
 #include "shardscaler/base/log.h"
 
 namespace shardscaler::metrics_api {

@@ -4,7 +4,7 @@
 
 #include "shardscaler/metrics_api/discovery.h"
 
-#include "api_resources.h"
+#include "metrics_api_resources.h"
 #include "shardscaler/api/field_names.h"
 #include "shardscaler/k8s_meta/object_meta.h"
 

@@ -82,7 +82,7 @@ TEST_F(ControllerTest, ARetainedShardIsInThePlanFromTheCaches) {
   Json t = prometheusJson(2);
   t["spec"]["shardRetentionPolicy"] = {{"whenScaled", "Retain"},
                                        {"retain", {{"retentionPeriod", "1h"}}}};
-  t = fake_.put(retention::targetResource(retention::TargetKind::Prometheus), t);
+  t = fake_.put(planner::targetResource(planner::TargetKind::Prometheus), t);
   for (int i = 0; i < 2; ++i) {
     fake_.put(k8s::resources::statefulSets(),
               statefulSetJson(i, t["metadata"]["uid"].get<std::string>()));

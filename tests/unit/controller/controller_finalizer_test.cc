@@ -99,7 +99,7 @@ TEST_F(ControllerTest, AShardSetWithAnInvalidSpecBeingDeletedStillResumesTheTarg
                                        {"shardscaler.io/paused-by", "main"},
                                        {"shardscaler.io/paused-at", "2019-12-19T23:59:00Z"}};
   paused["status"] = {{"paused", true}};
-  const Json t = fake_.put(retention::targetResource(retention::TargetKind::Prometheus), paused);
+  const Json t = fake_.put(planner::targetResource(planner::TargetKind::Prometheus), paused);
   for (int i = 0; i < 2; ++i) {
     Json sts = statefulSetJson(i, t["metadata"]["uid"]);
     sts["metadata"]["labels"]["shardscaler.io/shardset"] = "main";

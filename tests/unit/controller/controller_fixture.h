@@ -17,7 +17,7 @@
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_testing/fake_kube_client.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/test_objects/names.h"
 #include "shardscaler/test_objects/shard_json.h"
 #include "shardscaler/test_objects/shard_set_json.h"
@@ -103,8 +103,8 @@ class ControllerTest : public ::testing::Test {
   // `created` StatefulSets exist when fewer (the operator has not created the rest yet).
   Json putTarget(int shards) { return putTarget(shards, shards); }
   Json putTarget(int shards, int created) {
-    Json target = fake_.put(retention::targetResource(retention::TargetKind::Prometheus),
-                            prometheusJson(shards));
+    Json target =
+        fake_.put(planner::targetResource(planner::TargetKind::Prometheus), prometheusJson(shards));
     for (int i = 0; i < created; ++i) {
       fake_.put(k8s::resources::statefulSets(),
                 statefulSetJson(i, target["metadata"]["uid"].get<std::string>()));
@@ -146,7 +146,7 @@ class ControllerTest : public ::testing::Test {
 
   std::optional<Json> shardSet() const { return fake_.find(api::shardSets(), kNs, "main"); }
   std::optional<Json> target() const {
-    return fake_.find(retention::targetResource(retention::TargetKind::Prometheus), kNs, "main");
+    return fake_.find(planner::targetResource(planner::TargetKind::Prometheus), kNs, "main");
   }
 
   std::vector<k8s::testing::Call> statusWrites() const {

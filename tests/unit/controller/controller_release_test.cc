@@ -9,7 +9,7 @@
 namespace shardscaler::controller::testing {
 namespace {
 
-const k8s::Resource kPrometheuses = retention::targetResource(retention::TargetKind::Prometheus);
+const k8s::Resource kPrometheuses = planner::targetResource(planner::TargetKind::Prometheus);
 
 bool guardEnforced(const std::string&, std::string*) { return true; }
 

@@ -88,7 +88,7 @@ TEST_F(ControllerTest, OnceEveryShardIsLabelledAReconcileListsTheShardsByTheGuar
 
   // The target grows to 3 shards and the operator creates shard 2; once the caches show it,
   // unlabelled, both lists go at once, the guard list without what the name list returns.
-  ASSERT_TRUE(fake_.patch(retention::targetResource(retention::TargetKind::Prometheus), kNs, "main",
+  ASSERT_TRUE(fake_.patch(planner::targetResource(planner::TargetKind::Prometheus), kNs, "main",
                           k8s::PatchType::Merge, Json{{"spec", {{"shards", 3}}}}));
   fake_.put(k8s::resources::statefulSets(), statefulSetJson(2, t["metadata"]["uid"]));
   ASSERT_TRUE(fake_.awaitWatchesDelivered(kWatches));
@@ -127,7 +127,7 @@ TEST_F(ControllerTest, AShardOurCachesHaveNotSeenIsStillReadWhenTheTargetCountsI
   ASSERT_GE(selectors.size(), 2U) << describe(fake_.calls());
   EXPECT_EQ(selectors[0], "shardscaler.io/shardset=main") << describe(fake_.calls());
   EXPECT_EQ(selectors[1], "operator.prometheus.io/name=main") << describe(fake_.calls());
-  EXPECT_THAT(retention::describe(*plan), ::testing::HasSubstr("guard shard 2"));
+  EXPECT_THAT(planner::describe(*plan), ::testing::HasSubstr("guard shard 2"));
 
   // Once our caches hold it without our label, the reconcile reads live and labels it.
   const ReconcileOutcome outcome = reconcileToStatus();
@@ -248,8 +248,8 @@ TEST_F(ControllerTest, TargetPatchesCarryUidAndResourceVersionAndARecreatedTarge
   fake_.setBeforeCall([&](const k8s::testing::Call& call) {
     if (call.verb != Verb::Patch || call.resource.resource != "prometheuses") return;
     if (replaced.exchange(true)) return;
-    fake_.erase(retention::targetResource(retention::TargetKind::Prometheus), kNs, "main");
-    fake_.put(retention::targetResource(retention::TargetKind::Prometheus), prometheusJson(2));
+    fake_.erase(planner::targetResource(planner::TargetKind::Prometheus), kNs, "main");
+    fake_.put(planner::targetResource(planner::TargetKind::Prometheus), prometheusJson(2));
   });
   const ReconcileOutcome outcome = reconcile();
   fake_.setBeforeCall({});
@@ -317,7 +317,7 @@ TEST_F(ControllerTest, AReattachRefusedForGoodDoesNotLeaveTheTargetPaused) {
   t["metadata"]["annotations"] = {{"shardscaler.io/claimed-by", "main"},
                                   {"shardscaler.io/paused-by", "main"},
                                   {"shardscaler.io/paused-at", "2019-12-19T23:58:00Z"}};
-  t = fake_.put(retention::targetResource(retention::TargetKind::Prometheus), t);
+  t = fake_.put(planner::targetResource(planner::TargetKind::Prometheus), t);
   const std::string target_uid = t["metadata"]["uid"];
   Json ss = shardSetJson(2);
   ss["metadata"]["finalizers"] = {kFinalizer};

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "shardscaler/controller/shard_set_status.h"
+#include "shardscaler/controller/status_from_plan.h"
 #include "shardscaler/ingestion/ingestion_result.h"
 #include "shardscaler/ingestion/ingestion_status.h"
 
@@ -61,8 +61,8 @@ ingestion::IngestionSnapshot failedSnapshot(std::string_view reason) {
   return s;
 }
 
-retention::Plan planFor(const api::ShardSet& ss) {
-  retention::Plan plan;
+planner::Plan planFor(const api::ShardSet& ss) {
+  planner::Plan plan;
   plan.status.observed_generation = ss.generation;
   plan.status.shards = 3;
   return plan;
@@ -123,7 +123,7 @@ TEST(IngestionStatusTest, RatesInStatusShowTwoDecimalsAndTheTotalIsTheirSum) {
   ingestion::IngestionSnapshot snapshot = goodSnapshot();
   snapshot.per_shard = {{0, 381.516666666}, {1, 763.033333333}};
   snapshot.total_samples_per_second = 1144.549999999;
-  std::vector<retention::Event> events;
+  std::vector<planner::Event> events;
   Json status = shardSetStatusJson(planFor(ss), ss, snapshot, std::nullopt, kNow, &events);
   const Json& ingestion = status["ingestion"];
   EXPECT_EQ(ingestion["perShard"][0]["samplesPerSecond"].dump(), "381.52");
@@ -133,7 +133,7 @@ TEST(IngestionStatusTest, RatesInStatusShowTwoDecimalsAndTheTotalIsTheirSum) {
 
 TEST(IngestionStatusTest, StatusCarriesRatesRecommendationAndATrueCondition) {
   const api::ShardSet ss = shardSetWith(validIngestion());
-  std::vector<retention::Event> events;
+  std::vector<planner::Event> events;
   Json status = shardSetStatusJson(planFor(ss), ss, goodSnapshot(), std::nullopt, kNow, &events);
   EXPECT_EQ(status["ingestion"]["totalSamplesPerSecond"], 1.2e6);
   EXPECT_EQ(status["ingestion"]["perShard"].size(), 3u);
@@ -151,7 +151,7 @@ TEST(IngestionStatusTest, StatusCarriesRatesRecommendationAndATrueCondition) {
 
 TEST(IngestionStatusTest, FailedQueryReportsTheReasonWithoutARecommendation) {
   const api::ShardSet ss = shardSetWith(validIngestion());
-  std::vector<retention::Event> events;
+  std::vector<planner::Event> events;
   Json status =
       shardSetStatusJson(planFor(ss), ss, failedSnapshot(ingestion::kReasonPrometheusUnreachable),
                          std::nullopt, kNow, &events);
@@ -164,7 +164,7 @@ TEST(IngestionStatusTest, FailedQueryReportsTheReasonWithoutARecommendation) {
   EXPECT_EQ((*c)["reason"], ingestion::kReasonPrometheusUnreachable);
   EXPECT_EQ((*c)["message"], "transport: connection refused");
   ASSERT_EQ(events.size(), 1u);
-  EXPECT_EQ(events[0].type, retention::EventType::Warning);
+  EXPECT_EQ(events[0].type, planner::EventType::Warning);
   EXPECT_EQ(events[0].reason, ingestion::kEventIngestionUnavailable);
   EXPECT_EQ(events[0].message, "PrometheusUnreachable: transport: connection refused");
 }
@@ -190,7 +190,7 @@ TEST(IngestionStatusTest, WithoutSpecIngestionNothingIsPublishedEvenFromALeftove
 
 TEST(IngestionStatusTest, AnUnusableSpecIsAFalseConditionAndNoRates) {
   const api::ShardSet ss = shardSetWith(Json{{"interval", "500ms"}});
-  std::vector<retention::Event> events;
+  std::vector<planner::Event> events;
   Json status = shardSetStatusJson(planFor(ss), ss, goodSnapshot(), std::nullopt, kNow, &events);
   EXPECT_FALSE(status.contains("ingestion"));
   const Json* c = conditionIn(status, ingestion::kConditionIngestionAvailable);
@@ -242,7 +242,7 @@ TEST(IngestionStatusTest, EventsOnlyOnTransitions) {
 
   auto recovered = ingestion::ingestionEvents(&f1, t);
   ASSERT_EQ(recovered.size(), 1u);
-  EXPECT_EQ(recovered[0].type, retention::EventType::Normal);
+  EXPECT_EQ(recovered[0].type, planner::EventType::Normal);
   EXPECT_EQ(recovered[0].reason, ingestion::kEventIngestionRecovered);
   EXPECT_TRUE(ingestion::ingestionEvents(nullptr, t).empty());
   EXPECT_TRUE(ingestion::ingestionEvents(&u, t).empty());
@@ -252,9 +252,9 @@ TEST(IngestionStatusTest, EventsOnlyOnTransitions) {
 
 TEST(IngestionStatusTest, TheOtherConditionsAreKeptAndIngestionComesLast) {
   const api::ShardSet ss = shardSetWith(validIngestion());
-  retention::Plan plan = planFor(ss);
+  planner::Plan plan = planFor(ss);
   plan.status.conditions = {
-      retention::makeCondition({}, retention::kConditionReady, true, "Ok", "", 4, kNow)};
+      planner::makeCondition({}, planner::kConditionReady, true, "Ok", "", 4, kNow)};
   Json status = shardSetStatusJson(plan, ss, goodSnapshot(), std::nullopt, kNow);
   ASSERT_EQ(status["conditions"].size(), 2u);
   EXPECT_EQ(status["conditions"][0]["type"], "Ready");

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::controller {
 namespace {
@@ -65,66 +65,66 @@ class AnsweringClient final : public k8s::KubeClient {
 
 TEST(OwnWrites, TheEchoOfAWriteNamesItsWriterOnce) {
   OwnWrites writes;
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "10"), "mon/a");
   EXPECT_EQ(writes.size(), 1u);
-  auto writer = writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  auto writer = writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                   object("mon", "main", "9"), object("mon", "main", "10"));
   ASSERT_TRUE(writer);
   EXPECT_EQ(*writer, "mon/a");
   EXPECT_EQ(writes.size(), 0u);
   // The same version again (a relist that saw it already) is no longer an echo.
-  EXPECT_FALSE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_FALSE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                  object("mon", "main", "9"), object("mon", "main", "10")));
 }
 
 TEST(OwnWrites, AnotherVersionIsSomeoneElsesWrite) {
   OwnWrites writes;
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "10"), "mon/a");
   // The operator wrote version 11 after ours, and version 9 before it: neither is ours.
-  EXPECT_FALSE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_FALSE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                  object("mon", "main", "8"), object("mon", "main", "9")));
-  EXPECT_FALSE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_FALSE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                  object("mon", "main", "10"), object("mon", "main", "11")));
 }
 
 TEST(OwnWrites, OnlyTheSameObjectOfTheSameResource) {
   OwnWrites writes;
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "10"), "mon/a");
   const k8s::Resource agents{"monitoring.coreos.com", "v1alpha1", "prometheusagents", true};
   EXPECT_FALSE(writes.echoWriter(agents, object("mon", "main", "9"), object("mon", "main", "10")));
-  EXPECT_FALSE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_FALSE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                  object("mon", "other", "9"), object("mon", "other", "10")));
-  EXPECT_FALSE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_FALSE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                  object("team", "main", "9"), object("team", "main", "10")));
-  EXPECT_TRUE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_TRUE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                 object("mon", "main", "9"), object("mon", "main", "10")));
 }
 
 TEST(OwnWrites, AResyncIsNeverAnEcho) {
   OwnWrites writes;
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "10"), "mon/a");
-  EXPECT_FALSE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_FALSE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                  object("mon", "main", "10"), object("mon", "main", "10")));
   EXPECT_EQ(writes.size(), 1u);
 }
 
 TEST(OwnWrites, SeveralWritesBeforeTheirEchoes) {
   OwnWrites writes;
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "10"), "mon/a");
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "12"), "mon/b");
-  EXPECT_EQ(*writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_EQ(*writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                object("mon", "main", "9"), object("mon", "main", "10")),
             "mon/a");
   // Someone else's version between ours is not taken for either.
-  EXPECT_FALSE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_FALSE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                  object("mon", "main", "10"), object("mon", "main", "11")));
-  EXPECT_EQ(*writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_EQ(*writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                object("mon", "main", "11"), object("mon", "main", "12")),
             "mon/b");
   EXPECT_EQ(writes.size(), 0u);
@@ -132,12 +132,12 @@ TEST(OwnWrites, SeveralWritesBeforeTheirEchoes) {
 
 TEST(OwnWrites, AMissedEchoDropsOnlyOlderRecords) {
   OwnWrites writes;
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "10"), "mon/a");
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "12"), "mon/a");
   // A relist jumped from 9 to 12: the echo of 10 will never come.
-  EXPECT_TRUE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_TRUE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                 object("mon", "main", "9"), object("mon", "main", "12")));
   EXPECT_EQ(writes.size(), 0u);
 }
@@ -145,31 +145,31 @@ TEST(OwnWrites, AMissedEchoDropsOnlyOlderRecords) {
 TEST(OwnWrites, KeepsABoundedNumberPerObject) {
   OwnWrites writes;
   for (int rv = 1; rv <= 10; ++rv) {
-    writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+    writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                   object("mon", "main", std::to_string(rv)), "mon/a");
   }
   // The oldest are forgotten: their echoes, should they come, queue as any event does.
-  EXPECT_FALSE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_FALSE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                  object("mon", "main", "0"), object("mon", "main", "1")));
   const std::string newest_kept = std::to_string(10 - OwnWrites::kPerObject + 1);
-  EXPECT_TRUE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_TRUE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                 object("mon", "main", "0"), object("mon", "main", newest_kept)));
 }
 
 TEST(OwnWrites, ForgetOnDelete) {
   OwnWrites writes;
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "10"), "mon/a");
-  writes.forget(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.forget(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "10"));
   EXPECT_EQ(writes.size(), 0u);
-  EXPECT_FALSE(writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_FALSE(writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                  object("mon", "main", "9"), object("mon", "main", "10")));
 }
 
 TEST(OwnWrites, AnAnswerWithoutVersionIsNotRecorded) {
   OwnWrites writes;
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 Json{{"kind", "Status"}, {"status", "Success"}}, "mon/a");
   EXPECT_EQ(writes.size(), 0u);
 }
@@ -180,33 +180,31 @@ TEST(OwnWritesClient, RecordsSuccessfulWritesAsItsWritersOnly) {
   OwnWritesClient client(inner, writes, "mon/a");
   k8s::KubeClient& kube = client;
 
-  ASSERT_TRUE(kube.patch(retention::targetResource(retention::TargetKind::Prometheus), "mon",
-                         "main", k8s::PatchType::Merge, Json::object()));
-  ASSERT_TRUE(
-      kube.get(retention::targetResource(retention::TargetKind::Prometheus), "mon", "main"));
-  ASSERT_TRUE(kube.list(retention::targetResource(retention::TargetKind::Prometheus), "mon"));
+  ASSERT_TRUE(kube.patch(planner::targetResource(planner::TargetKind::Prometheus), "mon", "main",
+                         k8s::PatchType::Merge, Json::object()));
+  ASSERT_TRUE(kube.get(planner::targetResource(planner::TargetKind::Prometheus), "mon", "main"));
+  ASSERT_TRUE(kube.list(planner::targetResource(planner::TargetKind::Prometheus), "mon"));
   inner.fail = k8s::Error{.kind = k8s::ErrorKind::Conflict,
                           .http_status = 409,
                           .reason = {},
                           .message = "conflict",
                           .retry_after = {}};
-  EXPECT_FALSE(kube.patch(retention::targetResource(retention::TargetKind::Prometheus), "mon",
-                          "other", k8s::PatchType::Merge, Json::object()));
+  EXPECT_FALSE(kube.patch(planner::targetResource(planner::TargetKind::Prometheus), "mon", "other",
+                          k8s::PatchType::Merge, Json::object()));
   inner.fail.reset();
   EXPECT_EQ(inner.reads, 2);
   EXPECT_EQ(writes.size(), 1u);  // the patch of main; reads and the failure are not
-  auto writer = writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  auto writer = writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                   object("mon", "main", "99"), object("mon", "main", "100"));
   ASSERT_TRUE(writer);
   EXPECT_EQ(*writer, "mon/a");
 
   // Every kind of write counts: a foreground delete answers with the object it marked.
-  ASSERT_TRUE(kube.create(retention::targetResource(retention::TargetKind::Prometheus), "mon",
+  ASSERT_TRUE(kube.create(planner::targetResource(planner::TargetKind::Prometheus), "mon",
                           object("mon", "new", "")));
-  ASSERT_TRUE(kube.update(retention::targetResource(retention::TargetKind::Prometheus), "mon",
+  ASSERT_TRUE(kube.update(planner::targetResource(planner::TargetKind::Prometheus), "mon",
                           object("mon", "upd", "1")));
-  ASSERT_TRUE(
-      kube.remove(retention::targetResource(retention::TargetKind::Prometheus), "mon", "gone"));
+  ASSERT_TRUE(kube.remove(planner::targetResource(planner::TargetKind::Prometheus), "mon", "gone"));
   EXPECT_EQ(writes.size(), 3u);
 }
 
@@ -219,16 +217,16 @@ TEST(OwnWritesClient, EachReconcileItsOwnWriter) {
   k8s::KubeClient& b = b_client;
   // b writes from a thread of its own, as the applier sends adjacent writes.
   std::thread other([&] {
-    ASSERT_TRUE(b.create(retention::targetResource(retention::TargetKind::Prometheus), "mon",
+    ASSERT_TRUE(b.create(planner::targetResource(planner::TargetKind::Prometheus), "mon",
                          object("mon", "t", "")));
   });
   other.join();
-  ASSERT_TRUE(a.patch(retention::targetResource(retention::TargetKind::Prometheus), "mon", "t",
+  ASSERT_TRUE(a.patch(planner::targetResource(planner::TargetKind::Prometheus), "mon", "t",
                       k8s::PatchType::Merge, Json::object()));
-  EXPECT_EQ(*writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_EQ(*writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                object("mon", "t", "1"), object("mon", "t", "100")),
             "mon/b");
-  EXPECT_EQ(*writes.echoWriter(retention::targetResource(retention::TargetKind::Prometheus),
+  EXPECT_EQ(*writes.echoWriter(planner::targetResource(planner::TargetKind::Prometheus),
                                object("mon", "t", "100"), object("mon", "t", "101")),
             "mon/a");
 }
@@ -240,7 +238,7 @@ TEST(OwnWrites, TheNewestStatefulSetWriteIsTheReadFloor) {
   writes.record(sts, object("mon", "s-1", "120"), "mon/a");
   writes.record(sts, object("mon", "s-2", "110"), "mon/b");  // answered late: an older version
   EXPECT_EQ(writes.newestStatefulSetWrite(), 120u);
-  writes.record(retention::targetResource(retention::TargetKind::Prometheus),
+  writes.record(planner::targetResource(planner::TargetKind::Prometheus),
                 object("mon", "main", "130"), "mon/a");  // not a StatefulSet
   EXPECT_EQ(writes.newestStatefulSetWrite(), 120u);
   // A version that cannot be ordered names no floor: the reads after it are quorum reads.

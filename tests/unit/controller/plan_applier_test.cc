@@ -10,31 +10,31 @@
 
 #include "shardscaler/controller/plan_applier.h"
 #include "shardscaler/k8s_testing/fake_kube_client.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 #include "controller_fixture.h"
 
 namespace shardscaler::controller::testing {
 namespace {
 
-retention::Plan deletePlan(const Json& sts, const std::string& resource_version) {
-  retention::Action action;
-  action.type = retention::ActionType::DeleteStatefulSet;
+planner::Plan deletePlan(const Json& sts, const std::string& resource_version) {
+  planner::Action action;
+  action.type = planner::ActionType::DeleteStatefulSet;
   action.object_name = sts["metadata"]["name"];
   action.uid = sts["metadata"]["uid"];
   action.resource_version = resource_version;
   action.summary = "delete " + action.object_name;
-  action.events.push_back({retention::EventType::Normal, "ShardDeleted", "deleted"});
-  retention::Plan plan;
+  action.events.push_back({planner::EventType::Normal, "ShardDeleted", "deleted"});
+  planner::Plan plan;
   plan.actions.push_back(std::move(action));
   return plan;
 }
 
 class PlanApplierTest : public ::testing::Test {
  protected:
-  ApplyOutcome apply(const retention::Plan& plan) {
+  ApplyOutcome apply(const planner::Plan& plan) {
     PlanApplier applier(fake_, events_, base::LogContext({{"key", kKey}}), beside_);
-    return applier.apply(plan, retention::targetResource(retention::TargetKind::Prometheus), kNs,
+    return applier.apply(plan, planner::targetResource(planner::TargetKind::Prometheus), kNs,
                          InvolvedObject{.name = "main"});
   }
   FakeKubeClient fake_;
@@ -94,11 +94,11 @@ TEST_F(PlanApplierTest, AShardAlreadyGoneCountsAsDeleted) {
 TEST_F(PlanApplierTest, AdjacentStatefulSetWritesGoAtOnceButNoMoreThanTheCap) {
   // A first claim labels every shard: ten writes, sent side by side but never more at once than
   // the client keeps connections for.
-  retention::Plan plan;
+  planner::Plan plan;
   for (int i = 0; i < 10; ++i) {
     fake_.put(k8s::resources::statefulSets(), statefulSetJson(i, "owner"));
-    retention::Action action;
-    action.type = retention::ActionType::LabelStatefulSet;
+    planner::Action action;
+    action.type = planner::ActionType::LabelStatefulSet;
     action.object_name = shardName(i);
     action.merge_patch = {{"metadata", {{"labels", {{"shardscaler.io/shardset", "main"}}}}}};
     action.summary = "label " + action.object_name;

@@ -10,7 +10,7 @@
 
 #include "shardscaler/api/api_resources.h"
 #include "shardscaler/api/well_known.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/test_objects/shard_json.h"
 #include "shardscaler/test_objects/shard_set_json.h"
 #include "shardscaler/test_objects/target_json.h"
@@ -22,7 +22,7 @@ namespace {
 
 using k8s::Json;
 using k8s::ObjectPtr;
-using retention::TargetKind;
+using planner::TargetKind;
 using Keys = std::set<std::string>;
 
 ObjectPtr ptr(Json object) { return std::make_shared<const Json>(std::move(object)); }
@@ -260,7 +260,7 @@ TEST_F(EventMapperTest, TheEchoOfATargetWriteQueuesEveryShardSetButItsWriter) {
   const Json old_object = targetObject(TargetKind::Prometheus, "main");
   Json new_object = withVersion(old_object, "21");
   new_object["metadata"]["annotations"][std::string(api::kClaimedByAnnotation)] = "main";
-  recordWrite(retention::targetResource(TargetKind::Prometheus), new_object, "monitoring/main");
+  recordWrite(planner::targetResource(TargetKind::Prometheus), new_object, "monitoring/main");
   mapper_.targetHandlers(TargetKind::Prometheus).on_update(ptr(old_object), ptr(new_object));
   EXPECT_EQ(taken(), Keys{"monitoring/moving"});
   EXPECT_EQ(own_writes_.size(), 0U);
@@ -268,7 +268,7 @@ TEST_F(EventMapperTest, TheEchoOfATargetWriteQueuesEveryShardSetButItsWriter) {
 
 TEST_F(EventMapperTest, ADeletedTargetsWriteRecordsAreForgotten) {
   const Json target = targetObject(TargetKind::PrometheusAgent, "main");
-  recordWrite(retention::targetResource(TargetKind::PrometheusAgent), withVersion(target, "21"),
+  recordWrite(planner::targetResource(TargetKind::PrometheusAgent), withVersion(target, "21"),
               "monitoring/agent");
   ASSERT_EQ(own_writes_.size(), 1U);
   mapper_.targetHandlers(TargetKind::PrometheusAgent).on_delete(ptr(withVersion(target, "21")));

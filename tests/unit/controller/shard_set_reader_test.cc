@@ -18,7 +18,7 @@
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/api/well_known.h"
 #include "shardscaler/k8s_client/task_pool.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/test_objects/names.h"
 #include "shardscaler/test_objects/shard_json.h"
 #include "shardscaler/test_objects/shard_set_json.h"
@@ -33,8 +33,8 @@ namespace {
 using k8s::Json;
 using k8s::testing::Call;
 using k8s::testing::Verb;
-using retention::PlanPurpose;
-using retention::TargetKind;
+using planner::PlanPurpose;
+using planner::TargetKind;
 using Selectors = std::vector<std::string>;
 
 const std::string kGuardList = "shardscaler.io/shardset=main";
@@ -45,7 +45,7 @@ const std::string kGuardListBesideName =
 const std::string kKey = "monitoring/main";
 
 const k8s::Resource& prometheuses() {
-  static const k8s::Resource kResource = retention::targetResource(TargetKind::Prometheus);
+  static const k8s::Resource kResource = planner::targetResource(TargetKind::Prometheus);
   return kResource;
 }
 
@@ -159,10 +159,10 @@ class ReaderTest : public CachesTest {
         *why = "the test's guard";
         return true;
       },
-      [this](const retention::DrainPolicy&, const ingestion::DrainRequest& request) {
+      [this](const planner::DrainPolicy&, const ingestion::DrainRequest& request) {
         drain_checks_.push_back(request.shards);
         drain_sources_.push_back(request.source);
-        std::map<std::string, retention::DrainReading, std::less<>> readings;
+        std::map<std::string, planner::DrainReading, std::less<>> readings;
         for (const auto& s : request.shards) {
           readings[s.stateful_set].drained = true;
         }
@@ -729,15 +729,15 @@ TEST(GuardStatusCache, WithoutAGuardThereIsNoStatus) {
 TEST_F(ReaderTest, DrainsAreReadWithEachShardsReplicasAndAnUnreadableShardIsNotDrained) {
   Json shard = test_objects::attachedShard(2, {.replicas = 3});
   fake_.put(k8s::resources::statefulSets(), shard);
-  retention::Decision decision;
+  planner::Decision decision;
   decision.drain_checks = {
       {.stateful_set = test_objects::shardName(2), .index = 2},
       {.stateful_set = test_objects::shardName(3), .index = 3},
   };
-  retention::Target target;
+  planner::Target target;
   target.web_tls = true;
   target.web_client_auth_type = "VerifyClientCertIfGiven";
-  const auto readings = reader_.readDrains(shardSet(2), target, retention::DrainPolicy{}, decision);
+  const auto readings = reader_.readDrains(shardSet(2), target, planner::DrainPolicy{}, decision);
   ASSERT_EQ(drain_checks_.size(), 1U);
   // The pods are found, and read, through the target the request names.
   EXPECT_EQ(drain_sources_.at(0).ns, shardSet(2).ns);
@@ -758,8 +758,7 @@ TEST_F(ReaderTest, DrainsAreReadWithEachShardsReplicasAndAnUnreadableShardIsNotD
 
   drain_checks_.clear();
   decision.drain_checks.erase(decision.drain_checks.begin());
-  const auto none =
-      reader_.readDrains(shardSet(2), std::nullopt, retention::DrainPolicy{}, decision);
+  const auto none = reader_.readDrains(shardSet(2), std::nullopt, planner::DrainPolicy{}, decision);
   EXPECT_TRUE(drain_checks_.empty()) << "no shard to ask about";
   EXPECT_FALSE(none.at(test_objects::shardName(3)).drained);
 }

@@ -41,7 +41,7 @@ const std::vector<ControllerCall>& controllerCalls() {
       {"shardscaler.io", "shardsets/status", {"patch"}},
       {"monitoring.coreos.com", "prometheuses", {"get", "list", "watch", "patch"}},
       {"monitoring.coreos.com", "prometheusagents", {"get", "list", "watch", "patch"}},
-      // retention/src/patches.cc: a re-attach sets blockOwnerDeletion on the target's reference.
+      // planner/src/patches.cc: a re-attach sets blockOwnerDeletion on the target's reference.
       {"monitoring.coreos.com", "prometheuses/finalizers", {"update"}},
       {"monitoring.coreos.com", "prometheusagents/finalizers", {"update"}},
       {"apps", "statefulsets", {"get", "list", "watch", "patch", "delete"}},
@@ -57,7 +57,7 @@ const std::vector<ControllerCall>& controllerCalls() {
   return calls;
 }
 
-std::set<Grant> expectedGrants(const service::RunOptions& options) {
+std::set<Grant> expectedGrants(const app::RunOptions& options) {
   std::set<Grant> out;
   std::vector<std::string> scopes = options.namespaces;
   if (scopes.empty()) scopes.emplace_back();
@@ -101,7 +101,7 @@ std::set<Grant> expectedGrants(const service::RunOptions& options) {
     for (const char* verb : {"get", "list", "watch"}) {
       out.insert({"kube-system", "", "configmaps", verb, "extension-apiserver-authentication"});
     }
-    // scaler/service/src/metrics_api_server.cc watches the APIService by name; certificates/
+    // scaler/app/src/metrics_api_server.cc watches the APIService by name; certificates/
     // injects its caBundle unless the certificates come from a directory.
     const std::string api_service = "v1beta1.external.metrics.k8s.io";
     out.insert({"", "apiregistration.k8s.io", "apiservices", "list", api_service});
@@ -110,7 +110,7 @@ std::set<Grant> expectedGrants(const service::RunOptions& options) {
       out.insert({"", "apiregistration.k8s.io", "apiservices", "get", api_service});
       out.insert({"", "apiregistration.k8s.io", "apiservices", "patch", api_service});
     }
-    // scaler/service/src/metrics_api_server.cc creates it where none exists (a create names
+    // scaler/app/src/metrics_api_server.cc creates it where none exists (a create names
     // no object in its URL, so it cannot be limited by name); its owner is the webhook
     // configuration, read with the guard's get.
     if (options.register_api_service) {

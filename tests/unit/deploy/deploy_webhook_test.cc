@@ -83,7 +83,7 @@ TEST_P(WebhookTest, ServiceReachesTheGuardOfThisPod) {
 
 TEST_P(WebhookTest, CertificateCoversTheServiceName) {
   const ShardscalerPod p = shardscalerPod(GetParam());
-  const std::string service_name = std::string(service::kWebhookServiceName) + "." + p.ns + ".svc";
+  const std::string service_name = std::string(app::kWebhookServiceName) + "." + p.ns + ".svc";
   if (p.options.webhook_cert_dir.empty()) {
     const auto& hosts = p.options.webhook_hosts;
     EXPECT_NE(std::ranges::find(hosts, service_name), hosts.end())

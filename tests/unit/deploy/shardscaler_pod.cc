@@ -92,13 +92,13 @@ ShardscalerPod shardscalerPod(const ShardscalerInstall& install) {
   for (const Json& a : pod.container.value("args", Json::array())) args.push_back(a);
   std::vector<std::string_view> views(args.begin(), args.end());
   // In the cluster the namespace comes from the ServiceAccount's mounted namespace file.
-  service::OptionsEnvironment env{.pod_namespace = pod.ns, .default_identity = "pod_uuid"};
-  auto command = service::parseCommandLine(std::span<const std::string_view>(views), env);
+  app::OptionsEnvironment env{.pod_namespace = pod.ns, .default_identity = "pod_uuid"};
+  auto command = app::parseCommandLine(std::span<const std::string_view>(views), env);
   if (!command) {
     throw std::runtime_error("shardscaler rejects the args of deploy/" + install.dir + ": " +
                              command.error());
   }
-  auto* run = std::get_if<service::RunOptions>(&*command);
+  auto* run = std::get_if<app::RunOptions>(&*command);
   if (run == nullptr) throw std::runtime_error("the args of deploy/" + install.dir + " are no run");
   pod.options = *run;
   pod.identity = pod.options.kubeconfig.empty()

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "manifests.h"
-#include "shardscaler/service/run_options.h"
+#include "shardscaler/app/run_options.h"
 
 namespace shardscaler::deploy_test {
 
@@ -35,7 +35,7 @@ struct ShardscalerPod {
   // The ServiceAccount shardscaler acts as: the pod's, or the one whose token Secret the
   // container's --kubeconfig reads (the sidecar's own identity), followed through the mounts.
   std::string identity;
-  service::RunOptions options;  // the container's args through service::parseCommandLine
+  app::RunOptions options;  // the container's args through app::parseCommandLine
 };
 // Throws std::runtime_error naming what is missing or what the parser rejected.
 ShardscalerPod shardscalerPod(const ShardscalerInstall& install);

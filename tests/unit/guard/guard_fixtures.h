@@ -155,9 +155,9 @@ class FakeLiveObjects final : public LiveObjects {
     reads.push_back("shardset " + ns + "/" + name);
     return shard_set;
   }
-  LiveRead target(const std::string& ns, retention::TargetKind kind,
+  LiveRead target(const std::string& ns, planner::TargetKind kind,
                   const std::string& name) override {
-    reads.push_back("target " + ns + "/" + std::string(retention::toString(kind)) + "/" + name);
+    reads.push_back("target " + ns + "/" + std::string(planner::toString(kind)) + "/" + name);
     return target_object;
   }
   LiveRead namespaceObject(const std::string& name) override {

@@ -77,7 +77,7 @@ struct Answers {
   promql::Result<QueryResult> evidence;
   std::optional<promql::Result<QueryResult>> reloads;
 
-  retention::DrainReading read(bool custom = false) const {
+  planner::DrainReading read(bool custom = false) const {
     return readDrains(
                std::span(&kShard, 1), kSurvivors,
                {.up = up, .prometheus = prometheus, .evidence = evidence, .reloads = reloads},
@@ -213,7 +213,7 @@ TEST(DrainCheck, TheCheckerAsksOnceForEveryShardAndTheSurvivors) {
   DrainChecker checker([&](const std::string&, std::chrono::milliseconds)
                            -> promql::Result<std::shared_ptr<promql::PromQuery>> { return prom; },
                        1s, PrometheusUrlPolicy::defaults());
-  retention::DrainPolicy policy;
+  planner::DrainPolicy policy;
   policy.enabled = true;
   policy.prometheus_url = "http://prometheus.monitoring.svc:9090";
   const auto readings =
@@ -238,7 +238,7 @@ TEST(DrainCheck, AUrlTheAllowListRefusesIsNeverQueried) {
         return std::unexpected(promql::makeError(promql::ErrorKind::Transport, "unused"));
       },
       std::chrono::seconds(1), PrometheusUrlPolicy::defaults());
-  retention::DrainPolicy policy;
+  planner::DrainPolicy policy;
   policy.enabled = true;
   policy.prometheus_url = "http://169.254.169.254:9090";
   const auto readings = checker.check(
@@ -302,7 +302,7 @@ TEST(DrainCheck, WithoutAUrlTheShardsOwnPodsAreJudgedByTheSameRules) {
         return std::unexpected(promql::makeError(promql::ErrorKind::Transport, "unused"));
       },
       std::chrono::seconds(1), PrometheusUrlPolicy::defaults(), pods);
-  retention::DrainPolicy policy;
+  planner::DrainPolicy policy;
   policy.enabled = true;
   const DrainRequest request{.source = {.ns = "mon", .target_name = "main", .shard_set = "main"},
                              .shards = {{.stateful_set = "prometheus-main-shard-2",

@@ -40,8 +40,8 @@ PodEvidence pod(double appended, double sent, double pending = 0) {
                       .highest_sent = sent}}};
 }
 
-retention::DrainReading judge(const Pods& pods, const DrainShard& subject = shard(),
-                              bool custom = false) {
+planner::DrainReading judge(const Pods& pods, const DrainShard& subject = shard(),
+                            bool custom = false) {
   return judgeDrain(subject, pods, kNow, {.custom_condition = custom, .max_lag = 30s});
 }
 
@@ -204,7 +204,7 @@ TEST(DrainEvidence, AUserConditionHoldsOnlyWithOneFiniteSeriesForEveryPod) {
 }
 
 TEST(DrainEvidence, TheSurvivorsHaveReloadedAtTheirEarliestReloadAndOnlyWhenAllWereRead) {
-  const std::vector<retention::Decision::DrainSurvivor> pods = {
+  const std::vector<planner::Decision::DrainSurvivor> pods = {
       {.stateful_set = "prometheus-main", .replicas = 1},
       {.stateful_set = "prometheus-main-shard-1", .replicas = 1}};
   const auto at = [](double s) {
@@ -221,7 +221,7 @@ TEST(DrainEvidence, TheSurvivorsHaveReloadedAtTheirEarliestReloadAndOnlyWhenAllW
             std::nullopt);
   EXPECT_EQ(survivorsReloadedAt({}, {}), std::nullopt);
   // Every replica of a survivor counts: with two, the second must have reloaded too.
-  const std::vector<retention::Decision::DrainSurvivor> replicated = {
+  const std::vector<planner::Decision::DrainSurvivor> replicated = {
       {.stateful_set = "prometheus-main", .replicas = 2}};
   EXPECT_EQ(survivorsReloadedAt(replicated, {{"prometheus-main-0", 1000}}), std::nullopt);
   EXPECT_EQ(

@@ -114,7 +114,7 @@ IngestionTarget target(std::string name = "main", std::string url = "http://prom
   IngestionTarget t;
   t.ns = "monitoring";
   t.shard_set = name;
-  t.kind = retention::TargetKind::Prometheus;
+  t.kind = planner::TargetKind::Prometheus;
   t.target_name = std::move(name);
   t.prometheus_url = std::move(url);
   t.interval = 30s;

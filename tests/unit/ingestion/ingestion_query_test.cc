@@ -11,7 +11,7 @@
 namespace shardscaler::ingestion {
 namespace {
 
-using retention::TargetKind;
+using planner::TargetKind;
 
 IngestionTarget target(TargetKind kind = TargetKind::Prometheus, std::string name = "main",
                        std::string query = "") {

@@ -13,9 +13,9 @@
 namespace shardscaler::ingestion {
 namespace {
 
+using planner::TargetKind;
 using promql::Labels;
 using promql::QueryResult;
-using retention::TargetKind;
 
 QueryResult vectorOf(const std::vector<std::pair<Labels, double>>& series) {
   promql::Vector v;

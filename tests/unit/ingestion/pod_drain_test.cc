@@ -46,8 +46,8 @@ ShardReading shard(std::vector<ShardPod> pods, std::vector<PodReading> readings,
           .readings = std::move(readings)};
 }
 
-retention::DrainReading judge(const ShardReading& read, int32_t replicas = 1,
-                              int32_t remote_writes = 1) {
+planner::DrainReading judge(const ShardReading& read, int32_t replicas = 1,
+                            int32_t remote_writes = 1) {
   const DrainShard due{.stateful_set = std::string(kSts),
                        .replicas = replicas,
                        .detached_at = kDetached,
@@ -166,7 +166,7 @@ TEST(PodDrain, AShardWithZeroReplicasIsNotDrained) {
 
 TEST(PodDrain, TheSurvivorsReloadIsTheEarliestOfTheirPodsAndNeedsEveryOne) {
   const DrainShard due{.stateful_set = std::string(kSts), .detached_at = kDetached};
-  const std::vector<retention::Decision::DrainSurvivor> survivors{
+  const std::vector<planner::Decision::DrainSurvivor> survivors{
       {.stateful_set = "prom-agent-main", .replicas = 2}};
   auto survivor = [](int32_t ordinal, std::optional<double> reload) {
     ShardPod p{.name = "prom-agent-main-" + std::to_string(ordinal), .ordinal = ordinal};

@@ -8,8 +8,8 @@ namespace shardscaler::ingestion {
 namespace {
 
 using namespace std::chrono_literals;
+using planner::TargetKind;
 using promql::ExposedSample;
-using retention::TargetKind;
 using Time = std::chrono::system_clock::time_point;
 
 std::vector<ExposedSample> parsed(std::string_view text) {

@@ -14,7 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscaler/api/condition.h"
+#include "shardscaler/api/condition_types.h"
 #include "shardscaler/api/field_error.h"
 
 namespace shardscaler::api {

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscaler/api/condition.h"
+#include "shardscaler/api/condition_types.h"
 
 namespace shardscaler::api {
 

@@ -5,8 +5,8 @@
 #include <map>
 #include <set>
 
-#include "shardscaler/retention/deadline.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/deadline.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::e2e {
 namespace {
@@ -37,7 +37,7 @@ int effectiveShards(const Json& target) {
 }
 
 std::string formatTime(std::chrono::system_clock::time_point t) {
-  return retention::formatAnnotationTime(t);
+  return planner::formatAnnotationTime(t);
 }
 
 double seconds(std::chrono::steady_clock::duration d) {
@@ -51,10 +51,10 @@ std::optional<int> shardIndexOf(const Json& object, const std::string& target_na
   const std::string name = metadataOf(object).value("name", "");
   if (name != base && !name.starts_with(base + "-shard-")) return std::nullopt;
   if (auto index =
-          retention::parseShardIndex(text(fieldOf(object, "labels"), api::kOperatorShardLabel)))
+          planner::parseShardIndex(text(fieldOf(object, "labels"), api::kOperatorShardLabel)))
     return *index;
   if (name == base) return 0;
-  if (auto index = retention::parseShardIndex(name.substr(base.size() + 7))) return *index;
+  if (auto index = planner::parseShardIndex(name.substr(base.size() + 7))) return *index;
   return -1;
 }
 
@@ -112,7 +112,7 @@ std::vector<Violation> checkDeletions(const std::vector<DeletionStart>& starts, 
   std::vector<Violation> out;
   for (const DeletionStart& d : starts) {
     if (d.retained && !d.attached) {
-      auto deadline = retention::parseDeletionTimestamp(d.deadline);
+      auto deadline = planner::parseDeletionTimestamp(d.deadline);
       if (deadline && !deadline->isNever() && deadline->expiredAt(d.at)) continue;
       out.push_back(
           {"DeletedBeforeDeadline",

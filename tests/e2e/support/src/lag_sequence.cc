@@ -16,7 +16,7 @@
 #include "shardscaler/e2e/scenario.h"
 #include "shardscaler/e2e/shard_history.h"
 #include "shardscaler/guard/guard_status.h"
-#include "shardscaler/retention/deadline.h"
+#include "shardscaler/planner/deadline.h"
 #include "shardscaler/test_objects/names.h"
 #include "shardscaler/testenv/loopback_ports.h"
 #include "shardscaler/testenv/operator_emulator.h"

@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::e2e {
 namespace {
@@ -85,8 +85,8 @@ void ShardSetScenario::scaleWithKubectl(int shards) {
 
 Json ShardSetScenario::shardSet() const { return getOrNull(kShardSets, ns_, "main"); }
 Json ShardSetScenario::prometheus() const {
-  const auto kind = retention::parseTargetKind(target_kind_);
-  return getOrNull(kind ? retention::targetResource(*kind) : kPrometheuses, ns_, "main");
+  const auto kind = planner::parseTargetKind(target_kind_);
+  return getOrNull(kind ? planner::targetResource(*kind) : kPrometheuses, ns_, "main");
 }
 
 std::vector<StatefulSetView> ShardSetScenario::statefulSets() const {
@@ -99,7 +99,7 @@ std::vector<StatefulSetView> ShardSetScenario::statefulSets() const {
     v.uid = str(s, "/metadata/uid"_json_pointer);
     const Json& labels = s["metadata"].value("labels", Json::object());
     const Json& annotations = s["metadata"].value("annotations", Json::object());
-    if (auto idx = retention::parseShardIndex(labels.value("operator.prometheus.io/shard", ""))) {
+    if (auto idx = planner::parseShardIndex(labels.value("operator.prometheus.io/shard", ""))) {
       v.index = *idx;
     }
     v.attached = labels.contains("operator.prometheus.io/name");

@@ -2,8 +2,8 @@
 
 namespace shardscaler::test_objects {
 
-std::string shardName(int32_t index, retention::TargetKind kind, std::string_view target_name) {
-  return retention::statefulSetName(kind, target_name, index);
+std::string shardName(int32_t index, planner::TargetKind kind, std::string_view target_name) {
+  return planner::statefulSetName(kind, target_name, index);
 }
 
 std::chrono::system_clock::time_point fixedNow() {

@@ -10,7 +10,7 @@ using Json = nlohmann::json;
 Json attachedShard(int32_t index, const ShardShape& shape) {
   Json labels{{api::kOperatorNameLabel, shape.target_name},
               {api::kOperatorShardLabel, std::to_string(index)},
-              {api::kOperatorModeLabel, retention::operatorMode(shape.kind)}};
+              {api::kOperatorModeLabel, planner::operatorMode(shape.kind)}};
   if (shape.managed_by_operator) labels["app.kubernetes.io/managed-by"] = "prometheus-operator";
   if (shape.guard_label) labels[api::kShardSetLabel] = shape.shard_set;
   Json md{{"name", shardName(index, shape.kind, shape.target_name)},
@@ -22,7 +22,7 @@ Json attachedShard(int32_t index, const ShardShape& shape) {
   }
   if (shape.target_uid) {
     md["ownerReferences"] = Json::array({{{"apiVersion", targetApiVersion(shape.kind)},
-                                          {"kind", retention::toString(shape.kind)},
+                                          {"kind", planner::toString(shape.kind)},
                                           {"name", shape.target_name},
                                           {"uid", *shape.target_uid},
                                           {"controller", true}}});

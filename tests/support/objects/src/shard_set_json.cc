@@ -10,7 +10,7 @@ Json shardSetJson(int64_t shards, const Json& spec_patch, const ShardSetShape& s
          {"metadata", {{"name", shape.name}, {"namespace", shape.ns}}},
          {"spec",
           {{"targetRef",
-            {{"kind", retention::toString(shape.target_kind)}, {"name", shape.target_name}}},
+            {{"kind", planner::toString(shape.target_kind)}, {"name", shape.target_name}}},
            {"shards", shards}}}};
   if (shape.generation) j["metadata"]["generation"] = *shape.generation;
   if (!spec_patch.is_null()) j["spec"].merge_patch(spec_patch);  // {} arrives as null

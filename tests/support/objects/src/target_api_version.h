@@ -4,12 +4,12 @@
 
 #include <string>
 
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::test_objects {
 
-inline std::string targetApiVersion(retention::TargetKind kind) {
-  const auto resource = retention::targetResource(kind);
+inline std::string targetApiVersion(planner::TargetKind kind) {
+  const auto resource = planner::targetResource(kind);
   return resource.group + "/" + resource.version;
 }
 

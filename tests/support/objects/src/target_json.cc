@@ -9,7 +9,7 @@ using Json = nlohmann::json;
 
 Json targetJson(std::optional<int64_t> shards, const Json& spec_patch, const TargetShape& shape) {
   Json j{{"apiVersion", targetApiVersion(shape.kind)},
-         {"kind", retention::toString(shape.kind)},
+         {"kind", planner::toString(shape.kind)},
          {"metadata", {{"name", shape.name}, {"namespace", shape.ns}}},
          {"spec", {{"replicas", shape.replicas}}}};
   Json& md = j["metadata"];

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "shardscaler/retention/stateful_set.h"
-#include "shardscaler/retention/target.h"
+#include "shardscaler/planner/stateful_set.h"
+#include "shardscaler/planner/target.h"
 #include "shardscaler/test_objects/names.h"
 #include "shardscaler/test_objects/shard_json.h"
 #include "shardscaler/test_objects/shard_set_json.h"
@@ -10,7 +10,7 @@
 namespace shardscaler::test_objects {
 namespace {
 
-using retention::TargetKind;
+using planner::TargetKind;
 
 TEST(TestObjectsTest, ShardNamesAreTheOperators) {
   EXPECT_EQ(shardName(0), "prometheus-main");
@@ -23,16 +23,16 @@ TEST(TestObjectsTest, FixedNowIsTheTwentySecondOfNovemberAtTen) {
 }
 
 TEST(TestObjectsTest, TheReadersAcceptEveryObject) {
-  auto target = retention::parseTarget(targetJson(3), TargetKind::Prometheus);
+  auto target = planner::parseTarget(targetJson(3), TargetKind::Prometheus);
   ASSERT_TRUE(target.has_value()) << target.error().describe();
   EXPECT_EQ(target->uid, kTargetUid);
-  auto agent = retention::parseTarget(targetJson(2, {}, {.kind = TargetKind::PrometheusAgent}),
-                                      TargetKind::PrometheusAgent);
+  auto agent = planner::parseTarget(targetJson(2, {}, {.kind = TargetKind::PrometheusAgent}),
+                                    TargetKind::PrometheusAgent);
   ASSERT_TRUE(agent.has_value()) << agent.error().describe();
-  auto attached = retention::parseStatefulSet(attachedShard(2));
+  auto attached = planner::parseStatefulSet(attachedShard(2));
   ASSERT_TRUE(attached.has_value()) << attached.error().describe();
   EXPECT_EQ(attached->name, "prometheus-main-shard-2");
-  auto retained = retention::parseStatefulSet(retainedShard(4, "2026-11-25T10:00:00Z"));
+  auto retained = planner::parseStatefulSet(retainedShard(4, "2026-11-25T10:00:00Z"));
   ASSERT_TRUE(retained.has_value()) << retained.error().describe();
   EXPECT_EQ(retainedShard(4, "")["metadata"]["annotations"].size(), 1u);
   EXPECT_EQ(shardSetJson(3, {{"shards", nullptr}})["spec"].count("shards"), 0u);

@@ -12,7 +12,7 @@
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/task_pool.h"
-#include "shardscaler/retention/planner.h"
+#include "shardscaler/planner/planner.h"
 
 namespace shardscaler::controller {
 
@@ -23,7 +23,7 @@ struct ApplyOutcome {
   std::optional<k8s::Error> error;
   std::string failed_action;  // the failing action's summary
   // The failing action's type and object (a StatefulSet or the target), when one failed.
-  std::optional<retention::ActionType> failed_type;
+  std::optional<planner::ActionType> failed_type;
   std::string failed_object;
   // The resourceVersions the API server answered this apply's writes with, the newest of the
   // target's and of the StatefulSets' (0: none written): a read at least this new shows them.
@@ -56,12 +56,12 @@ class PlanApplier {
       : client_(client), events_(events), log_(std::move(log)), write_pool_(write_pool) {}
 
   // target_resource: where the plan's target actions go. shard_set: the Events' subject.
-  ApplyOutcome apply(const retention::Plan& plan, const k8s::Resource& target_resource,
+  ApplyOutcome apply(const planner::Plan& plan, const k8s::Resource& target_resource,
                      const std::string& ns, const k8s::InvolvedObject& shard_set);
 
  private:
   // The answer's resourceVersion as a revision (0 for a deletion).
-  k8s::Result<std::uint64_t> applyOne(const retention::Action& action,
+  k8s::Result<std::uint64_t> applyOne(const planner::Action& action,
                                       const k8s::Resource& target_resource, const std::string& ns);
 
   k8s::KubeClient& client_;

@@ -1,7 +1,7 @@
 // The ShardSet controller: wires the informers of ShardSets, their targets and the targets'
 // StatefulSets to a work loop that reconciles each ShardSet level-triggered (read, plan, apply,
 // publish status and Events). It never acts on an event's contents, and never deletes what the
-// retention planner keeps. The roles are controller-runtime's, each in a class of its own under
+// planner keeps. The roles are controller-runtime's, each in a class of its own under
 // src/: the event mapper, the caches, the reader and the reconciler.
 #pragma once
 
@@ -20,7 +20,7 @@
 #include "shardscaler/k8s_client/controller.h"
 #include "shardscaler/k8s_client/event_recorder.h"
 #include "shardscaler/k8s_client/kube_client.h"
-#include "shardscaler/retention/planner.h"
+#include "shardscaler/planner/planner.h"
 #include "shardscaler/telemetry/metrics.h"
 
 namespace shardscaler::ingestion {
@@ -33,8 +33,8 @@ class TaskPool;
 namespace shardscaler::controller {
 
 // The drain readings of a ShardSet's due shards, by StatefulSet name.
-using DrainCheck = std::function<std::map<std::string, retention::DrainReading, std::less<>>(
-    const retention::DrainPolicy& policy, const ingestion::DrainRequest& request)>;
+using DrainCheck = std::function<std::map<std::string, planner::DrainReading, std::less<>>(
+    const planner::DrainPolicy& policy, const ingestion::DrainRequest& request)>;
 
 // Plan/apply rounds in one reconcile, unless ShardSetControllerOptions::max_rounds says otherwise.
 inline constexpr int kDefaultMaxRounds = 4;
@@ -48,11 +48,11 @@ struct ShardSetControllerOptions {
   int max_rounds = kDefaultMaxRounds;
   std::chrono::minutes resync_period{10};
   // Without the admission guard: the fallback's settle time and pause-acknowledgement timeout.
-  // Their defaults, and the drain's, are retention::TransitionSafety's.
-  std::chrono::nanoseconds settle_time = retention::TransitionSafety{}.settle_time;
-  std::chrono::nanoseconds pause_ack_timeout = retention::TransitionSafety{}.pause_ack_timeout;
+  // Their defaults, and the drain's, are planner::TransitionSafety's.
+  std::chrono::nanoseconds settle_time = planner::TransitionSafety{}.settle_time;
+  std::chrono::nanoseconds pause_ack_timeout = planner::TransitionSafety{}.pause_ack_timeout;
   // Under a drain: the longest wait for the surviving shards' reload before a deletion.
-  std::chrono::nanoseconds drain_reload_floor = retention::TransitionSafety{}.reload_floor;
+  std::chrono::nanoseconds drain_reload_floor = planner::TransitionSafety{}.reload_floor;
   // After a write is refused for good, how long no new transition of that ShardSet starts.
   std::chrono::nanoseconds apply_failure_hold = std::chrono::minutes(1);
   // Whether the admission guard is enforced for ShardSets in namespace `ns`, read live when a
@@ -113,8 +113,8 @@ class ShardSetController {
 
   // Plans without writing: what a reconcile of this ShardSet would do if spec.shards were
   // `shards` (nullopt = as written). Reads from the API server, not the caches.
-  k8s::Result<retention::Plan> dryRun(const std::string& ns, const std::string& name,
-                                      std::optional<int32_t> shards);
+  k8s::Result<planner::Plan> dryRun(const std::string& ns, const std::string& name,
+                                    std::optional<int32_t> shards);
 
  private:
   class QueueMetrics;

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscaler/k8s_client/kube_client.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::guard {
 
@@ -29,7 +29,7 @@ class LiveObjects {
  public:
   virtual ~LiveObjects() = default;
   virtual LiveRead shardSet(const std::string& ns, const std::string& name) = 0;
-  virtual LiveRead target(const std::string& ns, retention::TargetKind kind,
+  virtual LiveRead target(const std::string& ns, planner::TargetKind kind,
                           const std::string& name) = 0;
   virtual LiveRead namespaceObject(const std::string& name) = 0;
 };
@@ -40,7 +40,7 @@ class KubeLiveObjects final : public LiveObjects {
  public:
   explicit KubeLiveObjects(k8s::KubeClient& client) : client_(client) {}
   LiveRead shardSet(const std::string& ns, const std::string& name) override;
-  LiveRead target(const std::string& ns, retention::TargetKind kind,
+  LiveRead target(const std::string& ns, planner::TargetKind kind,
                   const std::string& name) override;
   LiveRead namespaceObject(const std::string& name) override;
 

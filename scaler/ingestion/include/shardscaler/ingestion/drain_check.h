@@ -21,14 +21,14 @@
 #include "shardscaler/ingestion/ingestion_monitor.h"
 #include "shardscaler/ingestion/prometheus_url_policy.h"
 #include "shardscaler/ingestion/shard_pod_reader.h"
+#include "shardscaler/planner/planner.h"
 #include "shardscaler/promql_client/prom_query.h"
-#include "shardscaler/retention/planner.h"
 
 namespace shardscaler::ingestion {
 
 // A surviving shard: an attached one below the count, whose pods take over a due shard's targets
 // once they reloaded their configuration (the planner lists them beside its drain checks).
-using SurvivingShard = retention::Decision::DrainSurvivor;
+using SurvivingShard = planner::Decision::DrainSurvivor;
 
 // One round of drain checks of a ShardSet: its target (namespace, kind, name, web TLS; the pods
 // are found through it when the drain names no URL), due shards and survivors.
@@ -67,7 +67,7 @@ struct DrainAnswers {
 };
 // Each shard's reading from the answers, by StatefulSet name (judgeDrain on what they say of its
 // pods), with the surviving shards' reload. The answers are read once for all of them.
-std::map<std::string, retention::DrainReading, std::less<>> readDrains(
+std::map<std::string, planner::DrainReading, std::less<>> readDrains(
     std::span<const DrainShard> shards, std::span<const SurvivingShard> survivors,
     const DrainAnswers& answers, bool custom_condition, std::chrono::seconds max_lag);
 
@@ -82,13 +82,13 @@ class DrainChecker {
                         PrometheusUrlPolicy url_policy = PrometheusUrlPolicy::defaults(),
                         std::shared_ptr<ShardMetricsSource> pods = nullptr);
   // The readings of the request's shards under `policy`, by StatefulSet name.
-  std::map<std::string, retention::DrainReading, std::less<>> check(
-      const retention::DrainPolicy& policy, const DrainRequest& request);
+  std::map<std::string, planner::DrainReading, std::less<>> check(
+      const planner::DrainPolicy& policy, const DrainRequest& request);
 
  private:
   std::shared_ptr<promql::PromQuery> client(const std::string& url, std::string* error);
-  std::map<std::string, retention::DrainReading, std::less<>> checkPods(
-      const retention::DrainPolicy& policy, const DrainRequest& request);
+  std::map<std::string, planner::DrainReading, std::less<>> checkPods(
+      const planner::DrainPolicy& policy, const DrainRequest& request);
 
   PromQueryFactory factory_;
   std::chrono::milliseconds timeout_;

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "shardscaler/retention/planner.h"
+#include "shardscaler/planner/planner.h"
 
 namespace shardscaler::ingestion {
 
@@ -72,16 +72,16 @@ struct DrainRules {
 // run when it never sent), one with none pending by its highest appended timestamp minus its
 // highest sent one, and one that never sent nor holds anything not at all. `read_at`: when the
 // metrics were read (the query's evaluation time, the scrape's), in Unix seconds.
-retention::DrainReading judgeDrain(const DrainShard& shard,
-                                   const std::map<std::string, PodEvidence, std::less<>>& pods,
-                                   double read_at, const DrainRules& rules);
+planner::DrainReading judgeDrain(const DrainShard& shard,
+                                 const std::map<std::string, PodEvidence, std::less<>>& pods,
+                                 double read_at, const DrainRules& rules);
 
 // The earliest last successful configuration reload among the surviving shards' pods (each
 // StatefulSet's <name>-0 .. <name>-<replicas-1>), from `reloads`, their Prometheus's
 // prometheus_config_last_reload_success_timestamp_seconds by pod; nullopt when one of them has none
 // (not read), or there are none.
 std::optional<std::chrono::system_clock::time_point> survivorsReloadedAt(
-    std::span<const retention::Decision::DrainSurvivor> survivors,
+    std::span<const planner::Decision::DrainSurvivor> survivors,
     const std::map<std::string, double, std::less<>>& reloads);
 
 }  // namespace shardscaler::ingestion

@@ -52,10 +52,10 @@ IngestionFailure failureOfError(const promql::Error& error);
 // one shard (its replicas) averaged. Fails on a result that is not an instant vector, on an
 // empty vector, and on one where no series is the target's.
 std::expected<std::vector<ShardRate>, IngestionFailure> shardRates(
-    const promql::QueryResult& result, retention::TargetKind kind, std::string_view target_name);
+    const promql::QueryResult& result, planner::TargetKind kind, std::string_view target_name);
 
 // ceil(total / targetSamplesPerShard) clamped to [minShards, maxShards] and rounded to the
-// topology zones exactly as the desired shard count is (retention::desiredShards); nullopt
+// topology zones exactly as the desired shard count is (planner::desiredShards); nullopt
 // when targetSamplesPerShard is unset or the clamps are invalid (the planner reports those).
 std::optional<int32_t> recommendedShards(double total_samples_per_second,
                                          const IngestionTarget& target);

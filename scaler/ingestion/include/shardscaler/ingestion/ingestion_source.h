@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "shardscaler/ingestion/web_tls.h"
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::ingestion {
 
@@ -19,7 +19,7 @@ namespace shardscaler::ingestion {
 struct IngestionTarget {
   std::string ns;
   std::string shard_set;
-  retention::TargetKind kind = retention::TargetKind::Prometheus;
+  planner::TargetKind kind = planner::TargetKind::Prometheus;
   std::string target_name;
   // "" = read each shard pod's own /metrics (shard_pod_reader.h) instead of a Prometheus.
   std::string prometheus_url;

@@ -10,9 +10,9 @@
 #include <string_view>
 #include <vector>
 
-#include "shardscaler/api/condition.h"
+#include "shardscaler/api/condition_types.h"
 #include "shardscaler/ingestion/ingestion_source.h"
-#include "shardscaler/retention/condition.h"
+#include "shardscaler/planner/reasons.h"
 
 namespace shardscaler::ingestion {
 
@@ -31,13 +31,13 @@ inline constexpr std::string_view kEventIngestionRecovered = "IngestionRecovered
 
 // What ShardSet.spec.ingestion and the monitor say, as the condition to publish.
 // has_ingestion: spec.ingestion is present; spec_problem: why it cannot be used ("" if it can).
-std::optional<retention::Condition> ingestionCondition(
-    std::span<const retention::Condition> previous, bool has_ingestion,
+std::optional<planner::Condition> ingestionCondition(
+    std::span<const planner::Condition> previous, bool has_ingestion,
     const std::string& spec_problem, const std::optional<IngestionSnapshot>& snapshot,
     int64_t observed_generation, std::chrono::system_clock::time_point now);
 
 // The Events of going from `previous` (nullptr: none) to `current`.
-std::vector<retention::Event> ingestionEvents(const retention::Condition* previous,
-                                              const retention::Condition& current);
+std::vector<planner::Event> ingestionEvents(const planner::Condition* previous,
+                                            const planner::Condition& current);
 
 }  // namespace shardscaler::ingestion

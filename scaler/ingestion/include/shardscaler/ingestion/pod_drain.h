@@ -11,7 +11,7 @@
 
 #include "shardscaler/ingestion/drain_evidence.h"
 #include "shardscaler/ingestion/shard_pod_reader.h"
-#include "shardscaler/retention/planner.h"
+#include "shardscaler/planner/planner.h"
 
 namespace shardscaler::ingestion {
 
@@ -28,8 +28,8 @@ std::map<std::string, PodEvidence, std::less<>> podEvidenceOf(std::span<const Sh
 // Each due shard's reading from its pods' evidence (judgeDrain), by StatefulSet name, with the
 // surviving shards' reload read from their pods' prometheus_config_last_reload_success_timestamp_
 // seconds. `read_at`: when the pods were read (the latest scrape: a later time reads a larger lag).
-std::map<std::string, retention::DrainReading, std::less<>> readPodDrains(
-    std::span<const DrainShard> due, std::span<const retention::Decision::DrainSurvivor> survivors,
+std::map<std::string, planner::DrainReading, std::less<>> readPodDrains(
+    std::span<const DrainShard> due, std::span<const planner::Decision::DrainSurvivor> survivors,
     std::span<const ShardReading> shards, std::chrono::seconds max_lag);
 
 }  // namespace shardscaler::ingestion

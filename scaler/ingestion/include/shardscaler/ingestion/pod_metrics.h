@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "shardscaler/base/expected.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/promql_client/exposition.h"
-#include "shardscaler/retention/naming.h"
 
 namespace shardscaler::ingestion {
 
@@ -61,7 +61,7 @@ bool podMetricWanted(std::string_view name);
 // The reading of `samples` (one scrape of a pod). Fails, naming the metric, on a value that is
 // not a finite number, a queue series given twice, or a counter below zero.
 Expected<PodMetrics> readPodMetrics(std::span<const promql::ExposedSample> samples,
-                                    retention::TargetKind kind);
+                                    planner::TargetKind kind);
 
 // One reading of a pod's appended-samples counter.
 struct CounterReading {

@@ -21,15 +21,15 @@
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
 #include "shardscaler/k8s_client/task_pool.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/promql_client/metrics_scraper.h"
-#include "shardscaler/retention/naming.h"
 
 namespace shardscaler::ingestion {
 
 // Which target's shards to read.
 struct ShardSource {
   std::string ns;
-  retention::TargetKind kind = retention::TargetKind::Prometheus;
+  planner::TargetKind kind = planner::TargetKind::Prometheus;
   std::string target_name;
   std::string shard_set;  // whose retained shards (shardscaler.io/shardset) count too
   WebTls tls;

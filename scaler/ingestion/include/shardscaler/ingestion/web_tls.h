@@ -1,4 +1,4 @@
-// How a target serves its pods' web port (spec.web.tlsConfig, read by retention::parseTarget), as
+// How a target serves its pods' web port (spec.web.tlsConfig, read by planner::parseTarget), as
 // far as shardscaler's reads of the pods' own /metrics need it. A plain value; it fetches nothing.
 #pragma once
 

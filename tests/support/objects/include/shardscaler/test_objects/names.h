@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 
 namespace shardscaler::test_objects {
 
@@ -17,7 +17,7 @@ inline constexpr std::string_view kTargetName = "main";
 inline constexpr std::string_view kTargetUid = "6f1c0a52-prom-main";
 
 // The StatefulSet of shard `index`: prometheus-main, prometheus-main-shard-<i>, prom-agent-....
-std::string shardName(int32_t index, retention::TargetKind kind = retention::TargetKind::Prometheus,
+std::string shardName(int32_t index, planner::TargetKind kind = planner::TargetKind::Prometheus,
                       std::string_view target_name = kTargetName);
 
 // 2026-11-22T10:00:00Z, the "now" of the planner, guard and controller tests and the benches.

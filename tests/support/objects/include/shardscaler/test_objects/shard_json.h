@@ -10,13 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/test_objects/names.h"
 
 namespace shardscaler::test_objects {
 
 struct ShardShape {
-  retention::TargetKind kind = retention::TargetKind::Prometheus;
+  planner::TargetKind kind = planner::TargetKind::Prometheus;
   std::string ns{kNamespace};
   std::string target_name{kTargetName};
   // The controller owner reference to the target; nullopt: none.

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/test_objects/names.h"
 
 namespace shardscaler::test_objects {
@@ -16,7 +16,7 @@ namespace shardscaler::test_objects {
 struct ShardSetShape {
   std::string ns{kNamespace};
   std::string name{kShardSetName};
-  retention::TargetKind target_kind = retention::TargetKind::Prometheus;
+  planner::TargetKind target_kind = planner::TargetKind::Prometheus;
   std::string target_name{kTargetName};
   std::optional<int64_t> generation = 4;  // nullopt: no metadata.generation
 };

@@ -8,14 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "shardscaler/retention/naming.h"
+#include "shardscaler/planner/naming.h"
 #include "shardscaler/test_objects/names.h"
 
 namespace shardscaler::test_objects {
 
 // Each string left empty leaves its field out.
 struct TargetShape {
-  retention::TargetKind kind = retention::TargetKind::Prometheus;
+  planner::TargetKind kind = planner::TargetKind::Prometheus;
   std::string ns{kNamespace};
   std::string name{kTargetName};
   std::string uid{kTargetUid};
