@@ -1,8 +1,8 @@
-# Test registration: unit tests are discovered case by case (label "unit"); tests against real
-# servers run as one process per binary, because each binary starts its own servers once
-# (labels "integration" and "e2e").
+# Test registration: every test binary is one ctest test, run as one process. A unit test
+# binary's cases take milliseconds, while starting a sanitized process and its leak check at exit
+# take a quarter of a second; one case of a binary runs as <build>/bin/<binary> --gtest_filter=...
+# Tests against real servers (labels "integration" and "e2e") also start their servers once.
 include_guard(GLOBAL)
-include(GoogleTest)
 
 # SHARDSCALER_TEST_CXX_FLAGS go to the sources of each test executable, not to the code under
 # test or the shared test support (tests/support), which keep the build's flags.
@@ -27,15 +27,15 @@ function(shardscaler_unit_test name)
   if(ARG_LABEL STREQUAL "unit" AND NOT SHARDSCALER_UNIT_TESTS_IN_ALL)
     set_target_properties(${name} PROPERTIES EXCLUDE_FROM_ALL TRUE)
   endif()
-  # The timeout only ends a hung test. Under a sanitizer the heaviest unit tests (the planner's
+  # The timeout only ends a hung binary. Under a sanitizer the heaviest unit tests (the planner's
   # property tests, the lagging-operator runs) take several times as long, more so at the lowest
   # CPU priority beside the server tests, as hack/checks.sh runs them.
-  set(timeout 120)
+  set(timeout 600)
   if(SHARDSCALER_SANITIZE OR SHARDSCALER_TSAN OR SHARDSCALER_FUZZ)
-    set(timeout 900)
+    set(timeout 1800)
   endif()
-  gtest_discover_tests(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${timeout}
-                                          DISCOVERY_TIMEOUT 60)
+  add_test(NAME ${name} COMMAND ${name} --gtest_color=no)
+  set_tests_properties(${name} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${timeout})
   set_property(GLOBAL APPEND PROPERTY SHARDSCALER_TESTS_${ARG_LABEL} ${name})
 endfunction()
 
@@ -51,12 +51,12 @@ endfunction()
 
 # shardscaler_server_test(<name> LABEL integration|e2e [SERIAL] [TIMEOUT s] SOURCES ... LIBS ...)
 # Each binary starts its own servers on free loopback ports and mostly waits on them, so the test
-# command runs two at a time (ctest -j). SERIAL: the outcome depends on timing (a bound on how
-# long something takes, a rate from real scrapes, a lag against a settle time, a request count
-# paced by time). Such tests run one at a time (the resource lock "timing") at the normal CPU
-# priority, and every other server test at nice 10 (its servers inherit it): beside one, a timing
-# test's servers and shardscaler get the CPU whenever they want it, and the other lane keeps
-# working instead of waiting for it.
+# command runs one more than the cores at a time (ctest -j). SERIAL: the outcome depends on timing
+# (a bound on how long something takes, a rate from real scrapes, a lag against a settle time, a
+# request count paced by time). Such tests run one at a time (the resource lock "timing") at the
+# normal CPU priority, and every other server test at nice 10 (its servers inherit it): beside one,
+# a timing test's servers and shardscaler get the CPU whenever they want it, and the other lanes
+# keep working instead of waiting for it.
 find_program(SHARDSCALER_NICE nice REQUIRED)
 function(shardscaler_server_test name)
   cmake_parse_arguments(ARG "SERIAL" "LABEL;TIMEOUT" "SOURCES;LIBS" ${ARGN})
