@@ -1,4 +1,5 @@
-// Certificates and keys for the test control plane, made with OpenSSL's library.
+// Certificates and keys (ECDSA P-256) for the test control plane, made by shardscaler's own
+// certificates library.
 // Test-only material: never used outside a throw-away work directory.
 #pragma once
 
