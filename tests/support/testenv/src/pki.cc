@@ -3,7 +3,6 @@
 #include <openssl/pem.h>
 
 #include <chrono>
-#include <fstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -11,6 +10,8 @@
 
 #include "shardscaler/certificates/certificate_authority.h"
 #include "shardscaler/certificates/openssl_handles.h"
+
+#include "work_dir.h"
 
 namespace shardscaler::testenv::control_plane_detail {
 namespace {
@@ -23,38 +24,37 @@ T orThrow(Expected<T> value, const std::string& what) {
   return std::move(*value);
 }
 
-// An hour of back-dating absorbs clock differences; a month outlives any test run.
+// Every certificate's validity: an hour of back-dating absorbs clock differences; a month
+// outlives any test run.
+struct Validity {
+  certs::SystemTime not_before;
+  certs::SystemTime not_after;
+};
+Validity validity() {
+  const auto now = std::chrono::system_clock::now();
+  return {now - std::chrono::hours(1), now + std::chrono::days(30)};
+}
+
 certs::LeafCertificateSpec leaf(std::string common_name, std::vector<std::string> hosts,
                                 certs::CertificateUsage usage = certs::CertificateUsage::Server) {
-  const auto now = std::chrono::system_clock::now();
+  const Validity v = validity();
   return {.common_name = std::move(common_name),
           .hosts = std::move(hosts),
           .organizations = {},
           .usage = usage,
-          .not_before = now - std::chrono::hours(1),
-          .not_after = now + std::chrono::days(30)};
+          .not_before = v.not_before,
+          .not_after = v.not_after};
 }
 
 certs::CertificateAuthority newCa(const std::string& common_name) {
-  const auto now = std::chrono::system_clock::now();
-  return orThrow(certs::CertificateAuthority::generate(common_name, now - std::chrono::hours(1),
-                                                       now + std::chrono::days(30)),
+  const Validity v = validity();
+  return orThrow(certs::CertificateAuthority::generate(common_name, v.not_before, v.not_after),
                  "generate CA " + common_name);
 }
 
 certs::KeyedCertificate issue(const certs::CertificateAuthority& ca,
                               const certs::LeafCertificateSpec& spec) {
   return orThrow(ca.issue(spec), "issue " + spec.common_name);
-}
-
-void writeFile(const std::filesystem::path& path, const std::string& text, bool secret = false) {
-  std::ofstream out(path, std::ios::trunc);
-  if (secret) {
-    std::filesystem::permissions(
-        path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
-  }
-  out << text;
-  if (!out.flush()) throw std::runtime_error("testenv pki: write " + path.string());
 }
 
 std::string publicKeyPem(const certs::PrivateKey& key) {
@@ -78,11 +78,11 @@ PkiFiles writePki(const std::filesystem::path& dir) {
                      {"127.0.0.1", "localhost", "10.0.0.1", "kubernetes", "kubernetes.default",
                       "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"}));
   const auto sa_key = orThrow(certs::PrivateKey::generateP256(), "generate service-account key");
-  writeFile(files.ca_cert, ca.certificate().pem());
-  writeFile(files.serving_cert, serving.certificate.pem());
-  writeFile(files.serving_key, serving.key.pem(), true);
-  writeFile(files.service_account_key, sa_key.pem(), true);
-  writeFile(files.service_account_pubkey, publicKeyPem(sa_key));
+  writeFileAtomically(files.ca_cert, ca.certificate().pem());
+  writeFileAtomically(files.serving_cert, serving.certificate.pem());
+  writePrivateFile(files.serving_key, serving.key.pem());
+  writePrivateFile(files.service_account_key, sa_key.pem());
+  writeFileAtomically(files.service_account_pubkey, publicKeyPem(sa_key));
   return files;
 }
 
@@ -90,9 +90,9 @@ ServingPki writeServingPki(const std::filesystem::path& dir, const std::string& 
   ServingPki files{dir / (name + "-ca.crt"), dir / (name + ".crt"), dir / (name + ".key")};
   const auto ca = newCa(name + "-ca");
   const auto serving = issue(ca, leaf(name, {"127.0.0.1", "localhost"}));
-  writeFile(files.ca_cert, ca.certificate().pem());
-  writeFile(files.serving_cert, serving.certificate.pem());
-  writeFile(files.serving_key, serving.key.pem(), true);
+  writeFileAtomically(files.ca_cert, ca.certificate().pem());
+  writeFileAtomically(files.serving_cert, serving.certificate.pem());
+  writePrivateFile(files.serving_key, serving.key.pem());
   return files;
 }
 
@@ -101,9 +101,9 @@ FrontProxyPki writeFrontProxyPki(const std::filesystem::path& dir) {
                       dir / "front-proxy-client.key"};
   const auto ca = newCa("front-proxy-ca");
   const auto client = issue(ca, leaf(kFrontProxyClientName, {}, certs::CertificateUsage::Client));
-  writeFile(files.ca_cert, ca.certificate().pem());
-  writeFile(files.client_cert, client.certificate.pem());
-  writeFile(files.client_key, client.key.pem(), true);
+  writeFileAtomically(files.ca_cert, ca.certificate().pem());
+  writeFileAtomically(files.client_cert, client.certificate.pem());
+  writePrivateFile(files.client_key, client.key.pem());
   return files;
 }
 
