@@ -10,7 +10,10 @@
 # With --push REGISTRY it then pushes the image to REGISTRY/shardscaler:VERSION, the name the
 # release manifests use (hack/release.sh --registry REGISTRY renders them for it).
 # Usage: hack/image.sh [--binary PATH] [--tag NAME] [--push REGISTRY [--tls-verify=false]]
+#        hack/image.sh --rootfs-only
 #        (as root)
+#   --rootfs-only        only make sure the cached root filesystem exists, and stop: no binary is
+#                        needed, so hack/test.sh runs it beside its build
 #   --push REGISTRY      host[:port][/path] to push to; the tag becomes REGISTRY/shardscaler:VERSION
 #   --tls-verify=false   push over plain HTTP or without verifying the registry's certificate (a
 #                        registry of your own on loopback)
@@ -23,7 +26,9 @@ binary=$SHARDSCALER_ROOT/build/bin/shardscaler
 tag=""
 push=""
 tls_verify=true
+rootfs_only=""
 usage="usage: hack/image.sh [--binary PATH] [--tag NAME] [--push REGISTRY [--tls-verify=false]]"
+usage+=" | hack/image.sh --rootfs-only"
 while [ $# -gt 0 ]; do
   case $1 in
     --binary) [ $# -ge 2 ] || die "$usage"; binary=$2; shift 2 ;;
@@ -32,6 +37,7 @@ while [ $# -gt 0 ]; do
     --push=*) push=${1#--push=}; push=${push%/}; shift ;;
     --tls-verify=true) tls_verify=true; shift ;;
     --tls-verify=false) tls_verify=false; shift ;;
+    --rootfs-only) rootfs_only=1; shift ;;
     *) die "unknown argument '$1' ($usage)" ;;
   esac
 done
@@ -40,23 +46,28 @@ if [ -n "$push" ]; then
     die "--push '$push' is not a registry host with an optional path (host[:port][/path])"
   [ -z "$tag" ] || die "--push names the image REGISTRY/shardscaler:VERSION; leave out --tag"
 fi
+[ -z "$rootfs_only" ] || [ -z "$push$tag" ] ||
+  die "--rootfs-only builds no image: leave out --push and --tag"
 [ "$(id -u)" -eq 0 ] || die "hack/image.sh runs debootstrap and chroot: run it as root"
-[ -x "$binary" ] || die "no shardscaler binary at $binary: build it first (see hack/test.sh)"
+[ -n "$rootfs_only" ] || [ -x "$binary" ] ||
+  die "no shardscaler binary at $binary: build it first (see hack/test.sh)"
 ensure_packages "${SHARDSCALER_IMAGE_PACKAGES[@]}"
 
 suite=bookworm  # Debian 12, as deploy/Dockerfile's FROM lines
 uid=65532       # deploy/Dockerfile's USER, and the Deployment's runAsUser
-# "shardscaler 0.1.0 (commit e6cdfebb498c)"
-version=$("$binary" version | awk '{ print $2 }') || die "$binary version failed"
-[ -n "$version" ] || die "$binary version printed no version"
-# The tag is what the release manifests (hack/release.sh) name: VERSION's.
-want=$(head -1 "$SHARDSCALER_ROOT/VERSION")
-[ "$version" = "$want" ] ||
-  die "$binary is version $version, VERSION says $want: build it from this tree first"
-if [ -n "$push" ]; then
-  tag=$push/shardscaler:$version
-elif [ -z "$tag" ]; then
-  tag=localhost/shardscaler:$version
+if [ -z "$rootfs_only" ]; then
+  # "shardscaler 0.1.0 (commit e6cdfebb498c)"
+  version=$("$binary" version | awk '{ print $2 }') || die "$binary version failed"
+  [ -n "$version" ] || die "$binary version printed no version"
+  # The tag is what the release manifests (hack/release.sh) name: VERSION's.
+  want=$(head -1 "$SHARDSCALER_ROOT/VERSION")
+  [ "$version" = "$want" ] ||
+    die "$binary is version $version, VERSION says $want: build it from this tree first"
+  if [ -n "$push" ]; then
+    tag=$push/shardscaler:$version
+  elif [ -z "$tag" ]; then
+    tag=localhost/shardscaler:$version
+  fi
 fi
 
 # The runtime stage's packages: the last `apt-get install` of deploy/Dockerfile (tests/unit/deploy
@@ -141,10 +152,14 @@ if [ ! -f "$rootfs_tar" ]; then
   mkdir -p "$cache"
   tar -C "$rootfs" --one-file-system -cf "$rootfs_tar.$$.part" .
   mv "$rootfs_tar.$$.part" "$rootfs_tar"
-else
+elif [ -z "$rootfs_only" ]; then
   log "root filesystem from the cache: $rootfs_tar"
   mkdir -p "$rootfs"
   tar -C "$rootfs" -xf "$rootfs_tar"
+fi
+if [ -n "$rootfs_only" ]; then
+  log "root filesystem cached: $rootfs_tar"
+  exit 0
 fi
 
 # The binary without its debug sections, as the Dockerfile installs it.

@@ -49,10 +49,11 @@ tests/control-plane/sweep.sh
 
 checks_pid=
 image_pid=
+rootfs_pid=
 cleanup() {
   local status=$? pid
   if [ "$status" -eq 0 ]; then step_done ok; else step_done "failed ($status)"; fi
-  for pid in $checks_pid $image_pid; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+  for pid in $checks_pid $image_pid $rootfs_pid; do kill -TERM -- "-$pid" 2>/dev/null || true; done
   tests/control-plane/sweep.sh || true
   log "step times (load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
   steps_table "$started" >&2
@@ -68,13 +69,6 @@ if ! clang-format --dry-run --Werror "${cxx_files[@]}"; then
   die "clang-format would change the files above: run clang-format -i on them"
 fi
 
-step "build (RelWithDebInfo)"
-# The unit tests are built and run once, under ASan+UBSan, by hack/checks.sh.
-configure_main_build -DSHARDSCALER_UNIT_TESTS_IN_ALL=OFF
-cmake --build build -j"$jobs"
-
-# The checks that only compute (clang-tidy, the sanitizer builds and runs, fuzzing) run at the
-# lowest CPU priority beside the tests below, which spend most of their time waiting on servers.
 # beside <pid variable> <niceness> <log> <step name> <command...>: starts a job in a process
 # group of its own at that CPU priority, its output in the log; its time is a step of the table.
 beside() {
@@ -85,22 +79,53 @@ beside() {
     >"$out" 2>&1 &
   printf -v "$var" %s "$!"
 }
+# wait_beside <pid> <log> <what>: waits for a job started beside the tests, prints its log, and
+# fails the run when it failed.
+wait_beside() {
+  local status=0
+  wait "$1" || status=$?
+  cat "$2" >&2
+  [ "$status" -eq 0 ] || die "$3 failed (exit $status; its log is above)"
+}
+labels=${SHARDSCALER_TEST_LABELS:-tools|integration|e2e|image}
+rootfs_pid=
+if [[ image =~ ^($labels)$ ]] && [ "$(id -u)" -eq 0 ]; then
+  # A cold run debootstraps the image's root filesystem into the cache: minutes of downloading and
+  # unpacking, and longer beside the server tests than the image test's own time limit allows.
+  # Beside the build it is done before the image test starts; a warm run finds it at once.
+  mkdir -p build
+  beside rootfs_pid 10 build/rootfs.log "image root filesystem (beside the build, nice 10)" \
+    hack/image.sh --rootfs-only
+fi
+
+step "build (RelWithDebInfo)"
+# The unit tests are built and run once, under ASan+UBSan, by hack/checks.sh.
+configure_main_build -DSHARDSCALER_UNIT_TESTS_IN_ALL=OFF
+cmake --build build -j"$jobs"
+
+# The checks that only compute (clang-tidy, the sanitizer builds and runs, fuzzing) run at the
+# lowest CPU priority beside the tests below, so the server tests get the CPU first and the checks
+# take what they leave.
 step_done ok
 beside checks_pid 19 build/checks.log "checks (hack/checks.sh, beside, nice 19)" \
   hack/checks.sh build
 
-labels=${SHARDSCALER_TEST_LABELS:-tools|integration|e2e|image}
 if [[ image =~ ^($labels)$ ]]; then
-  # The cold run debootstraps the image's root filesystem into the cache (5 to 7 minutes, mostly
-  # downloading and unpacking); a warm run assembles the image from it in seconds.
+  if [ -n "$rootfs_pid" ]; then
+    step "waiting for the image root filesystem"
+    wait_beside "$rootfs_pid" build/rootfs.log "hack/image.sh --rootfs-only"
+    rootfs_pid=
+    step_done ok
+  fi
   beside image_pid 10 build/image.log "image and release tests (beside, nice 10)" \
     ctest --test-dir build -L '^image$' --output-on-failure --no-tests=error
 fi
 server_labels=$(tr '|' '\n' <<<"$labels" | grep -xE 'tools|integration|e2e' | paste -sd '|' || true)
 if [ -n "$server_labels" ]; then
-  # One per core, at least two, and one more: each starts its own servers and mostly waits on
-  # them. Those whose outcome depends on timing run one at a time, at a higher CPU priority than
-  # the others (SERIAL in cmake/ShardscalerTesting.cmake), so the extra lane is the others'.
+  # One per core, at least two, and one more. Each starts its own servers, and those servers use
+  # CPU too: a third lane makes each test slower, but the lanes together finish sooner. Those
+  # whose outcome depends on timing run one at a time, at a higher CPU priority than the others
+  # (SERIAL in cmake/ShardscalerTesting.cmake), so the extra lane is the others'.
   # ctest starts the longest first when it has their times from an earlier run; the cache keeps
   # them for the next clone.
   parallel=$((jobs < 2 ? 3 : jobs + 1))
@@ -115,14 +140,6 @@ if [ -n "$server_labels" ]; then
   [ "$status" -eq 0 ] || exit "$status"
 fi
 
-# wait_beside <pid> <log> <what>: waits for a job started beside the tests, prints its log, and
-# fails the run when it failed.
-wait_beside() {
-  local status=0
-  wait "$1" || status=$?
-  cat "$2" >&2
-  [ "$status" -eq 0 ] || die "$3 failed (exit $status; its log is above)"
-}
 if [ -n "$image_pid" ]; then
   step "waiting for the image test"
   wait_beside "$image_pid" build/image.log "the image test"
