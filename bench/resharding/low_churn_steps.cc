@@ -22,7 +22,7 @@
 #include "prometheus_config.h"
 #include "scrape_jobs.h"
 #include "shardscaler/resharding/resharding.h"
-#include "shardscaler/test_kit/http_server.h"
+#include "shardscaler/test_kit/test_http_server.h"
 #include "shardscaler/testenv/shard_fleet.h"
 #include "target_kind.h"
 

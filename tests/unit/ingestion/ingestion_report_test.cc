@@ -12,7 +12,7 @@
 #include "shardscaler/ingestion/ingestion_monitor.h"
 #include "shardscaler/ingestion/ingestion_status.h"
 #include "shardscaler/k8s_client/clock.h"
-#include "shardscaler/test_kit/http_server.h"
+#include "shardscaler/test_kit/test_http_server.h"
 
 namespace shardscaler::ingestion {
 namespace {

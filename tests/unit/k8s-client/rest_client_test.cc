@@ -9,7 +9,7 @@
 #include "config_test_support.h"
 #include "rest_test_support.h"
 #include "shardscaler/k8s_client/rest_client.h"
-#include "shardscaler/test_kit/http_server.h"
+#include "shardscaler/test_kit/test_http_server.h"
 #include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::k8s {

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "shardscaler/k8s_client/kube_config.h"
-#include "shardscaler/test_kit/http_server.h"
+#include "shardscaler/test_kit/test_http_server.h"
 
 namespace shardscaler::k8s::testing {
 

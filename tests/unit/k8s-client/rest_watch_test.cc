@@ -11,7 +11,7 @@
 
 #include "rest_test_support.h"
 #include "shardscaler/k8s_client/rest_client.h"
-#include "shardscaler/test_kit/http_server.h"
+#include "shardscaler/test_kit/test_http_server.h"
 
 namespace shardscaler::k8s {
 namespace {

@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "shardscaler/test_kit/http_server.h"
+#include "shardscaler/test_kit/test_http_server.h"
 
 namespace shardscaler::promql {
 namespace {

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "prometheus_bodies.h"
-#include "shardscaler/test_kit/http_server.h"
+#include "shardscaler/test_kit/test_http_server.h"
 #include "shardscaler/testenv/loopback_ports.h"
 
 namespace shardscaler::promql {

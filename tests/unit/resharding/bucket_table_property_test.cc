@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 
-#include "property.h"
+#include "resharding_property.h"
 #include "shardscaler/resharding/bucket_table.h"
 #include "shardscaler/resharding/hashmod.h"
 

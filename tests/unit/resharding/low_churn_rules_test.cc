@@ -6,7 +6,7 @@
 #include <rapidcheck.h>
 #include <nlohmann/json.hpp>
 
-#include "property.h"
+#include "resharding_property.h"
 #include "shardscaler/resharding/low_churn_rules.h"
 #include "shardscaler/resharding/shard_value.h"
 

@@ -12,7 +12,7 @@
 #include <boost/beast/http/write.hpp>
 
 #include "http_connection.h"
-#include "shardscaler/test_kit/http_server.h"
+#include "shardscaler/test_kit/test_http_server.h"
 
 namespace shardscaler::test_kit {
 namespace {

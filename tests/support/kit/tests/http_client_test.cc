@@ -9,7 +9,7 @@
 #include <string>
 
 #include "shardscaler/test_kit/http_get.h"
-#include "shardscaler/test_kit/http_server.h"
+#include "shardscaler/test_kit/test_http_server.h"
 
 namespace shardscaler::test_kit {
 namespace {

@@ -1,4 +1,4 @@
-#include "shardscaler/test_kit/http_server.h"
+#include "shardscaler/test_kit/test_http_server.h"
 
 #include <gtest/gtest.h>
 

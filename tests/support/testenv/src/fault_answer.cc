@@ -18,7 +18,7 @@ nlohmann::json status(int code, const std::string& reason, const std::string& me
 }
 
 // <resource>.<group> as the API server names a resource in messages ("statefulsets.apps").
-std::string qualifiedResource(const ApiRequest& request) {
+std::string qualifiedResource(const RequestInfo& request) {
   const std::string prefix = "/apis/";
   if (request.path.rfind(prefix, 0) != 0) return request.resource;
   const auto group_end = request.path.find('/', prefix.size());
@@ -27,7 +27,7 @@ std::string qualifiedResource(const ApiRequest& request) {
 
 }  // namespace
 
-FaultAnswer faultAnswer(ApiFault fault, const ApiRequest& request) {
+FaultAnswer faultAnswer(ApiFault fault, const RequestInfo& request) {
   switch (fault) {
     case ApiFault::ServerError: {
       auto body =

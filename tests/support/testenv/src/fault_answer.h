@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "api_request.h"
+#include "request_info.h"
 #include "shardscaler/testenv/api_fault_proxy.h"
 
 namespace shardscaler::testenv::control_plane_detail {
@@ -17,6 +17,6 @@ struct FaultAnswer {
 };
 
 // For ServerError, Conflict and TooManyRequests (std::invalid_argument for the others).
-FaultAnswer faultAnswer(ApiFault fault, const ApiRequest& request);
+FaultAnswer faultAnswer(ApiFault fault, const RequestInfo& request);
 
 }  // namespace shardscaler::testenv::control_plane_detail

@@ -14,7 +14,7 @@ FaultLog::FaultLog(std::filesystem::path path)
   if (!out_) throw std::runtime_error("fault proxy: cannot open " + path_.string());
 }
 
-void FaultLog::record(ApiFault fault, const ApiRequest& request, const std::string& method,
+void FaultLog::record(ApiFault fault, const RequestInfo& request, const std::string& method,
                       const std::string& detail) {
   const nlohmann::json line{{"time", k8s::formatMicroTime(std::chrono::system_clock::now())},
                             {"fault", toString(fault)},

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "api_request.h"
+#include "request_info.h"
 #include "shardscaler/testenv/api_fault_proxy.h"
 
 namespace shardscaler::testenv::control_plane_detail {
@@ -19,7 +19,7 @@ class FaultLog {
 
   // {"time", "fault", "verb", "method", "path", "detail"}; flushed at once, so a test that
   // crashes right after still leaves the line.
-  void record(ApiFault fault, const ApiRequest& request, const std::string& method,
+  void record(ApiFault fault, const RequestInfo& request, const std::string& method,
               const std::string& detail);
 
   const std::filesystem::path& path() const { return path_; }

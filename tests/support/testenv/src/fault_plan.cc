@@ -59,7 +59,7 @@ ApiFaultRates FaultPlan::rates() const {
   return rates_;
 }
 
-FaultDecision FaultPlan::decide(const ApiRequest& request) {
+FaultDecision FaultPlan::decide(const RequestInfo& request) {
   std::lock_guard lock(mutex_);
   FaultDecision decision;
   if (!enabled_) return decision;

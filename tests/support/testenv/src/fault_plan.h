@@ -9,7 +9,7 @@
 #include <random>
 #include <regex>
 
-#include "api_request.h"
+#include "request_info.h"
 #include "shardscaler/testenv/api_fault_proxy.h"
 
 namespace shardscaler::testenv::control_plane_detail {
@@ -33,7 +33,7 @@ class FaultPlan {
   void disable();
   ApiFaultRates rates() const;
 
-  FaultDecision decide(const ApiRequest& request);
+  FaultDecision decide(const RequestInfo& request);
 
  private:
   bool draw(double probability);  // mutex_ held

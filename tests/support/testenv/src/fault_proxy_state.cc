@@ -2,8 +2,8 @@
 
 namespace shardscaler::testenv::control_plane_detail {
 
-void FaultProxyState::injected(ApiFault fault, const ApiRequest& request, const std::string& method,
-                               const std::string& detail) {
+void FaultProxyState::injected(ApiFault fault, const RequestInfo& request,
+                               const std::string& method, const std::string& detail) {
   switch (fault) {
     case ApiFault::ServerError:
       ++counters.server_error;

@@ -11,9 +11,9 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 
-#include "api_request.h"
 #include "fault_log.h"
 #include "fault_plan.h"
+#include "request_info.h"
 #include "shardscaler/testenv/api_fault_proxy.h"
 
 namespace shardscaler::testenv::control_plane_detail {
@@ -34,7 +34,7 @@ struct FaultProxyState {
       : plan(seed), log(log_path) {}
 
   // Counts a fault and writes its log line.
-  void injected(ApiFault fault, const ApiRequest& request, const std::string& method,
+  void injected(ApiFault fault, const RequestInfo& request, const std::string& method,
                 const std::string& detail);
 
   boost::asio::ssl::context server_tls{boost::asio::ssl::context::tls_server};

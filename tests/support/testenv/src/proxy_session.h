@@ -15,9 +15,9 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
-#include "api_request.h"
 #include "fault_plan.h"
 #include "fault_proxy_state.h"
+#include "request_info.h"
 
 namespace shardscaler::testenv::control_plane_detail {
 
@@ -60,7 +60,7 @@ class ProxySession : public std::enable_shared_from_this<ProxySession> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   boost::beast::http::request<boost::beast::http::string_body> request_;
   std::string method_;
-  ApiRequest info_;
+  RequestInfo info_;
   FaultDecision decision_;
   std::optional<boost::beast::http::response_parser<boost::beast::http::buffer_body>> response_;
   std::optional<boost::beast::http::response_serializer<boost::beast::http::buffer_body>>

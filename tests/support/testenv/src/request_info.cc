@@ -1,4 +1,4 @@
-#include "api_request.h"
+#include "request_info.h"
 
 #include <algorithm>
 #include <cctype>
@@ -46,13 +46,13 @@ std::string lower(std::string_view text) {
 
 }  // namespace
 
-bool ApiRequest::isWrite() const {
+bool RequestInfo::isWrite() const {
   return verb == "create" || verb == "update" || verb == "patch" || verb == "delete" ||
          verb == "deletecollection" || verb == "post" || verb == "put";
 }
 
-ApiRequest classifyApiRequest(std::string_view method, std::string_view target) {
-  ApiRequest request;
+RequestInfo classifyApiRequest(std::string_view method, std::string_view target) {
+  RequestInfo request;
   const auto question = target.find('?');
   request.path = std::string(target.substr(0, question));
   const std::string_view query =

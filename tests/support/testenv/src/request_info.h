@@ -7,7 +7,7 @@
 
 namespace shardscaler::testenv::control_plane_detail {
 
-struct ApiRequest {
+struct RequestInfo {
   // get | list | watch | create | update | patch | delete | deletecollection for resource
   // requests; the lower-cased HTTP method ("get", "post", ...) for others (/version, /readyz).
   std::string verb;
@@ -23,6 +23,6 @@ struct ApiRequest {
   bool isWrite() const;
 };
 
-ApiRequest classifyApiRequest(std::string_view method, std::string_view target);
+RequestInfo classifyApiRequest(std::string_view method, std::string_view target);
 
 }  // namespace shardscaler::testenv::control_plane_detail

@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "api_request.h"
 #include "fault_answer.h"
 #include "fault_plan.h"
+#include "request_info.h"
 #include "shardscaler/k8s_client/api_status.h"
 
 namespace shardscaler::testenv::control_plane_detail {
@@ -70,12 +70,12 @@ TEST(ApiRequestTest, VerbsResourcesAndNamesAreReadAsTheApiServerReadsThem) {
   EXPECT_FALSE(classifyApiRequest("GET", "/api/v1/namespaces/a/pods?watch=1").isWrite());
 }
 
-const ApiRequest kPatch =
+const RequestInfo kPatch =
     classifyApiRequest("PATCH", "/apis/apps/v1/namespaces/mon/statefulsets/prometheus-main");
-const ApiRequest kGet = classifyApiRequest("GET", "/apis/apps/v1/namespaces/mon/statefulsets/a");
-const ApiRequest kWatch =
+const RequestInfo kGet = classifyApiRequest("GET", "/apis/apps/v1/namespaces/mon/statefulsets/a");
+const RequestInfo kWatch =
     classifyApiRequest("GET", "/apis/apps/v1/namespaces/mon/statefulsets?watch=true");
-const ApiRequest kSecrets = classifyApiRequest("GET", "/api/v1/namespaces/mon/secrets");
+const RequestInfo kSecrets = classifyApiRequest("GET", "/api/v1/namespaces/mon/secrets");
 
 TEST(FaultPlanTest, OffUntilSetAndOffAgainWhenDisabled) {
   FaultPlan plan(1);
