@@ -128,6 +128,13 @@ cleanup() {
 trap cleanup EXIT
 
 rootfs=$work/rootfs
+# One run at a time makes a given root filesystem: a second (the image test, while the test command
+# still makes it beside the build) waits for the first's tarball instead of making its own.
+mkdir -p "$cache"
+exec {rootfs_lock}>"$rootfs_tar.lock"
+flock -w 1800 "$rootfs_lock" ||
+  die "another hack/image.sh has been making $rootfs_tar for 30 minutes (it holds" \
+    "$rootfs_tar.lock): let it finish or stop it, and run again"
 if [ ! -f "$rootfs_tar" ]; then
   mapfile -t sources < <(apt_sources)
   mirror=$(printf '%s\n' "${sources[@]}" | awk -v s="$suite" '$2 == s { print $1; exit }')
@@ -149,7 +156,6 @@ if [ ! -f "$rootfs_tar" ]; then
   fi
   chroot "$rootfs" apt-get clean
   unmount_under "$rootfs"
-  mkdir -p "$cache"
   tar -C "$rootfs" --one-file-system -cf "$rootfs_tar.$$.part" .
   mv "$rootfs_tar.$$.part" "$rootfs_tar"
 elif [ -z "$rootfs_only" ]; then
@@ -157,6 +163,7 @@ elif [ -z "$rootfs_only" ]; then
   mkdir -p "$rootfs"
   tar -C "$rootfs" -xf "$rootfs_tar"
 fi
+flock -u "$rootfs_lock"
 if [ -n "$rootfs_only" ]; then
   log "root filesystem cached: $rootfs_tar"
   exit 0

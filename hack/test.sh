@@ -88,11 +88,11 @@ wait_beside() {
   [ "$status" -eq 0 ] || die "$3 failed (exit $status; its log is above)"
 }
 labels=${SHARDSCALER_TEST_LABELS:-tools|integration|e2e|image}
-rootfs_pid=
 if [[ image =~ ^($labels)$ ]] && [ "$(id -u)" -eq 0 ]; then
   # A cold run debootstraps the image's root filesystem into the cache: minutes of downloading and
   # unpacking, and longer beside the server tests than the image test's own time limit allows.
-  # Beside the build it is done before the image test starts; a warm run finds it at once.
+  # Begun beside the build, it is done or nearly done when the image test starts, which waits for
+  # it (hack/image.sh lets one run at a time make it); a warm run finds it at once.
   mkdir -p build
   beside rootfs_pid 10 build/rootfs.log "image root filesystem (beside the build, nice 10)" \
     hack/image.sh --rootfs-only
@@ -111,12 +111,6 @@ beside checks_pid 19 build/checks.log "checks (hack/checks.sh, beside, nice 19)"
   hack/checks.sh build
 
 if [[ image =~ ^($labels)$ ]]; then
-  if [ -n "$rootfs_pid" ]; then
-    step "waiting for the image root filesystem"
-    wait_beside "$rootfs_pid" build/rootfs.log "hack/image.sh --rootfs-only"
-    rootfs_pid=
-    step_done ok
-  fi
   beside image_pid 10 build/image.log "image and release tests (beside, nice 10)" \
     ctest --test-dir build -L '^image$' --output-on-failure --no-tests=error
 fi
@@ -142,6 +136,10 @@ fi
 
 if [ -n "$image_pid" ]; then
   step "waiting for the image test"
+  if [ -n "$rootfs_pid" ]; then
+    wait_beside "$rootfs_pid" build/rootfs.log "hack/image.sh --rootfs-only"
+    rootfs_pid=
+  fi
   wait_beside "$image_pid" build/image.log "the image test"
   image_pid=
 fi
