@@ -19,7 +19,7 @@ using k8s::meta::field;
 using k8s::meta::stringAt;
 
 // What the controller reads of the object a write of its own is answered with: the version it
-// records (OwnWrites) under the object's key, nothing else, not the whole object with its pod
+// records (Expectations) under the object's key, nothing else, not the whole object with its pod
 // template.
 inline const k8s::AnswerFields& writeAnswer() {
   static const k8s::AnswerFields kRead{

@@ -1,6 +1,6 @@
-// What the reader keeps between reads: the last live read of each ShardSet, whether the guard
-// is enforced (read once a minute a namespace), and who else writes each target (the HPAs, read
-// once a minute a namespace, and the field managers a live read saw).
+// What the reader keeps between reads: whether the guard is enforced (read once a minute a
+// namespace), and who else writes each target (the HPAs, read once a minute a namespace, and the
+// field managers a live read saw).
 #include "shard_set_reader.h"
 
 #include <chrono>
@@ -16,22 +16,6 @@
 #include "shardscaler/k8s_meta/object_meta.h"
 
 namespace shardscaler::controller {
-
-LiveReadRecord::Entry LiveReadRecord::get(const std::string& key) const {
-  std::lock_guard lock(mutex_);
-  auto it = entries_.find(key);
-  return it == entries_.end() ? Entry{} : it->second;
-}
-
-void LiveReadRecord::set(const std::string& key, Entry entry) {
-  std::lock_guard lock(mutex_);
-  entries_[key] = entry;
-}
-
-void LiveReadRecord::forget(const std::string& key) {
-  std::lock_guard lock(mutex_);
-  entries_.erase(key);
-}
 
 std::optional<bool> GuardStatusCache::enforced(const std::string& ns) {
   constexpr auto kMaxAge = std::chrono::minutes(1);

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "shardscaler/base/log.h"
-#include "shardscaler/controller/own_writes.h"
+#include "shardscaler/controller/expectations.h"
 #include "shardscaler/controller/plan_applier.h"
 #include "shardscaler/k8s_client/task_pool.h"
 
@@ -45,14 +45,14 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
     : metrics_(metrics),
       workers_(std::max(options.workers, 1)),
       queue_metrics_(std::make_unique<QueueMetrics>(metrics)),
-      own_writes_(std::make_unique<OwnWrites>()) {
+      expectations_(std::make_unique<Expectations>()) {
   if (options.namespaces.empty()) options.namespaces.emplace_back();
   caches_ = std::make_unique<ShardSetCaches>(
       client, clock, metrics,
       ShardSetCaches::Options{.namespaces = options.namespaces,
                               .resync_period = options.resync_period});
   event_mapper_ = std::make_unique<ShardSetEventMapper>(
-      *own_writes_, *caches_, [this](const std::string& key) { enqueue(key); });
+      *expectations_, *caches_, [this](const std::string& key) { enqueue(key); });
   // A reconcile sends at most PlanApplier::kMaxWritesInFlight requests at once.
   side_requests_ = std::make_unique<k8s::TaskPool>((PlanApplier::kMaxWritesInFlight - 1) *
                                                    static_cast<std::size_t>(workers_));
@@ -65,7 +65,7 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
       return checker->check(policy, request);
     };
   }
-  reader_ = std::make_unique<ShardSetReader>(client, *caches_, *own_writes_, *side_requests_,
+  reader_ = std::make_unique<ShardSetReader>(client, *caches_, *expectations_, *side_requests_,
                                              options.guard_enforced, std::move(drain_check), clock);
   guard_status_ = std::make_unique<GuardStatusCache>(clock, options.guard_enforced);
   holds_ = std::make_unique<TransitionHolds>(clock, options.apply_failure_hold);
@@ -77,7 +77,7 @@ ShardSetController::ShardSetController(k8s::KubeClient& client, const k8s::Clock
                                 .metrics = metrics,
                                 .ingestion = ingestion,
                                 .caches = *caches_,
-                                .own_writes = *own_writes_,
+                                .expectations = *expectations_,
                                 .reader = *reader_,
                                 .guard_status = *guard_status_,
                                 .holds = *holds_,

@@ -47,9 +47,9 @@ std::optional<planner::TargetKind> kindOfMode(std::string_view mode) {
 
 }  // namespace
 
-ShardSetEventMapper::ShardSetEventMapper(OwnWrites& own_writes, const ShardSetCaches& caches,
+ShardSetEventMapper::ShardSetEventMapper(Expectations& expectations, const ShardSetCaches& caches,
                                          Enqueue enqueue)
-    : own_writes_(own_writes), caches_(caches), enqueue_(std::move(enqueue)) {}
+    : expectations_(expectations), caches_(caches), enqueue_(std::move(enqueue)) {}
 
 // The caches decide *when* a ShardSet is reconciled, and what a reconcile that has nothing but
 // its status to write plans from (ShardSetReader::observeCached); any other plan reads live.
@@ -97,7 +97,8 @@ k8s::EventHandlers ShardSetEventMapper::shardSetHandlers() {
       .on_add = [this](const ObjectPtr& o) { enqueue_(k8s::objectKey(*o)); },
       .on_update =
           [this](const ObjectPtr& old_object, const ObjectPtr& new_object) {
-            const auto writer = own_writes_.echoWriter(api::shardSets(), *old_object, *new_object);
+            const auto writer =
+                expectations_.echoWriter(api::shardSets(), *old_object, *new_object);
             if (!worthReconciling(old_object, new_object)) return;
             const std::string key = k8s::objectKey(*new_object);
             // Our bound-target annotation coming back. It is a merge patch without precondition
@@ -108,7 +109,7 @@ k8s::EventHandlers ShardSetEventMapper::shardSetHandlers() {
           },
       .on_delete =
           [this](const ObjectPtr& o) {
-            own_writes_.forget(api::shardSets(), *o);
+            expectations_.forgetObject(api::shardSets(), *o);
             enqueue_(k8s::objectKey(*o));
           },
   };
@@ -129,7 +130,7 @@ k8s::EventHandlers ShardSetEventMapper::targetHandlers(planner::TargetKind kind)
       .on_update =
           [this, kind, on_change](const ObjectPtr& old_object, const ObjectPtr& new_object) {
             const auto writer =
-                own_writes_.echoWriter(planner::targetResource(kind), *old_object, *new_object);
+                expectations_.echoWriter(planner::targetResource(kind), *old_object, *new_object);
             // The operator's pause report counts too: a transition may wait for it.
             if (worthReconciling(old_object, new_object) ||
                 old_object->value("status", Json()) != new_object->value("status", Json())) {
@@ -138,7 +139,7 @@ k8s::EventHandlers ShardSetEventMapper::targetHandlers(planner::TargetKind kind)
           },
       .on_delete =
           [this, kind, on_change](const ObjectPtr& o) {
-            own_writes_.forget(planner::targetResource(kind), *o);
+            expectations_.forgetObject(planner::targetResource(kind), *o);
             on_change(o, {});
           },
   };
@@ -150,7 +151,7 @@ k8s::EventHandlers ShardSetEventMapper::statefulSetHandlers() {
       .on_update =
           [this](const ObjectPtr& old_object, const ObjectPtr& new_object) {
             const auto writer =
-                own_writes_.echoWriter(k8s::resources::statefulSets(), *old_object, *new_object);
+                expectations_.echoWriter(k8s::resources::statefulSets(), *old_object, *new_object);
             if (worthReconciling(old_object, new_object)) {
               // A detach or re-attach moves the StatefulSet between owners' label sets: tell
               // both the old and the new one.
@@ -160,7 +161,7 @@ k8s::EventHandlers ShardSetEventMapper::statefulSetHandlers() {
           },
       .on_delete =
           [this](const ObjectPtr& o) {
-            own_writes_.forget(k8s::resources::statefulSets(), *o);
+            expectations_.forgetObject(k8s::resources::statefulSets(), *o);
             enqueueForStatefulSet(*o);
           },
   };

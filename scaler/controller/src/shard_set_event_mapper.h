@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "shardscaler/controller/own_writes.h"
+#include "shardscaler/controller/expectations.h"
 #include "shardscaler/k8s_client/field_mask.h"
 #include "shardscaler/k8s_client/informer.h"
 #include "shardscaler/planner/naming.h"
@@ -21,9 +21,9 @@ namespace shardscaler::controller {
 class ShardSetEventMapper {
  public:
   using Enqueue = std::function<void(const std::string& key)>;
-  // own_writes tells the echo of a ShardSet's own write from anyone else's change; caches give
+  // expectations tell the echo of a ShardSet's own write from anyone else's change; caches give
   // the ShardSets a target maps to. Both must outlive the mapper.
-  ShardSetEventMapper(OwnWrites& own_writes, const ShardSetCaches& caches, Enqueue enqueue);
+  ShardSetEventMapper(Expectations& expectations, const ShardSetCaches& caches, Enqueue enqueue);
 
   k8s::EventHandlers shardSetHandlers();
   k8s::EventHandlers targetHandlers(planner::TargetKind kind);
@@ -42,7 +42,7 @@ class ShardSetEventMapper {
   void enqueueForStatefulSet(const k8s::Json& stateful_set, const std::string& echo_of = {});
   void enqueueUnlessEcho(const std::string& key, const std::string& echo_of);
 
-  OwnWrites& own_writes_;
+  Expectations& expectations_;
   const ShardSetCaches& caches_;
   Enqueue enqueue_;
 };

@@ -139,22 +139,19 @@ planner::ObservedStatefulSet fromCache(const Json& object, const api::ShardSet& 
 }  // namespace
 
 ShardSetReader::ShardSetReader(k8s::KubeClient& client, const ShardSetCaches& caches,
-                               const OwnWrites& own_writes, k8s::TaskPool& side_requests,
+                               const Expectations& expectations, k8s::TaskPool& side_requests,
                                GuardEnforced guard_enforced, DrainCheck drain_check,
                                const k8s::Clock& clock)
     : client_(client),
       caches_(caches),
-      own_writes_(own_writes),
+      expectations_(expectations),
       side_requests_(side_requests),
       guard_enforced_(std::move(guard_enforced)),
       drain_check_(std::move(drain_check)),
       target_writers_(client, clock),
       scrape_objects_(client, clock) {}
 
-void ShardSetReader::forget(const std::string& key) {
-  live_reads_.forget(key);
-  scrape_objects_.forget(key);
-}
+void ShardSetReader::forget(const std::string& key) { scrape_objects_.forget(key); }
 
 std::map<std::string, planner::DrainReading, std::less<>> ShardSetReader::readDrains(
     const api::ShardSet& shard_set, const std::optional<planner::Target>& target,
@@ -191,18 +188,18 @@ std::map<std::string, planner::DrainReading, std::less<>> ShardSetReader::readDr
 std::optional<Observed> ShardSetReader::observeCached(const api::ShardSet& shard_set) const {
   auto caches = caches_.forTarget(shard_set);
   if (!caches) return std::nullopt;
-  const LiveReadRecord::Entry last = live_reads_.get(k8s::objectKey(shard_set.ns, shard_set.name));
-  if (last.read_live_next) return std::nullopt;
-  // The shard cache has applied every StatefulSet event up to its resourceVersion, so at least
-  // the newest shard the last live read saw (and every deletion before it).
-  if (!notOlderThan(caches->shards->lastSyncResourceVersion(), last.shards_version)) {
-    return std::nullopt;
-  }
+  const auto floor = expectations_.cacheFloor(k8s::objectKey(shard_set.ns, shard_set.name));
+  if (!floor) return std::nullopt;
   const k8s::ObjectPtr cached_target =
       caches->targets->store().get(shard_set.ns, shard_set.spec.target_ref.name);
   if (!cached_target) return std::nullopt;
   auto target = planner::parseTarget(*cached_target, caches->kind);
-  if (!target || !notOlderThan(target->resource_version, last.target_version)) return std::nullopt;
+  // The shard cache has applied every StatefulSet event up to its resourceVersion, so it shows
+  // at least the newest shard the last live read saw (and every deletion before it).
+  if (!target ||
+      !floor->shownBy(target->resource_version, caches->shards->lastSyncResourceVersion())) {
+    return std::nullopt;
+  }
   if (mayTransition(shard_set, *target)) return std::nullopt;
   // Coverage is read live, at least every kScrapeObjectsMaxAge while it matters.
   if (readsScrapeObjects(shard_set, *target) &&
@@ -253,7 +250,7 @@ class ShardSetReader::LiveObservation {
         shard_set_(shard_set),
         kind_(kind),
         release_(purpose == planner::PlanPurpose::Release),
-        floor_(reader.own_writes_.newestStatefulSetWrite()),
+        floor_(reader.expectations_.newestStatefulSetWrite()),
         name_selector_(std::string(api::kOperatorNameLabel) + "=" + shard_set.spec.target_ref.name),
         guard_selector_(std::string(api::kShardSetLabel) + "=" + shard_set.name) {}
   // A step that failed returns while the reads sent beside it still run on the pool, and they

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "shardscaler/api/shard_set.h"
-#include "shardscaler/controller/own_writes.h"
+#include "shardscaler/controller/expectations.h"
 #include "shardscaler/controller/shard_set_controller.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_client/kube_client.h"
@@ -39,27 +39,6 @@ struct Observed {
   // rules are on the target (planner::PlanInput::scrape_objects).
   std::optional<std::vector<resharding::ScrapeObject>> scrape_objects;
   std::string scrape_objects_error;
-};
-
-// What the last live read of each ShardSet saw: the target's resourceVersion and the newest of
-// its shards'. A plan from the caches is trusted only from caches at least that new.
-// Thread-safety: all methods from any thread.
-class LiveReadRecord {
- public:
-  struct Entry {
-    std::uint64_t target_version = 0;
-    std::uint64_t shards_version = 0;
-    // Its last reconcile stopped early, failed or released: the next one reads live whatever
-    // the caches.
-    bool read_live_next = false;
-  };
-  Entry get(const std::string& key) const;
-  void set(const std::string& key, Entry entry);
-  void forget(const std::string& key);
-
- private:
-  mutable std::mutex mutex_;
-  std::map<std::string, Entry> entries_;
 };
 
 // Whether the admission guard is enforced for ShardSets in namespace `ns`; when not, *why says
@@ -127,14 +106,14 @@ class TargetWriters {
   std::map<std::string, HpaList> hpas_;                              // by namespace
 };
 
-// Thread-safety: const methods from any thread, as long as the caches and the record are.
+// Thread-safety: const methods from any thread, as long as the caches and the expectations are.
 class ShardSetReader {
  public:
   // All references must outlive the reader; `side_requests` runs the reads sent beside the
   // caller's own.
-  ShardSetReader(k8s::KubeClient& client, const ShardSetCaches& caches, const OwnWrites& own_writes,
-                 k8s::TaskPool& side_requests, GuardEnforced guard_enforced, DrainCheck drain_check,
-                 const k8s::Clock& clock);
+  ShardSetReader(k8s::KubeClient& client, const ShardSetCaches& caches,
+                 const Expectations& expectations, k8s::TaskPool& side_requests,
+                 GuardEnforced guard_enforced, DrainCheck drain_check, const k8s::Clock& clock);
 
   // The target and its shards, as of now; the guard when a transition may run. `first_round`:
   // the first read of a reconcile (or of a dry run), which may read the guard early. A release
@@ -145,10 +124,10 @@ class ShardSetReader {
 
   // The target and its shards as the caches hold them, when a plan from them can be trusted to
   // say that nothing but the status is to be written (docs/design/reads.md): the caches have
-  // synced and are at least as new as this ShardSet's last live read (which came after every
-  // target and StatefulSet write of its reconcile), that reconcile ended with a plan that had
-  // nothing left to write, every shard they hold for the target carries this ShardSet's guard
-  // label, and the target shows no transition. nullopt: read live.
+  // synced and show the floor its Expectations name (what its last live read saw, which came
+  // after every target and StatefulSet write of its reconcile), that reconcile ended with a plan
+  // that had nothing left to write, every shard they hold for the target carries this ShardSet's
+  // guard label, and the target shows no transition. nullopt: read live.
   std::optional<Observed> observeCached(const api::ShardSet& shard_set) const;
 
   // The drain readings of the due shards `decision` asks about: each StatefulSet's replicas read
@@ -159,7 +138,6 @@ class ShardSetReader {
       const api::ShardSet& shard_set, const std::optional<planner::Target>& target,
       const planner::DrainPolicy& policy, const planner::Decision& decision) const;
 
-  LiveReadRecord& liveReads() { return live_reads_; }
   // Forgets what was read for a ShardSet that is gone.
   void forget(const std::string& key);
 
@@ -168,11 +146,10 @@ class ShardSetReader {
 
   k8s::KubeClient& client_;
   const ShardSetCaches& caches_;
-  const OwnWrites& own_writes_;
+  const Expectations& expectations_;
   k8s::TaskPool& side_requests_;
   GuardEnforced guard_enforced_;
   DrainCheck drain_check_;
-  LiveReadRecord live_reads_;
   mutable TargetWriters target_writers_;
   mutable ScrapeObjectsReader scrape_objects_;
 };

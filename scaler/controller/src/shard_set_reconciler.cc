@@ -79,6 +79,7 @@ k8s::ReconcileOutcome ShardSetReconciler::reconcile(const std::string& key) {
     }
     if (parts_.ingestion != nullptr) parts_.ingestion->untrack(key);
     parts_.reader.forget(key);
+    parts_.expectations.forgetShardSet(key);
     log.debug("reconcile: ShardSet gone");
     return {};
   }
@@ -103,7 +104,7 @@ k8s::Result<std::string> ShardSetReconciler::ensureFinalizer(const Json& object,
                                       stringAt(object, "metadata", "name"), k8s::PatchType::Json,
                                       patch.operations(), "", writeAnswer());
   if (!r) return std::unexpected(r.error());
-  if (after != bound) parts_.own_writes.record(api::shardSets(), *r, k8s::objectKey(object));
+  if (after != bound) parts_.expectations.recordWrite(api::shardSets(), *r, k8s::objectKey(object));
   return after;
 }
 
@@ -116,8 +117,8 @@ k8s::Result<void> ShardSetReconciler::setBoundTarget(const Json& object, const s
           value.empty() ? std::nullopt : std::optional<std::string_view>(value)),
       "", writeAnswer());
   if (!r) return std::unexpected(r.error());
-  parts_.own_writes.record(api::shardSets(), *r,
-                           k8s::objectKey(object));  // its echo: shardSetHandlers
+  parts_.expectations.recordWrite(api::shardSets(), *r,
+                                  k8s::objectKey(object));  // its echo: shardSetHandlers
   return {};
 }
 
@@ -220,7 +221,7 @@ k8s::ReconcileOutcome ShardSetReconciler::reconcileShardSet(const Json& object,
   Rounds rounds = planAndApply(*shard_set, subject, log, planner::PlanPurpose::Converge);
   if (rounds.stopped_with) return *rounds.stopped_with;
   // Claimed or guarded, confirmed by the next reconcile, which writes the status (Rounds).
-  if (rounds.confirm_from_caches) return {.requeue_after = kConfirmFromCachesAfter};
+  if (rounds.awaits_echoes) return {.requeue_after = Expectations::kEchoWait};
 
   return report(object, *shard_set, subject, rounds, log);
 }

@@ -12,7 +12,7 @@
 
 #include "shardscaler/api/shard_set.h"
 #include "shardscaler/base/log_context.h"
-#include "shardscaler/controller/own_writes.h"
+#include "shardscaler/controller/expectations.h"
 #include "shardscaler/controller/plan_applier.h"
 #include "shardscaler/controller/shard_set_controller.h"
 #include "shardscaler/ingestion/web_tls.h"
@@ -56,7 +56,7 @@ class ShardSetReconciler {
     telemetry::Metrics* metrics;
     ingestion::IngestionSource* ingestion;
     const ShardSetCaches& caches;
-    OwnWrites& own_writes;
+    Expectations& expectations;
     ShardSetReader& reader;
     GuardStatusCache& guard_status;
     TransitionHolds& holds;
@@ -64,10 +64,6 @@ class ShardSetReconciler {
     k8s::TaskPool& side_requests;
   };
   ShardSetReconciler(Parts parts, Options options);
-
-  // After a reconcile that only claimed its target or guarded shards, when the next one looks:
-  // the watch echoes of those writes take milliseconds; a cache still behind then is read live.
-  static constexpr std::chrono::milliseconds kConfirmFromCachesAfter{200};
 
   // One pass over the ShardSet `key`, as the caches hold it.
   k8s::ReconcileOutcome reconcile(const std::string& key);
@@ -90,9 +86,9 @@ class ShardSetReconciler {
     std::uint64_t live_shards_version = 0;
     // The last plan claimed the target or guarded shards, and nothing else, and every write
     // held: the rounds end there, without a read, and the versions above are those the writes
-    // were answered with. The next reconcile plans from the caches once they hold them (or
-    // reads live), and writes the status; this one writes none.
-    bool confirm_from_caches = false;
+    // were answered with. The next reconcile, Expectations::kEchoWait later, plans from the
+    // caches once they show them (or reads live), and writes the status; this one writes none.
+    bool awaits_echoes = false;
   };
 
   k8s::ReconcileOutcome reconcileShardSet(const k8s::Json& object, const base::LogContext& log);
@@ -137,9 +133,10 @@ class ShardSetReconciler {
   // How a round that applied `outcome` goes on: true to plan again; false to stop with `rounds`.
   bool afterApply(const std::string& key, ApplyOutcome outcome, Rounds& rounds,
                   const base::LogContext& log);
-  // Records what the last read of a live reconcile of `key` saw, or that it stopped early, failed
-  // or released a target (`read_live_next`), so that the next one reads live too.
-  void noteLiveRead(const std::string& key, const Rounds& rounds, bool read_live_next);
+  // Sets what the caches of `key` must show before the next reconcile plans from them: what the
+  // last read of a live reconcile saw; or, when it stopped early, failed or released a target
+  // (`read_live_next`), that the next one reads live too.
+  void expectAfter(const std::string& key, const Rounds& rounds, bool read_live_next);
   void degraded(std::string_view reason);
 
   Parts parts_;

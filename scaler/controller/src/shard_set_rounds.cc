@@ -74,15 +74,14 @@ planner::Plan ShardSetReconciler::planWithDrains(planner::PlanInput input) const
   return planner::planShardSet(input);
 }
 
-void ShardSetReconciler::noteLiveRead(const std::string& key, const Rounds& rounds,
-                                      bool read_live_next) {
-  LiveReadRecord::Entry read{.read_live_next = read_live_next || rounds.stopped_with.has_value() ||
-                                               rounds.failure.error.has_value()};
-  if (!read.read_live_next) {
-    read.target_version = rounds.live_target_version;
-    read.shards_version = rounds.live_shards_version;
+void ShardSetReconciler::expectAfter(const std::string& key, const Rounds& rounds,
+                                     bool read_live_next) {
+  if (read_live_next || rounds.stopped_with || rounds.failure.error) {
+    parts_.expectations.expectLiveRead(key);
+    return;
   }
-  parts_.reader.liveReads().set(key, read);
+  parts_.expectations.expectCaches(key, {.target_version = rounds.live_target_version,
+                                         .shards_version = rounds.live_shards_version});
 }
 
 ShardSetReconciler::Rounds ShardSetReconciler::planAndApply(const api::ShardSet& shard_set,
@@ -105,7 +104,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::planAndApply(const api::ShardSet&
   // do: what it saw is what the caches must have caught up with before the next reconcile may
   // plan from them. A release is followed by nothing planned from the caches until a live read
   // finds the ShardSet at rest.
-  noteLiveRead(key, rounds, purpose == planner::PlanPurpose::Release);
+  expectAfter(key, rounds, purpose == planner::PlanPurpose::Release);
   return rounds;
 }
 
@@ -114,9 +113,9 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
                                                           const base::LogContext& log,
                                                           planner::PlanPurpose purpose) {
   const std::string key = k8s::objectKey(shard_set.ns, shard_set.name);
-  // This reconcile's writes, recorded as its own (own_writes.h), also those the applier sends
+  // This reconcile's writes, recorded as its own (expectations.h), also those the applier sends
   // from threads of its own.
-  OwnWritesClient writes_as_this(parts_.client, parts_.own_writes, key);
+  RecordingClient writes_as_this(parts_.client, parts_.expectations, key);
   PlanApplier applier(writes_as_this, parts_.events, log, parts_.side_requests);
   Rounds rounds;
   for (int round = 0;; ++round) {
@@ -167,7 +166,7 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
       // the caches there, which is where a read would have come from for the shards anyway (the
       // API server's watch cache); the next reconcile plans from them (observeCached) once they
       // hold the versions the writes were answered with.
-      rounds.confirm_from_caches = true;
+      rounds.awaits_echoes = true;
       rounds.live_target_version = std::max(rounds.live_target_version, outcome.target_version);
       rounds.live_shards_version =
           std::max(rounds.live_shards_version, outcome.stateful_set_version);

@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "shardscaler/controller/own_writes.h"
+#include "shardscaler/controller/expectations.h"
 #include "shardscaler/k8s_client/clock.h"
 #include "shardscaler/k8s_testing/fake_kube_client.h"
 
@@ -52,7 +52,7 @@ class CachesTest : public ::testing::Test {
   ShardSetCaches caches_{fake_, clock_, nullptr, {.namespaces = {kCachesNs}}};
 
  private:
-  OwnWrites idle_writes_;
+  Expectations idle_writes_;
   ShardSetEventMapper idle_mapper_{idle_writes_, caches_, [](const std::string&) {}};
 };
 

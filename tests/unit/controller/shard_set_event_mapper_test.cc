@@ -89,12 +89,12 @@ class EventMapperTest : public CachesTest {
 
   // Records `object` (its version) as written by the reconcile of ShardSet `writer`.
   void recordWrite(const k8s::Resource& resource, const Json& object, const std::string& writer) {
-    own_writes_.record(resource, object, writer);
+    expectations_.recordWrite(resource, object, writer);
   }
 
-  OwnWrites own_writes_;
+  Expectations expectations_;
   std::vector<std::string> queued_;
-  ShardSetEventMapper mapper_{own_writes_, caches_,
+  ShardSetEventMapper mapper_{expectations_, caches_,
                               [this](const std::string& key) { queued_.push_back(key); }};
 };
 
@@ -149,7 +149,7 @@ TEST_F(EventMapperTest, TheEchoOfItsOwnBoundTargetAnnotationDoesNotQueueTheShard
   recordWrite(api::shardSets(), new_object, "monitoring/main");
   mapper_.shardSetHandlers().on_update(ptr(old_object), ptr(new_object));
   EXPECT_EQ(taken(), Keys{});
-  EXPECT_EQ(own_writes_.size(), 0U) << "the echo consumes its record";
+  EXPECT_EQ(expectations_.pendingEchoes(), 0U) << "the echo consumes its record";
 }
 
 // The annotation is a merge patch with no read after it: a version that also carries another
@@ -191,9 +191,9 @@ TEST_F(EventMapperTest, ABoundTargetAnnotationAnyoneElseWroteQueuesTheShardSet) 
 TEST_F(EventMapperTest, ADeletedShardSetsWriteRecordsAreForgotten) {
   const Json main = shardSetObject("main", TargetKind::Prometheus, "main");
   recordWrite(api::shardSets(), withVersion(main, "11"), "monitoring/main");
-  ASSERT_EQ(own_writes_.size(), 1U);
+  ASSERT_EQ(expectations_.pendingEchoes(), 1U);
   mapper_.shardSetHandlers().on_delete(ptr(withVersion(main, "11")));
-  EXPECT_EQ(own_writes_.size(), 0U);
+  EXPECT_EQ(expectations_.pendingEchoes(), 0U);
 }
 
 // ---- targets ---------------------------------------------------------------------------------
@@ -263,16 +263,16 @@ TEST_F(EventMapperTest, TheEchoOfATargetWriteQueuesEveryShardSetButItsWriter) {
   recordWrite(planner::targetResource(TargetKind::Prometheus), new_object, "monitoring/main");
   mapper_.targetHandlers(TargetKind::Prometheus).on_update(ptr(old_object), ptr(new_object));
   EXPECT_EQ(taken(), Keys{"monitoring/moving"});
-  EXPECT_EQ(own_writes_.size(), 0U);
+  EXPECT_EQ(expectations_.pendingEchoes(), 0U);
 }
 
 TEST_F(EventMapperTest, ADeletedTargetsWriteRecordsAreForgotten) {
   const Json target = targetObject(TargetKind::PrometheusAgent, "main");
   recordWrite(planner::targetResource(TargetKind::PrometheusAgent), withVersion(target, "21"),
               "monitoring/agent");
-  ASSERT_EQ(own_writes_.size(), 1U);
+  ASSERT_EQ(expectations_.pendingEchoes(), 1U);
   mapper_.targetHandlers(TargetKind::PrometheusAgent).on_delete(ptr(withVersion(target, "21")));
-  EXPECT_EQ(own_writes_.size(), 0U);
+  EXPECT_EQ(expectations_.pendingEchoes(), 0U);
   EXPECT_EQ(taken(), Keys{"monitoring/agent"}) << "a delete is never an echo";
 }
 
@@ -344,7 +344,7 @@ TEST_F(EventMapperTest, TheEchoOfAShardWriteQueuesEveryShardSetButItsWriter) {
   recordWrite(k8s::resources::statefulSets(), new_object, "monitoring/main");
   mapper_.statefulSetHandlers().on_update(ptr(old_object), ptr(new_object));
   EXPECT_EQ(taken(), Keys{"monitoring/moving"});
-  EXPECT_EQ(own_writes_.size(), 0U);
+  EXPECT_EQ(expectations_.pendingEchoes(), 0U);
 
   // The same change by anyone else queues both.
   mapper_.statefulSetHandlers().on_update(ptr(old_object), ptr(withVersion(new_object, "32")));
@@ -355,9 +355,9 @@ TEST_F(EventMapperTest, ADeletedShardQueuesItsShardSetsAndItsWriteRecordsAreForg
   const Json shard =
       statefulSetObject({{kShard, "1"}, {kName, "main"}, {kMode, "server"}, {kGuard, "main"}});
   recordWrite(k8s::resources::statefulSets(), withVersion(shard, "31"), "monitoring/main");
-  ASSERT_EQ(own_writes_.size(), 1U);
+  ASSERT_EQ(expectations_.pendingEchoes(), 1U);
   mapper_.statefulSetHandlers().on_delete(ptr(withVersion(shard, "31")));
-  EXPECT_EQ(own_writes_.size(), 0U);
+  EXPECT_EQ(expectations_.pendingEchoes(), 0U);
   EXPECT_EQ(taken(), (Keys{"monitoring/main", "monitoring/moving"})) << "a delete is never an echo";
 }
 

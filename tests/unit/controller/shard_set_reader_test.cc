@@ -148,11 +148,11 @@ class ReaderTest : public CachesTest {
   std::vector<std::vector<ingestion::DrainShard>> drain_checks_;
   std::vector<ingestion::ShardSource> drain_sources_;
   k8s::TaskPool pool_{3};
-  OwnWrites own_writes_;
+  Expectations expectations_;
   ShardSetReader reader_{
       fake_,
       caches_,
-      own_writes_,
+      expectations_,
       pool_,
       [this](const std::string&, std::string* why) {
         ++guard_reads_;
@@ -223,7 +223,7 @@ TEST_F(ReaderTest, CachesThatHaveNotSyncedSendTheNameListBesideTheGuardList) {
 TEST_F(ReaderTest, WithoutCachesTheNameListIsSentBesideTheGuardList) {
   putAtRest(2);
   ShardSetCaches none(fake_, clock_, nullptr, {.namespaces = {kCachesNs}});
-  const ShardSetReader reader(fake_, none, own_writes_, pool_, {}, {}, clock_);
+  const ShardSetReader reader(fake_, none, expectations_, pool_, {}, {}, clock_);
   auto observed = reader.observe(shardSet(2), true, PlanPurpose::Converge);
   ASSERT_TRUE(observed) << observed.error().describe();
   EXPECT_EQ(selectors(), (Selectors{kNameList, kGuardListBesideName}));
@@ -360,16 +360,16 @@ TEST_F(ReaderTest, ListsReadTheWatchCacheNoOlderThanTheNewestShardWrite) {
   }
 
   // A target write is no floor for the StatefulSet lists.
-  own_writes_.record(
+  expectations_.recordWrite(
       prometheuses(),
       Json{{"metadata", {{"namespace", kCachesNs}, {"name", "main"}, {"resourceVersion", "5000"}}}},
       kKey);
-  own_writes_.record(k8s::resources::statefulSets(),
-                     Json{{"metadata",
-                           {{"namespace", kCachesNs},
-                            {"name", test_objects::shardName(0)},
-                            {"resourceVersion", "4242"}}}},
-                     kKey);
+  expectations_.recordWrite(k8s::resources::statefulSets(),
+                            Json{{"metadata",
+                                  {{"namespace", kCachesNs},
+                                   {"name", test_objects::shardName(0)},
+                                   {"resourceVersion", "4242"}}}},
+                            kKey);
   fake_.clearCalls();
   observed = observe(shardSet(2), false, PlanPurpose::Release);
   ASSERT_TRUE(observed) << observed.error().describe();
@@ -405,7 +405,7 @@ TEST_F(ReaderTest, TheGuardIsReadOnlyWhenATransitionMayRun) {
 TEST_F(ReaderTest, WithoutAGuardTheGuardIsNotEnforced) {
   putAtRest(2);
   ready();
-  const ShardSetReader reader(fake_, caches_, own_writes_, pool_, {}, {}, clock_);
+  const ShardSetReader reader(fake_, caches_, expectations_, pool_, {}, {}, clock_);
   auto observed = reader.observe(shardSet(3), true, PlanPurpose::Converge);
   ASSERT_TRUE(observed) << observed.error().describe();
   EXPECT_FALSE(observed->guard_enforced);
@@ -580,7 +580,7 @@ TEST_F(ReaderTest, AShardSetAtRestIsObservedFromTheCachesWithoutARead) {
 TEST_F(ReaderTest, CachesThatAreNotThereOrNotSyncedAreNotPlannedFrom) {
   putAtRest(2);
   ShardSetCaches none(fake_, clock_, nullptr, {.namespaces = {kCachesNs}});
-  const ShardSetReader reader(fake_, none, own_writes_, pool_, {}, {}, clock_);
+  const ShardSetReader reader(fake_, none, expectations_, pool_, {}, {}, clock_);
   EXPECT_FALSE(reader.observeCached(shardSet(2))) << "no caches";
 
   fake_.failNext({.verb = Verb::List, .resource = "statefulsets"}, 1,
@@ -598,9 +598,9 @@ TEST_F(ReaderTest, AReconcileThatAskedToReadLiveNextIsNotPlannedFromTheCaches) {
   putAtRest(2);
   ready();
   ASSERT_TRUE(reader_.observeCached(shardSet(2)));
-  reader_.liveReads().set(kKey, {.read_live_next = true});
+  expectations_.expectLiveRead(kKey);
   EXPECT_FALSE(reader_.observeCached(shardSet(2)));
-  reader_.liveReads().forget(kKey);
+  expectations_.forgetShardSet(kKey);
   EXPECT_TRUE(reader_.observeCached(shardSet(2)));
 }
 
@@ -616,15 +616,15 @@ TEST_F(ReaderTest, CachesOlderThanTheLastLiveReadAreNotPlannedFrom) {
   };
   const std::uint64_t target_version = version(*fake_.find(prometheuses(), kCachesNs, "main"));
 
-  reader_.liveReads().set(kKey, {.target_version = target_version});
+  expectations_.expectCaches(kKey, {.target_version = target_version});
   EXPECT_TRUE(reader_.observeCached(shardSet(2))) << "the very target the live read saw";
-  reader_.liveReads().set(kKey, {.target_version = target_version + 1});
+  expectations_.expectCaches(kKey, {.target_version = target_version + 1});
   EXPECT_FALSE(reader_.observeCached(shardSet(2))) << "a newer target";
 
-  reader_.liveReads().set(kKey, {.shards_version = version(newest_shard)});
+  expectations_.expectCaches(kKey, {.shards_version = version(newest_shard)});
   EXPECT_TRUE(reader_.observeCached(shardSet(2))) << "the newest shard the live read saw";
-  reader_.liveReads().set(kKey,
-                          {.shards_version = std::stoull(fake_.currentResourceVersion()) + 1});
+  expectations_.expectCaches(kKey,
+                             {.shards_version = std::stoull(fake_.currentResourceVersion()) + 1});
   EXPECT_FALSE(reader_.observeCached(shardSet(2))) << "a shard the cache has not seen";
 }
 

@@ -71,7 +71,7 @@ class ShardSetEventMapper;
 class ShardSetReader;
 class GuardStatusCache;
 class ShardSetReconciler;
-class OwnWrites;
+class Expectations;
 class TransitionHolds;
 class DrainGate;
 
@@ -124,7 +124,7 @@ class ShardSetController {
   const int workers_;
   std::unique_ptr<QueueMetrics> queue_metrics_;
   // The parts, in the order they depend on each other (each outlives those after it).
-  std::unique_ptr<OwnWrites> own_writes_;
+  std::unique_ptr<Expectations> expectations_;
   std::unique_ptr<ShardSetCaches> caches_;
   std::unique_ptr<ShardSetEventMapper> event_mapper_;
   // The threads the requests a reconcile sends beside its own run on (the reader's lists, the

@@ -1,29 +1,59 @@
-// Which object versions a reconcile of which ShardSet wrote, so that the watch events echoing
-// them do not queue that ShardSet again. It must never hide an event of anyone else's write.
+// What the controller expects to see of its own writes, after the pattern of kubernetes'
+// ControllerExpectations: a reconcile records what it wrote and what its last live read saw; the
+// watch events that only echo those writes are told apart from anyone else's change, and a later
+// reconcile plans from the caches only once they show at least as much. It must never hide an
+// event of anyone else's write, nor let a plan trust caches that are behind a write of ours.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "shardscaler/k8s_client/kube_client.h"
 
 namespace shardscaler::controller {
 
-// A watch event is the echo of a write when its object carries exactly the resourceVersion the
-// API server answered that write with: a resourceVersion names one write of one object. The
-// record is filled by OwnWritesClient and read by the informers' event handlers.
+// Two records, one per kind of key:
+// - per object: the resourceVersions the API server answered our writes with, each with the
+//   ShardSet whose reconcile wrote it. A watch event is the echo of a write when its object
+//   carries exactly that version: a resourceVersion names one write of one object.
+// - per ShardSet: the floor its caches must reach before a plan from them is trusted, or that
+//   the next reconcile reads live whatever the caches show.
+// Filled by RecordingClient and the reconcilers; read by the informers' event handlers and the
+// reader. Versions are ordered only where docs/design/reads.md says why that is safe.
 //
 // Thread-safety: all methods may be called from any thread.
-class OwnWrites {
+class Expectations {
  public:
+  // What the caches of one ShardSet must show: the target at least at target_version, the
+  // StatefulSet informer synced at least to shards_version (0: anything).
+  struct CacheFloor {
+    std::uint64_t target_version = 0;
+    std::uint64_t shards_version = 0;
+    // Never for a version that is not a number: it cannot be ordered, so it proves nothing.
+    bool shownBy(std::string_view target_version, std::string_view shards_version) const;
+  };
+
+  // After a reconcile that wrote only what the caches' echoes confirm (a claim, guard labels),
+  // how soon the next one looks: the echoes take milliseconds; caches still behind then are
+  // read past, live.
+  static constexpr std::chrono::milliseconds kEchoWait{200};
+
+  // Writes kept per object whose echoes have not come: a reconcile writes one object a few times
+  // in a row (the ShardSet's bound annotation, then its status) before the first echo arrives.
+  static constexpr std::size_t kPerObject = 4;
+
   // `answer` is what the API server returned for a write of `resource` by `writer`.
-  void record(const k8s::Resource& resource, const k8s::Json& answer, const std::string& writer);
+  void recordWrite(const k8s::Resource& resource, const k8s::Json& answer,
+                   const std::string& writer);
 
   // For an update event (old_object -> new_object) of `resource`: the ShardSet whose reconcile
   // wrote exactly new_object's version, if one did. The record of that write and of any older
@@ -33,10 +63,10 @@ class OwnWrites {
                                         const k8s::Json& new_object);
 
   // The object is gone: its records can never match.
-  void forget(const k8s::Resource& resource, const k8s::Json& object);
+  void forgetObject(const k8s::Resource& resource, const k8s::Json& object);
 
   // Objects with a write whose echo has not come (yet): for tests and the memory bound.
-  std::size_t size() const;
+  std::size_t pendingEchoes() const;
 
   // The resourceVersion of the newest StatefulSet written through the record (0: none yet). A
   // read at least this new shows every StatefulSet write of earlier plans (shard_set_reader.cc).
@@ -44,9 +74,17 @@ class OwnWrites {
   // be ordered name no floor, and the reads after them must be quorum reads.
   std::optional<std::uint64_t> newestStatefulSetWrite() const;
 
-  // Writes kept per object whose echoes have not come: a reconcile writes one object a few times
-  // in a row (the ShardSet's bound annotation, then its status) before the first echo arrives.
-  static constexpr std::size_t kPerObject = 4;
+  // The caches of the ShardSet `key` ("namespace/name") must show `floor` before the next plan
+  // from them: what its last live read saw, or what its last writes were answered with.
+  void expectCaches(const std::string& key, CacheFloor floor);
+  // Its next reconcile reads live whatever the caches show: the last one stopped early, failed
+  // or released its target.
+  void expectLiveRead(const std::string& key);
+  // The floor for the ShardSet `key`; nullopt: read live. A ShardSet nothing was recorded for
+  // has the zero floor: synced caches show it.
+  std::optional<CacheFloor> cacheFloor(const std::string& key) const;
+  // The ShardSet is gone.
+  void forgetShardSet(const std::string& key);
 
  private:
   struct Write {
@@ -58,19 +96,21 @@ class OwnWrites {
   mutable std::mutex mutex_;
   // "<resource>.<group>/<namespace>/<name>" -> its recorded writes, oldest first.
   std::unordered_map<std::string, std::deque<Write>> writes_;
+  // "<namespace>/<name>" of a ShardSet -> its floor; nullopt: read live.
+  std::map<std::string, std::optional<CacheFloor>> floors_;
   std::atomic<std::uint64_t> newest_stateful_set_write_{0};
   std::atomic<bool> unordered_stateful_set_write_{false};
 };
 
 // A KubeClient for the writes of one reconcile, of the ShardSet `writer` ("namespace/name"): it
 // forwards every call to `inner` and records each successful create, update, patch and delete
-// as that ShardSet's. One per reconcile, so that writes the PlanApplier sends from threads of
-// its own are attributed too. Reads and watches are only forwarded.
-class OwnWritesClient final : public k8s::KubeClient {
+// in `expectations` as that ShardSet's. One per reconcile, so that writes the PlanApplier sends
+// from threads of its own are attributed too. Reads and watches are only forwarded.
+class RecordingClient final : public k8s::KubeClient {
  public:
-  // inner and writes must outlive this client.
-  OwnWritesClient(k8s::KubeClient& inner, OwnWrites& writes, std::string writer)
-      : inner_(inner), writes_(writes), writer_(std::move(writer)) {}
+  // inner and expectations must outlive this client.
+  RecordingClient(k8s::KubeClient& inner, Expectations& expectations, std::string writer)
+      : inner_(inner), expectations_(expectations), writer_(std::move(writer)) {}
 
   k8s::Result<k8s::Json> get(const k8s::Resource& r, const std::string& ns, const std::string& name,
                              const std::string& subresource) override;
@@ -97,7 +137,7 @@ class OwnWritesClient final : public k8s::KubeClient {
   k8s::Result<k8s::Json> recorded(const k8s::Resource& r, k8s::Result<k8s::Json> answer);
 
   k8s::KubeClient& inner_;
-  OwnWrites& writes_;
+  Expectations& expectations_;
   const std::string writer_;
 };
 
