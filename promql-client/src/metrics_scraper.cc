@@ -12,10 +12,6 @@
 namespace shardscaler::promql {
 namespace {
 
-std::unexpected<Error> configError(std::string message) {
-  return std::unexpected(makeError(ErrorKind::Config, std::move(message)));
-}
-
 bool isIpv6(const std::string& address) {
   in6_addr v6{};
   return inet_pton(AF_INET6, address.c_str(), &v6) == 1;

@@ -21,10 +21,6 @@ constexpr size_t kMaxBodyInDetail = 300;
 // Of the API's own error text, which goes into the message.
 constexpr size_t kMaxApiErrorInMessage = 200;
 
-std::unexpected<Error> configError(std::string message) {
-  return std::unexpected(makeError(ErrorKind::Config, std::move(message)));
-}
-
 // Unix seconds with millisecond precision, the API's preferred time format.
 std::string formatSeconds(int64_t millis) {
   const char* sign = millis < 0 ? "-" : "";

@@ -62,4 +62,9 @@ inline Error makeError(ErrorKind kind, std::string message, int http_status = 0)
   return error;
 }
 
+// A setting the client was given that cannot work, as the error of a Result.
+inline std::unexpected<Error> configError(std::string message) {
+  return std::unexpected(makeError(ErrorKind::Config, std::move(message)));
+}
+
 }  // namespace shardscaler::promql
