@@ -7,37 +7,12 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "scrape_jobs.h"
 #include "shard_naming.h"
 #include "shardscaler/k8s_client/base64.h"
+#include "target_spec.h"
 
 namespace shardscaler::emulator {
-
-namespace {
-
-const Json& specOf(const Json& target) {
-  static const Json empty = Json::object();
-  auto spec = target.find("spec");
-  return spec != target.end() && spec->is_object() ? *spec : empty;
-}
-
-std::string specString(const Json& spec, const char* field, const std::string& fallback) {
-  auto value = spec.find(field);
-  return value != spec.end() && value->is_string() && !value->get<std::string>().empty()
-             ? value->get<std::string>()
-             : fallback;
-}
-
-bool hasHashmod(const YAML::Node& relabelings) {
-  for (const auto& rule : relabelings) {
-    if (rule.IsMap() && rule["action"] && rule["action"].IsScalar() &&
-        rule["action"].as<std::string>() == "hashmod") {
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
 
 bool unmanagedConfiguration(const TargetKind& kind, const Json& target) {
   if (!kind.server) return false;

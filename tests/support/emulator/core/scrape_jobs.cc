@@ -64,13 +64,6 @@ YAML::Node stringList(const Json& list) {
   return out;
 }
 
-bool hasHashmod(const YAML::Node& relabelings) {
-  for (const auto& rule : relabelings) {
-    if (rule["action"] && rule["action"].as<std::string>() == "hashmod") return true;
-  }
-  return false;
-}
-
 YAML::Node probeJob(const Json& probe, const ScrapeClasses& classes, int shards) {
   const Json& metadata = member(probe, "metadata");
   const Json& spec = member(probe, "spec");
@@ -175,6 +168,16 @@ bool acceptedClass(const Json& object, const ScrapeClasses& classes) {
 }
 
 }  // namespace
+
+bool hasHashmod(const YAML::Node& relabelings) {
+  for (const auto& rule : relabelings) {
+    if (rule.IsMap() && rule["action"] && rule["action"].IsScalar() &&
+        rule["action"].as<std::string>() == "hashmod") {
+      return true;
+    }
+  }
+  return false;
+}
 
 Json ScrapeClasses::forObject(const Json& object) const {
   const std::string name = stringMember(member(object, "spec"), "scrapeClass");

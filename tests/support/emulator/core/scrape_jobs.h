@@ -44,6 +44,9 @@ YAML::Node relabelConfig(const Json& rule);
 // __param_target), modulus `shards`.
 void appendShardingRules(YAML::Node& relabelings, int shards, const std::string& key_label);
 
+// Whether a relabeling list already has a hashmod rule (the operator then adds no sharding rule).
+bool hasHashmod(const YAML::Node& relabelings);
+
 // The jobs of the selected Probes, then ScrapeConfigs, each sorted by namespace/name as the
 // operator's maps are. An object naming a scrape class the target lacks is left out, as the
 // operator's resource selector rejects it.

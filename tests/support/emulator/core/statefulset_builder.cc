@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "shard_naming.h"
+#include "target_spec.h"
 
 namespace shardscaler::emulator {
 
@@ -19,19 +20,6 @@ std::uint64_t fnv1a(const std::string& text) {
     hash *= 1099511628211ull;
   }
   return hash;
-}
-
-const Json& specOf(const Json& target) {
-  static const Json empty = Json::object();
-  auto spec = target.find("spec");
-  return spec != target.end() && spec->is_object() ? *spec : empty;
-}
-
-std::string specString(const Json& spec, const char* field, const std::string& fallback) {
-  auto value = spec.find(field);
-  return value != spec.end() && value->is_string() && !value->get<std::string>().empty()
-             ? value->get<std::string>()
-             : fallback;
 }
 
 Json labelsJson(const Labels& labels) {
