@@ -17,6 +17,7 @@
 #include "shardscaler/base/expected.h"
 
 namespace shardscaler::app {
+namespace options_ingestion_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -88,4 +89,5 @@ TEST(OptionsIngestionTest, HelpListsTheFlags) {
 }
 
 }  // namespace
+}  // namespace options_ingestion_test
 }  // namespace shardscaler::app

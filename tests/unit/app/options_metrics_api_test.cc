@@ -12,6 +12,7 @@
 #include "shardscaler/base/expected.h"
 
 namespace shardscaler::app {
+namespace options_metrics_api_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -91,4 +92,5 @@ TEST(OptionsMetricsApiTest, HelpListsTheFlags) {
 }
 
 }  // namespace
+}  // namespace options_metrics_api_test
 }  // namespace shardscaler::app

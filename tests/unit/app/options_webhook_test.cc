@@ -15,6 +15,7 @@
 #include "shardscaler/base/expected.h"
 
 namespace shardscaler::app {
+namespace options_webhook_test {
 namespace {
 
 using ::testing::HasSubstr;
@@ -156,4 +157,5 @@ TEST(OptionsWebhookTest, HelpListsTheGuardFlags) {
 }
 
 }  // namespace
+}  // namespace options_webhook_test
 }  // namespace shardscaler::app

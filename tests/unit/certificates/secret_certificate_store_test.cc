@@ -19,6 +19,7 @@
 #include "tls_test_support.h"
 
 namespace shardscaler::certificates {
+namespace secret_certificate_store_test {
 namespace {
 
 using k8s::testing::FakeKubeClient;
@@ -355,4 +356,5 @@ TEST(SecretCertificateStoreOptions, NamesTheSettingAtFault) {
 }
 
 }  // namespace
+}  // namespace secret_certificate_store_test
 }  // namespace shardscaler::certificates

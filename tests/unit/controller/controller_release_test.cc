@@ -7,6 +7,7 @@
 #include "shardscaler/api/shard_set.h"
 
 namespace shardscaler::controller::testing {
+namespace controller_release_test {
 namespace {
 
 const k8s::Resource kPrometheuses = planner::targetResource(planner::TargetKind::Prometheus);
@@ -197,4 +198,5 @@ TEST_F(ControllerTest, ATargetClaimedBetweenTwoQuickMovesIsLetGo) {
 }
 
 }  // namespace
+}  // namespace controller_release_test
 }  // namespace shardscaler::controller::testing

@@ -10,6 +10,7 @@
 #include "shardscaler/ingestion/drain_evidence.h"
 
 namespace shardscaler::ingestion {
+namespace drain_evidence_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -230,4 +231,5 @@ TEST(DrainEvidence, TheSurvivorsHaveReloadedAtTheirEarliestReloadAndOnlyWhenAllW
 }
 
 }  // namespace
+}  // namespace drain_evidence_test
 }  // namespace shardscaler::ingestion

@@ -12,6 +12,7 @@
 #include "shardscaler/ingestion/ingestion_result.h"
 
 namespace shardscaler::ingestion {
+namespace ingestion_pods_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -224,4 +225,5 @@ TEST_F(IngestionPodsTest, UnlistablePodsAndUnsupportedTlsAreErrorsAtOnce) {
 }
 
 }  // namespace
+}  // namespace ingestion_pods_test
 }  // namespace shardscaler::ingestion

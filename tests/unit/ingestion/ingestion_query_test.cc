@@ -9,6 +9,7 @@
 #include "shardscaler/ingestion/ingestion_query.h"
 
 namespace shardscaler::ingestion {
+namespace ingestion_query_test {
 namespace {
 
 using planner::TargetKind;
@@ -110,4 +111,5 @@ TEST(IngestionQueryTest, PodRegexAndShardMappingAgree) {
 }
 
 }  // namespace
+}  // namespace ingestion_query_test
 }  // namespace shardscaler::ingestion

@@ -15,6 +15,7 @@
 #include "shardscaler/test_kit/test_http_server.h"
 
 namespace shardscaler::ingestion {
+namespace ingestion_report_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -89,4 +90,5 @@ TEST(IngestionReport, AnAnswerLargerThanTheCapIsResponseTooLarge) {
 }
 
 }  // namespace
+}  // namespace ingestion_report_test
 }  // namespace shardscaler::ingestion

@@ -11,6 +11,7 @@
 #include "shardscaler/ingestion/ingestion_result.h"
 
 namespace shardscaler::ingestion {
+namespace ingestion_result_test {
 namespace {
 
 using planner::TargetKind;
@@ -140,4 +141,5 @@ TEST(IngestionResultTest, NoRecommendationWithoutTargetOrWithInvalidClamps) {
 }
 
 }  // namespace
+}  // namespace ingestion_result_test
 }  // namespace shardscaler::ingestion

@@ -14,6 +14,7 @@
 #include "../certificates/tls_test_support.h"
 
 namespace shardscaler::metrics_api {
+namespace metrics_api_handler_test {
 namespace {
 
 using nlohmann::json;
@@ -306,4 +307,5 @@ TEST_F(MetricsApiHandlerTest, TheWatchKeepsTheLastGoodSettings) {
 }
 
 }  // namespace
+}  // namespace metrics_api_handler_test
 }  // namespace shardscaler::metrics_api

@@ -7,6 +7,7 @@
 #include "fixtures.h"
 
 namespace shardscaler::planner {
+namespace planner_operator_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -591,4 +592,5 @@ TEST(AgentMode, ADaemonSetAgentIsAnInvalidSpecNotALoop) {
 }
 
 }  // namespace
+}  // namespace planner_operator_test
 }  // namespace shardscaler::planner
