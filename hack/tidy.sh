@@ -9,7 +9,8 @@
 # - A file that passed is stamped in the cache dir, keyed by its content, the project headers it
 #   includes and the config, so a warm run re-checks only what changed since.
 # Which headers a file includes is the builds' own record (ninja -t deps of the given build and of
-# the other build dirs beside it); a file no build compiled yet counts every project header.
+# the other build dirs beside it); a file no build compiled yet counts every project header. A
+# unity build's record names the sources each of its files includes: each gets all its headers.
 #
 # Usage: hack/tidy.sh [--all] [--record-baseline] <build dir> [file...]
 #   --all              check every file (or every file given), whatever the baseline and stamps say
@@ -59,10 +60,13 @@ for dir in "$build" build build-*; do
       else return ""
       return path
     }
-    /^[^ ].*: #deps/ { if (source != "") print source, headers; source = ""; headers = ""; first = 1; next }
+    function flush(  n, i, s) { n = split(sources, s, " "); for (i = 1; i <= n; i++) print s[i], headers }
+    /^[^ ].*: #deps/ { flush(); sources = ""; headers = ""; first = 1; next }
     /^    / { path = project($1); if (path == "") next
-              if (first) { source = path; first = 0 } else if (path ~ /\.h$/) headers = headers " " path }
-    END { if (source != "") print source, headers }')
+              if (first) { sources = path; first = 0 }
+              else if (path ~ /\.cc$/) sources = sources " " path
+              else if (path ~ /\.h$/) headers = headers " " path }
+    END { flush() }')
 done
 all_headers=$(git ls-files '*.h' | tr '\n' ' ')
 config=$(sha256sum <.clang-tidy | cut -c1-16)
