@@ -82,11 +82,10 @@ class ShardSetReconciler {
     std::optional<size_t> zones;  // of the target, when found
     ingestion::WebTls web_tls;    // of the target, when found
     // Of the last live read: the target's resourceVersion and the newest of its shards'.
-    std::uint64_t live_target_version = 0;
-    std::uint64_t live_shards_version = 0;
+    Expectations::CacheFloor live_read;
     // The last plan claimed the target or guarded shards, and nothing else, and every write
-    // held: the rounds end there, without a read, and the versions above are those the writes
-    // were answered with. The next reconcile, Expectations::kEchoWait later, plans from the
+    // held: the rounds end there, without a read, and the versions of live_read are those the
+    // writes were answered with. The next reconcile, Expectations::kEchoWait later, plans from the
     // caches once they show them (or reads live), and writes the status; this one writes none.
     bool awaits_echoes = false;
   };

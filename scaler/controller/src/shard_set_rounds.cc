@@ -80,8 +80,7 @@ void ShardSetReconciler::expectAfter(const std::string& key, const Rounds& round
     parts_.expectations.expectLiveRead(key);
     return;
   }
-  parts_.expectations.expectCaches(key, {.target_version = rounds.live_target_version,
-                                         .shards_version = rounds.live_shards_version});
+  parts_.expectations.expectCaches(key, rounds.live_read);
 }
 
 ShardSetReconciler::Rounds ShardSetReconciler::planAndApply(const api::ShardSet& shard_set,
@@ -129,12 +128,11 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
     }
     rounds.zones = observed->target ? observed->target->topologyZones() : std::nullopt;
     rounds.web_tls = observed->target ? webTlsOf(*observed->target) : ingestion::WebTls{};
-    rounds.live_target_version =
-        observed->target ? revisionOf(observed->target->resource_version) : 0;
-    rounds.live_shards_version = 0;
+    rounds.live_read = {.target_version =
+                            observed->target ? revisionOf(observed->target->resource_version) : 0};
     for (const auto& sts : observed->stateful_sets) {
-      rounds.live_shards_version =
-          std::max(rounds.live_shards_version, revisionOf(sts.resource_version));
+      rounds.live_read.shards_version =
+          std::max(rounds.live_read.shards_version, revisionOf(sts.resource_version));
     }
     if (!observed->scrape_objects_error.empty()) degraded("scrape_objects_read_failed");
     const bool paused_by_us = observed->target && observed->target->pausedBy(shard_set.name);
@@ -167,9 +165,10 @@ ShardSetReconciler::Rounds ShardSetReconciler::liveRounds(const api::ShardSet& s
       // API server's watch cache); the next reconcile plans from them (observeCached) once they
       // hold the versions the writes were answered with.
       rounds.awaits_echoes = true;
-      rounds.live_target_version = std::max(rounds.live_target_version, outcome.target_version);
-      rounds.live_shards_version =
-          std::max(rounds.live_shards_version, outcome.stateful_set_version);
+      rounds.live_read.target_version =
+          std::max(rounds.live_read.target_version, outcome.target_version);
+      rounds.live_read.shards_version =
+          std::max(rounds.live_read.shards_version, outcome.stateful_set_version);
       return rounds;
     }
     if (!afterApply(key, std::move(outcome), rounds, log)) return rounds;
