@@ -5,7 +5,10 @@
 #include <prometheus/metric_family.h>
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,6 +25,11 @@ using prometheus::Labels;
 
 Labels shardSetLabels(std::string_view ns, std::string_view shardset) {
   return {{"namespace", std::string(ns)}, {"shardset", std::string(shardset)}};
+}
+
+// Index of `phase` in kShardPhases; kShardPhases.size() for a phase it does not count.
+std::size_t phaseIndex(std::string_view phase) {
+  return static_cast<std::size_t>(std::ranges::find(kShardPhases, phase) - kShardPhases.begin());
 }
 
 }  // namespace
@@ -82,9 +90,7 @@ Metrics::ShardSetSeries& Metrics::shardSetLocked(std::string_view ns, std::strin
   auto key = ShardSetKey(ns, shardset);
   auto it = shardsets_.find(key);
   if (it == shardsets_.end()) {
-    auto series = std::make_unique<ShardSetSeries>();
-    series->labels = shardSetLabels(ns, shardset);
-    it = shardsets_.emplace(std::move(key), std::move(series)).first;
+    it = shardsets_.emplace(std::move(key), std::make_unique<ShardSetSeries>()).first;
   }
   return *it->second;
 }
@@ -95,7 +101,7 @@ void Metrics::setShardSamples(std::string_view ns, std::string_view shardset, in
   auto& s = shardSetLocked(ns, shardset);
   auto& gauge = s.shard_samples[shard];
   if (gauge == nullptr) {
-    Labels labels = s.labels;
+    Labels labels = shardSetLabels(ns, shardset);
     labels.emplace("shard", std::to_string(shard));
     gauge = &shard_samples_->Add(labels);
   }
@@ -117,7 +123,8 @@ void Metrics::setTotalSamples(std::string_view ns, std::string_view shardset,
                               double samples_per_second) {
   std::lock_guard lock(mutex_);
   auto& s = shardSetLocked(ns, shardset);
-  if (s.total_samples == nullptr) s.total_samples = &total_samples_->Add(s.labels);
+  if (s.total_samples == nullptr)
+    s.total_samples = &total_samples_->Add(shardSetLabels(ns, shardset));
   s.total_samples->Set(samples_per_second);
 }
 
@@ -140,7 +147,8 @@ void Metrics::clearIngestion(std::string_view ns, std::string_view shardset) {
 void Metrics::setRecommendedShards(std::string_view ns, std::string_view shardset, int shards) {
   std::lock_guard lock(mutex_);
   auto& s = shardSetLocked(ns, shardset);
-  if (s.recommended == nullptr) s.recommended = &recommended_shards_->Add(s.labels);
+  if (s.recommended == nullptr)
+    s.recommended = &recommended_shards_->Add(shardSetLabels(ns, shardset));
   s.recommended->Set(shards);
 }
 
@@ -181,20 +189,21 @@ void Metrics::setRetainedShards(std::string_view ns, std::string_view shardset, 
                                 std::span<const RetainedShardState> shards) {
   std::lock_guard lock(mutex_);
   auto& s = shardSetLocked(ns, shardset);
-  std::map<std::string, int> counts = {
-      {"active", active}, {"Retained", 0}, {"Draining", 0}, {"Deleting", 0}};
+  const Labels labels = shardSetLabels(ns, shardset);
+  std::array<int, kShardPhases.size()> counts{};
+  counts[phaseIndex("active")] = active;
   std::map<int, double> lags;
   std::map<int, double> since;
   std::map<int, double> deadlines;
   for (const RetainedShardState& shard : shards) {
-    ++counts[std::string(shard.phase)];
+    if (auto i = phaseIndex(shard.phase); i < counts.size()) ++counts[i];
     if (shard.lag_seconds) lags[shard.shard] = *shard.lag_seconds;
     if (shard.draining_since) since[shard.shard] = *shard.draining_since;
     if (shard.deadline) deadlines[shard.shard] = *shard.deadline;
   }
-  s.phases.assign(counts.begin(), counts.end());
-  setPerShard(*drain_lag_, s.drain_lag, lags, s.labels);
-  setPerShard(*draining_since_, s.draining_since, since, s.labels);
+  s.phases = counts;
+  setPerShard(*drain_lag_, s.drain_lag, lags, labels);
+  setPerShard(*draining_since_, s.draining_since, since, labels);
   // The deadline series also names the StatefulSet: dropped and made again when that changes.
   for (auto it = s.deadline.begin(); it != s.deadline.end();) {
     retained_deadline_->Remove(it->second);
@@ -202,10 +211,10 @@ void Metrics::setRetainedShards(std::string_view ns, std::string_view shardset, 
   }
   for (const RetainedShardState& shard : shards) {
     if (!shard.deadline) continue;
-    prometheus::Labels labels = s.labels;
-    labels["shard"] = std::to_string(shard.shard);
-    labels["statefulset"] = std::string(shard.stateful_set);
-    auto& gauge = retained_deadline_->Add(labels);
+    prometheus::Labels with_shard = labels;
+    with_shard["shard"] = std::to_string(shard.shard);
+    with_shard["statefulset"] = std::string(shard.stateful_set);
+    auto& gauge = retained_deadline_->Add(with_shard);
     gauge.Set(*shard.deadline);
     s.deadline[shard.shard] = &gauge;
   }
@@ -286,8 +295,11 @@ void Metrics::appendStateFamiliesLocked(std::vector<prometheus::MetricFamily>& f
       addSample(active, ns, name, {}, (*s.counts)[1]);
       addSample(retained, ns, name, {}, (*s.counts)[2]);
     }
-    for (const auto& [phase, count] : s.phases) {
-      addSample(phases, ns, name, {{"phase", &phase}}, count);
+    if (s.phases) {
+      for (std::size_t i = 0; i < kShardPhases.size(); ++i) {
+        const std::string phase(kShardPhases[i]);
+        addSample(phases, ns, name, {{"phase", &phase}}, (*s.phases)[i]);
+      }
     }
     for (const ShardSetSeries::Condition& c : s.conditions) {
       addSample(conditions, ns, name,

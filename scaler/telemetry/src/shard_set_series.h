@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -21,6 +22,10 @@ namespace shardscaler::telemetry {
 // guard and its pause) are kept here as plain values and written out at each scrape
 // (stateFamilies): a prometheus-cpp gauge costs about 600 bytes of heap (its label map, twice
 // over, and its hash node), and a ShardSet has a dozen such series, 7 KB each, 7 MB for 1,000.
+// The phases shardscaler_shards counts, in the order its samples are written.
+inline constexpr std::array<std::string_view, 4> kShardPhases = {"Deleting", "Draining", "Retained",
+                                                                 "active"};
+
 struct Metrics::ShardSetSeries {
   struct Condition {
     std::string type;
@@ -32,16 +37,15 @@ struct Metrics::ShardSetSeries {
     std::string target;
     double since = 0;
   };
-  prometheus::Labels labels;
   std::map<int, prometheus::Gauge*> shard_samples;
   prometheus::Gauge* total_samples = nullptr;
   prometheus::Gauge* recommended = nullptr;
   std::map<int, prometheus::Gauge*> drain_lag;
   std::map<int, prometheus::Gauge*> draining_since;
   std::map<int, prometheus::Gauge*> deadline;
-  std::optional<std::array<int, 3>> counts;         // desired, active, retained
-  std::vector<std::pair<std::string, int>> phases;  // by phase, in order of appearance
-  std::vector<Condition> conditions;                // one per type, in the status's order
+  std::optional<std::array<int, 3>> counts;  // desired, active, retained
+  std::optional<std::array<int, 4>> phases;  // by kShardPhases
+  std::vector<Condition> conditions;         // one per type, in the status's order
   std::optional<Paused> paused;
   std::optional<bool> guard_enforced;
 };
