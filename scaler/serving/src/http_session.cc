@@ -10,6 +10,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/ssl/error.hpp>
 
+#include "shardscaler/serving/bind_address.h"
+
 namespace shardscaler::serving::detail {
 namespace {
 
@@ -26,9 +28,7 @@ std::string remoteAddress(const tcp::socket& socket) {
   beast::error_code ec;
   const auto endpoint = socket.remote_endpoint(ec);
   if (ec) return "unknown";
-  const auto address = endpoint.address();
-  return (address.is_v6() ? "[" + address.to_string() + "]" : address.to_string()) + ":" +
-         std::to_string(endpoint.port());
+  return BindAddress{endpoint.address().to_string(), endpoint.port()}.toString();
 }
 
 // The client's chain, when it sent one that verified.

@@ -16,8 +16,8 @@
 #include "shardscaler/certificates/certificate_source.h"
 #include "shardscaler/certificates/trust_bundle.h"
 #include "shardscaler/k8s_client/clock.h"
+#include "shardscaler/serving/bind_address.h"
 #include "shardscaler/serving/http_exchange.h"
-#include "shardscaler/serving/tcp_listener.h"
 
 namespace shardscaler::serving {
 
