@@ -1,4 +1,4 @@
-#include "shardscaler/serving/bounded_request.h"
+#include "bounded_request.h"
 
 #include <algorithm>
 
@@ -33,7 +33,7 @@ bool isConnectionEnd(const boost::system::error_code& ec) {
 
 }  // namespace
 
-BoundedRequest::BoundedRequest(const RequestLimits& limits)
+BoundedRequest::BoundedRequest(const HttpServer::Limits& limits)
     : limits_(limits),
       buffer_(limits.max_header_bytes + kHeaderSlack),
       chunk_header_callback_(
@@ -63,8 +63,7 @@ std::optional<Refusal> BoundedRequest::checkHeader() const {
   return std::nullopt;
 }
 
-std::optional<Refusal> BoundedRequest::startBody(std::size_t route_max_body_bytes) {
-  const std::size_t limit = std::min(route_max_body_bytes, limits_.max_body_bytes);
+std::optional<Refusal> BoundedRequest::startBody(std::size_t limit) {
   const auto length = parser_->content_length();
   if (length && *length > limit) {
     return Refusal{413, "request body larger than " + std::to_string(limit) + " bytes\n"};

@@ -30,14 +30,6 @@ std::shared_ptr<const k8s::Clock> clockOrReal(std::shared_ptr<const k8s::Clock> 
   return clock ? std::move(clock) : std::make_shared<k8s::RealClock>();
 }
 
-RequestLimits requestLimitsOf(const HttpServer::Limits& limits) {
-  return {.max_header_bytes = limits.max_header_bytes,
-          .max_body_bytes = limits.max_body_bytes,
-          .max_chunk_extension_bytes = limits.max_chunk_extension_bytes,
-          .max_trailer_bytes = limits.max_trailer_bytes,
-          .max_chunk_line_bytes = limits.max_chunk_line_bytes};
-}
-
 std::int64_t nanosecondsOf(k8s::Clock::MonotonicTime t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
@@ -88,7 +80,6 @@ Expected<tcp::acceptor> openAcceptor(asio::io_context& ioc, const BindAddress& a
 
 HttpServer::Impl::Impl(Options options)
     : options_(std::move(options)),
-      request_limits_(requestLimitsOf(options_.limits)),
       body_budget_(options_.limits.max_body_bytes_in_flight),
       warnings_(clockOrReal(options_.clock)),
       workers_(options_.workers == 0 ? 1 : options_.workers),

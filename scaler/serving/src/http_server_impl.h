@@ -21,7 +21,6 @@
 #include "body_budget.h"
 #include "router.h"
 #include "shardscaler/base/expected.h"
-#include "shardscaler/serving/bounded_request.h"
 #include "shardscaler/serving/connection_registry.h"
 #include "shardscaler/serving/http_server.h"
 #include "shardscaler/telemetry/warning_limiter.h"
@@ -54,7 +53,6 @@ class HttpServer::Impl {
                 const RouteOptions& route);
   bool stopping() const { return stopping_; }  // I/O thread
   std::uint16_t port() const { return port_; }
-  const RequestLimits& requestLimits() const { return request_limits_; }
   detail::BodyBudget& bodyBudget() { return body_budget_; }
 
  private:
@@ -68,7 +66,6 @@ class HttpServer::Impl {
   void beat();
 
   Options options_;
-  RequestLimits request_limits_;
   detail::Router router_;
   detail::BodyBudget body_budget_;
   mutable telemetry::WarningLimiter warnings_;

@@ -66,7 +66,7 @@ HttpSession<Stream>::HttpSession(HttpServer::Impl& server, tcp::socket socket,
       context_(std::move(context)),
       stream_(openStream<Stream>(std::move(socket), context_.get())),
       remote_address_(remoteAddress(beast::get_lowest_layer(stream_).socket())),
-      request_(server.requestLimits()) {}
+      request_(server.options().limits) {}
 
 template <class Stream>
 void HttpSession<Stream>::start() {

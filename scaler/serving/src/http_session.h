@@ -16,9 +16,9 @@
 #include <boost/beast/ssl.hpp>
 
 #include "body_budget.h"
+#include "bounded_request.h"
 #include "http_server_impl.h"
 #include "router.h"
-#include "shardscaler/serving/bounded_request.h"
 #include "shardscaler/serving/connection_registry.h"
 
 namespace shardscaler::serving::detail {

@@ -39,13 +39,15 @@ enum class ClientCertificateMode {
 class HttpServer {
  public:
   struct Limits {
-    std::size_t max_header_bytes =
-        std::size_t{16} * 1024;  // beyond: 431 and the connection is closed
+    // Request line and header fields; beyond: 431 and the connection is closed.
+    std::size_t max_header_bytes = std::size_t{16} * 1024;
     // The most any route takes (a route may take less, RouteOptions); beyond: 413 and the
     // connection is closed. An AdmissionReview carries the object and the old object, each up to
     // etcd's 1.5 MiB.
     std::size_t max_body_bytes = std::size_t{4} * 1024 * 1024;
-    // Chunk extensions of one request together, and its trailer fields (RequestLimits).
+    // A chunked body's extensions together (beyond: 400; nothing served reads them), its trailer
+    // fields together (beyond: 431), and the read buffer while it is read: a chunk-size line (with
+    // its extensions) or a trailer that does not end within it gets 400.
     std::size_t max_chunk_extension_bytes = 1024;
     std::size_t max_trailer_bytes = 1024;
     std::size_t max_chunk_line_bytes = std::size_t{8} * 1024;

@@ -14,23 +14,9 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/system/error_code.hpp>
 
-namespace shardscaler::serving {
+#include "shardscaler/serving/http_server.h"
 
-struct RequestLimits {
-  // Request line and header fields; beyond: 431. The read buffer never holds more than this and
-  // a little slack.
-  std::size_t max_header_bytes = std::size_t{16} * 1024;
-  // The largest body any route takes; beyond: 413 before routing. Each route may take less.
-  std::size_t max_body_bytes = std::size_t{4} * 1024 * 1024;
-  // All chunk extensions of one request together; beyond: 400. Nothing shardscaler serves reads
-  // them, so a client sending many is a client to stop.
-  std::size_t max_chunk_extension_bytes = 1024;
-  // Trailer fields of a chunked body together; beyond: 431.
-  std::size_t max_trailer_bytes = 1024;
-  // While the body is read, the buffer holds at most this much: a chunk-size line (with its
-  // extensions) or a trailer that does not end within it is refused (400).
-  std::size_t max_chunk_line_bytes = std::size_t{8} * 1024;
-};
+namespace shardscaler::serving {
 
 // Why a request does not reach a handler: the status and a one-line text body. The body names
 // the limit, never what the client sent.
@@ -43,7 +29,7 @@ class BoundedRequest {
  public:
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
-  explicit BoundedRequest(const RequestLimits& limits);
+  explicit BoundedRequest(const HttpServer::Limits& limits);
   // The parser refers to a callback of this object: it stays where it was made.
   BoundedRequest(const BoundedRequest&) = delete;
   BoundedRequest& operator=(const BoundedRequest&) = delete;
@@ -53,9 +39,9 @@ class BoundedRequest {
   void startHeader();
   // After the header was read: 505 unless HTTP/1.0 or HTTP/1.1.
   std::optional<Refusal> checkHeader() const;
-  // Once routed: the route's body limit (at most RequestLimits::max_body_bytes). A declared
-  // Content-Length beyond it is refused here, before a byte of the body is read.
-  std::optional<Refusal> startBody(std::size_t route_max_body_bytes);
+  // Once routed: the route's body limit (the router holds it to Limits::max_body_bytes). A
+  // declared Content-Length beyond it is refused here, before a byte of the body is read.
+  std::optional<Refusal> startBody(std::size_t limit);
   // After the body was read: trailers beyond their limit are refused.
   std::optional<Refusal> finishBody() const;
   // The answer to a failed read, or nullopt when the connection just ended (closed, timed out,
@@ -79,7 +65,7 @@ class BoundedRequest {
   void onChunkHeader(std::uint64_t size, std::string_view extensions,
                      boost::system::error_code& ec);
 
-  RequestLimits limits_;
+  HttpServer::Limits limits_;
   boost::beast::flat_buffer buffer_;
   std::optional<Parser> parser_;
   std::function<void(std::uint64_t, boost::beast::string_view, boost::system::error_code&)>
