@@ -55,14 +55,6 @@ void BoundedRequest::startHeader() {
   body_bytes_to_reserve_ = 0;
 }
 
-std::optional<Refusal> BoundedRequest::checkHeader() const {
-  const unsigned version = parser_->get().version();
-  if (version != 10 && version != 11) {
-    return Refusal{505, "only HTTP/1.0 and HTTP/1.1 are served\n"};
-  }
-  return std::nullopt;
-}
-
 std::optional<Refusal> BoundedRequest::startBody(std::size_t limit) {
   const auto length = parser_->content_length();
   if (length && *length > limit) {

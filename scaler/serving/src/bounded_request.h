@@ -37,8 +37,6 @@ class BoundedRequest {
   // A fresh parser for the next request, with the header limit; the buffer keeps what the client
   // sent beyond the previous request (pipelining).
   void startHeader();
-  // After the header was read: 505 unless HTTP/1.0 or HTTP/1.1.
-  std::optional<Refusal> checkHeader() const;
   // Once routed: the route's body limit (the router holds it to Limits::max_body_bytes). A
   // declared Content-Length beyond it is refused here, before a byte of the body is read.
   std::optional<Refusal> startBody(std::size_t limit);
@@ -57,7 +55,6 @@ class BoundedRequest {
   void releaseIdleBuffer();
 
   Parser& parser() { return *parser_; }
-  const Parser& parser() const { return *parser_; }
   boost::beast::flat_buffer& buffer() { return buffer_; }
 
  private:

@@ -26,10 +26,6 @@ constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(100);
 constexpr auto kHeartbeat = std::chrono::seconds(1);
 constexpr auto kStalledAfter = std::chrono::seconds(10);
 
-std::shared_ptr<const k8s::Clock> clockOrReal(std::shared_ptr<const k8s::Clock> clock) {
-  return clock ? std::move(clock) : std::make_shared<k8s::RealClock>();
-}
-
 std::int64_t nanosecondsOf(k8s::Clock::MonotonicTime t) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
 }
@@ -81,12 +77,10 @@ Expected<tcp::acceptor> openAcceptor(asio::io_context& ioc, const BindAddress& a
 HttpServer::Impl::Impl(Options options)
     : options_(std::move(options)),
       body_budget_(options_.limits.max_body_bytes_in_flight),
-      warnings_(clockOrReal(options_.clock)),
+      warnings_(options_.clock),
       workers_(options_.workers == 0 ? 1 : options_.workers),
       tls_(options_.certificates, options_.client_certificates, options_.client_trust),
-      connections_(options_.limits.max_connections) {
-  options_.clock = clockOrReal(options_.clock);
-}
+      connections_(options_.limits.max_connections) {}
 
 HttpServer::Impl::~Impl() { stop(); }
 
@@ -305,8 +299,6 @@ Expected<void> HttpServer::health() const { return impl_->health(); }
 Expected<std::uint16_t> HttpServer::listen() { return impl_->listen(); }
 
 Expected<std::uint16_t> HttpServer::start() { return impl_->start(); }
-
-std::uint16_t HttpServer::port() const { return impl_->port(); }
 
 void HttpServer::beginStop() { impl_->beginStop(); }
 

@@ -52,7 +52,6 @@ class HttpServer::Impl {
   void addRoute(std::string method, std::string path, bool prefix, Handler handler,
                 const RouteOptions& route);
   bool stopping() const { return stopping_; }  // I/O thread
-  std::uint16_t port() const { return port_; }
   detail::BodyBudget& bodyBudget() { return body_budget_; }
 
  private:

@@ -73,7 +73,6 @@ void HttpSession<Stream>::start() {
   if constexpr (!kTls) {
     return waitForRequest();
   } else {
-    phase_ = ConnectionPhase::Handshake;
     beast::get_lowest_layer(stream_).expires_after(server_.options().limits.handshake_timeout);
     stream_.async_handshake(
         asio::ssl::stream_base::server,
@@ -160,9 +159,6 @@ void HttpSession<Stream>::readHeader() {
 template <class Stream>
 void HttpSession<Stream>::onHeader(const beast::error_code& ec) {
   if (ec) return refuse(ec);
-  if (auto refusal = request_.checkHeader()) {
-    return respondAndClose(refusal->status, std::move(refusal->body));
-  }
   const auto& header = request_.parser().get();
   method_ = std::string(header.method_string());
   head_ = header.method() == http::verb::head;

@@ -118,7 +118,6 @@ class HttpServer {
   // Binds the address unless listen() did, and starts the I/O thread and the workers; returns the
   // bound port. Connections arriving before a certificate is loaded are closed.
   Expected<std::uint16_t> start();
-  std::uint16_t port() const;
 
   // Whether the I/O thread still serves: an error when it has died (an exception escaped it) or
   // has not turned for several seconds, for /healthz. Thread-safe.
