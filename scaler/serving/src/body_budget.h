@@ -5,7 +5,7 @@
 
 #include <atomic>
 #include <cstddef>
-#include <utility>
+#include <memory>
 
 namespace shardscaler::serving::detail {
 
@@ -13,47 +13,23 @@ class BodyBudget {
  public:
   explicit BodyBudget(std::size_t total_bytes) : total_(total_bytes) {}
 
-  class Reservation {
-   public:
-    Reservation() = default;
-    Reservation(BodyBudget* budget, std::size_t bytes) : budget_(budget), bytes_(bytes) {}
-    Reservation(Reservation&& other) noexcept
-        : budget_(std::exchange(other.budget_, nullptr)), bytes_(std::exchange(other.bytes_, 0)) {}
-    Reservation& operator=(Reservation&& other) noexcept {
-      if (this != &other) {
-        release();
-        budget_ = std::exchange(other.budget_, nullptr);
-        bytes_ = std::exchange(other.bytes_, 0);
-      }
-      return *this;
-    }
-    Reservation(const Reservation&) = delete;
-    Reservation& operator=(const Reservation&) = delete;
-    ~Reservation() { release(); }
-
-    void release() {
-      if (budget_ != nullptr) budget_->in_use_.fetch_sub(bytes_);
-      budget_ = nullptr;
-      bytes_ = 0;
-    }
-
-   private:
-    BodyBudget* budget_ = nullptr;
-    std::size_t bytes_ = 0;
+  struct GiveBack {
+    std::size_t bytes = 0;
+    void operator()(BodyBudget* budget) const { budget->in_use_.fetch_sub(bytes); }
   };
+  // Gives its bytes back when destroyed or reset(); release() would keep them reserved for good.
+  using Reservation = std::unique_ptr<BodyBudget, GiveBack>;
 
-  // A reservation of `bytes`, or nothing when that would pass the total. A body of 0 bytes always
-  // gets one.
-  bool reserve(std::size_t bytes, Reservation* out) {
+  // A reservation of `bytes`, or an empty one when that would pass the total. A body of 0 bytes
+  // always gets one.
+  Reservation reserve(std::size_t bytes) {
     std::size_t used = in_use_.load();
     do {
-      if (bytes > total_ || used > total_ - bytes) return false;
+      if (bytes > total_ || used > total_ - bytes) return nullptr;
     } while (!in_use_.compare_exchange_weak(used, used + bytes));
-    *out = Reservation(this, bytes);
-    return true;
+    return Reservation(this, GiveBack{bytes});
   }
 
-  std::size_t inUse() const { return in_use_.load(); }
   std::size_t total() const { return total_; }
 
  private:

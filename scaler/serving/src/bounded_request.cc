@@ -61,8 +61,8 @@ std::optional<Refusal> BoundedRequest::startBody(std::size_t limit) {
     return Refusal{413, "request body larger than " + std::to_string(limit) + " bytes\n"};
   }
   parser_->body_limit(limit);
-  body_bytes_to_reserve_ =
-      length ? static_cast<std::size_t>(*length) : (parser_->chunked() ? limit : std::size_t{0});
+  body_bytes_to_reserve_ = length ? static_cast<std::size_t>(*length)
+                                  : (parser_->chunked() ? 2 * limit : std::size_t{0});
   header_field_bytes_ = fieldBytes();
   // From here the buffer carries body bytes through and holds at most one chunk-size line or
   // the trailer: an endless chunk extension ends at this bound.

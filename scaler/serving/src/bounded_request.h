@@ -48,8 +48,8 @@ class BoundedRequest {
 
   // The client sent "Expect: 100-continue" over HTTP/1.1 and waits for a 100 before the body.
   bool expectsContinue() const;
-  // Bytes the body may still take in memory: its Content-Length, or for a chunked body the
-  // route's limit (nullopt before startBody).
+  // Bytes the body may still take in memory: its Content-Length, or for a chunked body twice the
+  // route's limit, as its string grows by doubling (0 before startBody).
   std::size_t bodyBytesToReserve() const { return body_bytes_to_reserve_; }
   // Shrinks the buffer when it holds nothing, so that an idle connection keeps no capacity.
   void releaseIdleBuffer();

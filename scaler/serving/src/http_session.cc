@@ -169,9 +169,8 @@ void HttpSession<Stream>::onHeader(const beast::error_code& ec) {
     server_.degraded("request_refused", remote_address_ + ": " + refusal->body);
     return respondAndClose(refusal->status, std::move(refusal->body));
   }
-  std::size_t reserve = request_.bodyBytesToReserve();
-  if (request_.parser().chunked()) reserve *= 2;
-  if (!server_.bodyBudget().reserve(reserve, &body_reservation_)) {
+  body_reservation_ = server_.bodyBudget().reserve(request_.bodyBytesToReserve());
+  if (!body_reservation_) {
     server_.degraded("busy", "request bodies in flight at their limit of " +
                                  std::to_string(server_.bodyBudget().total()) + " bytes");
     return respondAndClose(503, "too many request bodies in flight; retry\n",
@@ -228,7 +227,7 @@ void HttpSession<Stream>::onBody(const beast::error_code& ec) {
 // A read that failed: answer what can be answered (431, 413, 400), close on the rest.
 template <class Stream>
 void HttpSession<Stream>::refuse(const beast::error_code& ec) {
-  body_reservation_.release();
+  body_reservation_.reset();
   if (server_.stopping() || closed_) return close();
   auto refusal = request_.refusalFor(ec);
   if (!refusal) return close();
@@ -278,7 +277,7 @@ void HttpSession<Stream>::dispatch(HttpRequest http_request) {
 
 template <class Stream>
 void HttpSession<Stream>::answer(Response response, bool keep_alive) {
-  body_reservation_.release();
+  body_reservation_.reset();
   phase_ = ConnectionPhase::Active;
   answering_ = true;
   if (closed_) return;
