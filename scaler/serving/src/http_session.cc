@@ -166,15 +166,15 @@ void HttpSession<Stream>::onHeader(const beast::error_code& ec) {
   route_match_ = server_.router().find(method_, target.substr(0, target.find('?')));
   if (route_match_.handler == nullptr) return answerUnrouted();
   if (auto refusal = request_.startBody(route_match_.max_body_bytes)) {
-    server_.degraded("request_refused", remote_address_ + ": " + refusal->body);
-    return respondAndClose(refusal->status, std::move(refusal->body));
+    return refuse(std::move(*refusal));
   }
   body_reservation_ = server_.bodyBudget().reserve(request_.bodyBytesToReserve());
   if (!body_reservation_) {
     server_.degraded("busy", "request bodies in flight at their limit of " +
                                  std::to_string(server_.bodyBudget().total()) + " bytes");
-    return respondAndClose(503, "too many request bodies in flight; retry\n",
-                           {{"Retry-After", "1"}});
+    Response busy = Response::text(503, "too many request bodies in flight; retry\n");
+    busy.headers.emplace_back("Retry-After", "1");
+    return answer(std::move(busy), false);
   }
   if (request_.expectsContinue() && !request_.parser().is_done()) return sendContinue();
   readBody();
@@ -196,9 +196,7 @@ void HttpSession<Stream>::answerUnrouted() {
 
 template <class Stream>
 void HttpSession<Stream>::sendContinue() {
-  continue_ = {};
-  continue_.version(11);
-  continue_.result(http::status::continue_);
+  continue_ = {http::status::continue_, 11};
   http::async_write(stream_, continue_,
                     [self = this->shared_from_this()](const beast::error_code& ec, std::size_t) {
                       if (ec) return self->close();
@@ -218,9 +216,7 @@ void HttpSession<Stream>::readBody() {
 template <class Stream>
 void HttpSession<Stream>::onBody(const beast::error_code& ec) {
   if (ec) return refuse(ec);
-  if (auto refusal = request_.finishBody()) {
-    return respondAndClose(refusal->status, std::move(refusal->body));
-  }
+  if (auto refusal = request_.finishBody()) return refuse(std::move(*refusal));
   dispatch(request_.parser().release());
 }
 
@@ -231,8 +227,13 @@ void HttpSession<Stream>::refuse(const beast::error_code& ec) {
   if (server_.stopping() || closed_) return close();
   auto refusal = request_.refusalFor(ec);
   if (!refusal) return close();
-  server_.degraded("request_refused", remote_address_ + ": " + refusal->body);
-  respondAndClose(refusal->status, std::move(refusal->body));
+  refuse(std::move(*refusal));
+}
+
+template <class Stream>
+void HttpSession<Stream>::refuse(Refusal refusal) {
+  server_.degraded("request_refused", remote_address_ + ": " + refusal.body);
+  answer(Response::text(refusal.status, std::move(refusal.body)), false);
 }
 
 template <class Stream>
@@ -293,18 +294,6 @@ void HttpSession<Stream>::answer(Response response, bool keep_alive) {
     response_.body() = std::move(response.body);
     response_.prepare_payload();
   }
-  write();
-}
-
-template <class Stream>
-void HttpSession<Stream>::respondAndClose(int status, std::string body, HeaderList headers) {
-  Response response = Response::text(status, std::move(body));
-  response.headers = std::move(headers);
-  answer(std::move(response), false);
-}
-
-template <class Stream>
-void HttpSession<Stream>::write() {
   beast::get_lowest_layer(stream_).expires_after(server_.options().limits.write_timeout);
   http::async_write(stream_, response_,
                     [self = this->shared_from_this()](const beast::error_code& ec, std::size_t) {

@@ -59,11 +59,12 @@ class HttpSession final : public Connection,
   void readBody();
   void onBody(const boost::beast::error_code& ec);
   void refuse(const boost::beast::error_code& ec);
+  // A request that does not reach its handler (413, 431, ...): reported, answered, closed.
+  void refuse(Refusal refusal);
   void dispatch(HttpRequest request);
+  // Writes the answer; a connection that is to be kept alive then waits for the next request.
   void answer(Response response, bool keep_alive);
-  void write();
   void onWritten(const boost::beast::error_code& ec);
-  void respondAndClose(int status, std::string body, HeaderList headers = {});
   // With TLS, close_notify when the client can still take it (bounded); then close.
   void closeGracefully();
   void close();
