@@ -33,8 +33,7 @@ std::string remoteAddress(const tcp::socket& socket) {
 
 // The client's chain, when it sent one that verified.
 void readVerifiedChain(SSL* ssl, PeerCertificate* peer_certificate) {
-  X509* peer = SSL_get0_peer_certificate(ssl);
-  if (peer == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return;
+  if (SSL_get0_peer_certificate(ssl) == nullptr || SSL_get_verify_result(ssl) != X509_V_OK) return;
   STACK_OF(X509)* chain = SSL_get0_verified_chain(ssl);
   if (chain == nullptr) return;
   for (int i = 0; i < sk_X509_num(chain); ++i) {
@@ -105,16 +104,12 @@ void HttpSession<Stream>::onHandshake(const beast::error_code& ec) {
     }
     return close();
   }
-  readPeerCertificate();
-  waitForRequest();
-}
-
-template <class Stream>
-void HttpSession<Stream>::readPeerCertificate() {
   if constexpr (kTls) {
-    if (server_.options().client_certificates == ClientCertificateMode::None) return;
-    readVerifiedChain(stream_.native_handle(), &peer_);
+    if (server_.options().client_certificates != ClientCertificateMode::None) {
+      readVerifiedChain(stream_.native_handle(), &peer_);
+    }
   }
+  waitForRequest();
 }
 
 // Idle until the first byte of the next request: the idle timeout applies, and the connection may

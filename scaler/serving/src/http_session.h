@@ -68,7 +68,6 @@ class HttpSession final : public Connection,
   // With TLS, close_notify when the client can still take it (bounded); then close.
   void closeGracefully();
   void close();
-  void readPeerCertificate();
 
   HttpServer::Impl& server_;
   // Kept alive by the connection: the server may move on to a new certificate meanwhile.

@@ -20,8 +20,7 @@ constexpr const char* kTls12Ciphers =
     "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305";
 
 // Sessions of one context resume only there (each certificate gets a context of its own).
-constexpr unsigned char kSessionIdContext[] = {'s', 'h', 'a', 'r', 'd', 's', 'c', 'a', 'l',
-                                               'e', 'r', '-', 'h', 't', 't', 'p', 's'};
+constexpr unsigned char kSessionIdContext[] = "shardscaler-https";
 
 // Only HTTP/1.1 is served: a client that offers h2 and http/1.1 (Go's) is told http/1.1; one
 // that offers no http/1.1 gets no ALPN answer and may still speak HTTP/1.1.
@@ -85,8 +84,6 @@ Expected<void> trustClients(SSL_CTX* native, ClientCertificateMode mode,
   return {};
 }
 
-}  // namespace
-
 Expected<std::shared_ptr<ssl::context>> makeServerTlsContext(
     const certificates::ServingCertificate& certificate, ClientCertificateMode mode,
     const certificates::TrustBundle* trust) {
@@ -112,28 +109,20 @@ Expected<std::shared_ptr<ssl::context>> makeServerTlsContext(
   return context;
 }
 
+}  // namespace
+
 Expected<std::shared_ptr<ssl::context>> TlsContextCache::current(bool* rebuilt) {
   *rebuilt = false;
   auto certificate = certificates_ ? certificates_->current() : nullptr;
   if (!certificate) return std::unexpected("no serving certificate loaded yet");
   auto trust = trust_slot_ ? trust_slot_->current() : nullptr;
-  if (certificate == certificate_ && trust == trust_ && (context_ || !error_.empty())) {
-    if (context_) return context_;
-    return std::unexpected(error_);
-  }
+  if (certificate == certificate_ && trust == trust_) return context_;
   // A certificate that cannot be used is remembered too, so it is reported once, not per
   // connection.
-  auto context = makeServerTlsContext(*certificate, mode_, trust.get());
+  context_ = makeServerTlsContext(*certificate, mode_, trust.get());
   certificate_ = std::move(certificate);
   trust_ = std::move(trust);
   *rebuilt = true;
-  if (!context) {
-    context_.reset();
-    error_ = context.error();
-    return std::unexpected(error_);
-  }
-  error_.clear();
-  context_ = std::move(*context);
   return context_;
 }
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <memory>
-#include <string>
 
 #include <boost/asio/ssl/context.hpp>
 
@@ -14,11 +13,6 @@
 
 namespace shardscaler::serving::detail {
 
-// TLS 1.2 and 1.3 only, AEAD ciphers only, no renegotiation, ALPN "http/1.1".
-Expected<std::shared_ptr<boost::asio::ssl::context>> makeServerTlsContext(
-    const certificates::ServingCertificate& certificate, ClientCertificateMode mode,
-    const certificates::TrustBundle* trust);
-
 class TlsContextCache {
  public:
   TlsContextCache(std::shared_ptr<const certificates::CertificateSource> certificates,
@@ -26,9 +20,10 @@ class TlsContextCache {
                   std::shared_ptr<const certificates::TrustBundleSlot> trust)
       : certificates_(std::move(certificates)), mode_(mode), trust_slot_(std::move(trust)) {}
 
-  // The context for the current certificate and trust bundle; an error when there is no
-  // certificate yet or it cannot be used. `rebuilt` is set when this call looked at a new
-  // certificate or trust bundle (to report a change, or a failure, once).
+  // The context for the current certificate and trust bundle (TLS 1.2 and 1.3 only, AEAD ciphers
+  // only, no renegotiation, ALPN "http/1.1"); an error when there is no certificate yet or it
+  // cannot be used. `rebuilt` is set when this call looked at a new certificate or trust bundle
+  // (to report a change, or a failure, once).
   Expected<std::shared_ptr<boost::asio::ssl::context>> current(bool* rebuilt);
 
  private:
@@ -37,8 +32,8 @@ class TlsContextCache {
   std::shared_ptr<const certificates::TrustBundleSlot> trust_slot_;
   std::shared_ptr<const certificates::ServingCertificate> certificate_;
   std::shared_ptr<const certificates::TrustBundle> trust_;
-  std::shared_ptr<boost::asio::ssl::context> context_;
-  std::string error_;  // why the current pair gives no context
+  // Built for certificate_ and trust_, or why they give no context.
+  Expected<std::shared_ptr<boost::asio::ssl::context>> context_;
 };
 
 }  // namespace shardscaler::serving::detail
