@@ -36,10 +36,14 @@ bool isConnectionEnd(const boost::system::error_code& ec) {
 BoundedRequest::BoundedRequest(const HttpServer::Limits& limits)
     : limits_(limits),
       buffer_(limits.max_header_bytes + kHeaderSlack),
-      chunk_header_callback_(
-          [this](std::uint64_t size, beast::string_view extensions, boost::system::error_code& ec) {
-            onChunkHeader(size, std::string_view(extensions.data(), extensions.size()), ec);
-          }) {}
+      chunk_header_callback_([this](std::uint64_t /*size*/, beast::string_view extensions,
+                                    boost::system::error_code& ec) {
+        chunk_extension_bytes_ += extensions.size();
+        if (chunk_extension_bytes_ > limits_.max_chunk_extension_bytes) {
+          chunk_extensions_exceeded_ = true;
+          ec = http::error::bad_chunk_extension;
+        }
+      }) {}
 
 void BoundedRequest::startHeader() {
   parser_.emplace();
@@ -106,25 +110,12 @@ bool BoundedRequest::expectsContinue() const {
          beast::iequals(request[http::field::expect], beast::string_view("100-continue"));
 }
 
-void BoundedRequest::releaseIdleBuffer() {
-  if (buffer_.size() == 0) buffer_.shrink_to_fit();
-}
-
 std::size_t BoundedRequest::fieldBytes() const {
   std::size_t bytes = 0;
   for (const auto& field : parser_->get()) {
     bytes += field.name_string().size() + field.value().size() + 4;  // ": " and CRLF
   }
   return bytes;
-}
-
-void BoundedRequest::onChunkHeader(std::uint64_t /*size*/, std::string_view extensions,
-                                   boost::system::error_code& ec) {
-  chunk_extension_bytes_ += extensions.size();
-  if (chunk_extension_bytes_ > limits_.max_chunk_extension_bytes) {
-    chunk_extensions_exceeded_ = true;
-    ec = http::error::bad_chunk_extension;
-  }
 }
 
 }  // namespace shardscaler::serving

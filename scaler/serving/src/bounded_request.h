@@ -7,7 +7,6 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/parser.hpp>
@@ -52,15 +51,15 @@ class BoundedRequest {
   // route's limit, as its string grows by doubling (0 before startBody).
   std::size_t bodyBytesToReserve() const { return body_bytes_to_reserve_; }
   // Shrinks the buffer when it holds nothing, so that an idle connection keeps no capacity.
-  void releaseIdleBuffer();
+  void releaseIdleBuffer() {
+    if (buffer_.size() == 0) buffer_.shrink_to_fit();
+  }
 
   Parser& parser() { return *parser_; }
   boost::beast::flat_buffer& buffer() { return buffer_; }
 
  private:
   std::size_t fieldBytes() const;
-  void onChunkHeader(std::uint64_t size, std::string_view extensions,
-                     boost::system::error_code& ec);
 
   HttpServer::Limits limits_;
   boost::beast::flat_buffer buffer_;

@@ -26,10 +26,6 @@ constexpr auto kAcceptRetryDelay = std::chrono::milliseconds(100);
 constexpr auto kHeartbeat = std::chrono::seconds(1);
 constexpr auto kStalledAfter = std::chrono::seconds(10);
 
-std::int64_t nanosecondsOf(k8s::Clock::MonotonicTime t) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
-}
-
 // Where to try binding, best first.
 Expected<std::vector<tcp::endpoint>> candidates(asio::io_context& ioc, const BindAddress& address) {
   if (address.host.empty()) {
@@ -74,7 +70,9 @@ Expected<tcp::acceptor> openAcceptor(asio::io_context& ioc, const BindAddress& a
 
 }  // namespace
 
-HttpServer::Impl::Impl(Options options)
+namespace detail {
+
+HttpServerImpl::HttpServerImpl(HttpServer::Options options)
     : options_(std::move(options)),
       body_budget_(options_.limits.max_body_bytes_in_flight),
       warnings_(options_.clock),
@@ -82,9 +80,9 @@ HttpServer::Impl::Impl(Options options)
       tls_(options_.certificates, options_.client_certificates, options_.client_trust),
       connections_(options_.limits.max_connections) {}
 
-HttpServer::Impl::~Impl() { stop(); }
+HttpServerImpl::~HttpServerImpl() { stop(); }
 
-void HttpServer::Impl::degraded(std::string_view what, std::string_view detail) const {
+void HttpServerImpl::degraded(std::string_view what, std::string_view detail) const {
   const std::string reason = std::string(tls() ? "https_" : "http_") + std::string(what);
   const auto decision = warnings_.admit(reason);
   if (decision.log) {
@@ -97,15 +95,14 @@ void HttpServer::Impl::degraded(std::string_view what, std::string_view detail) 
   if (options_.degraded) options_.degraded(reason);
 }
 
-Expected<void> HttpServer::Impl::health() const {
-  if (!serving_.load()) return std::unexpected(name() + " is not serving");
+Expected<void> HttpServerImpl::health() const {
+  if (!started_.load()) return std::unexpected(name() + " is not serving");
   if (io_thread_ended_.load()) {
     std::lock_guard lock(death_mutex_);
     return std::unexpected(name() + "'s I/O thread has stopped" +
                            (death_.empty() ? std::string() : ": " + death_));
   }
-  const auto silent =
-      std::chrono::nanoseconds(nanosecondsOf(options_.clock->monotonicNow()) - last_beat_.load());
+  const auto silent = options_.clock->monotonicNow() - last_beat_.load();
   if (silent > kStalledAfter) {
     return std::unexpected(
         name() + "'s I/O thread has not turned for " +
@@ -114,8 +111,8 @@ Expected<void> HttpServer::Impl::health() const {
   return {};
 }
 
-void HttpServer::Impl::beat() {
-  last_beat_.store(nanosecondsOf(options_.clock->monotonicNow()));
+void HttpServerImpl::beat() {
+  last_beat_.store(options_.clock->monotonicNow());
   if (stopping_) return;
   heartbeat_->expires_after(kHeartbeat);
   heartbeat_->async_wait([this](const boost::system::error_code& ec) {
@@ -123,7 +120,7 @@ void HttpServer::Impl::beat() {
   });
 }
 
-Expected<std::uint16_t> HttpServer::Impl::listen() {
+Expected<std::uint16_t> HttpServerImpl::listen() {
   if (started_ || stopped_) return std::unexpected(name() + " was already started");
   if (acceptor_) return port_;
   if (options_.client_certificates != ClientCertificateMode::None) {
@@ -143,7 +140,7 @@ Expected<std::uint16_t> HttpServer::Impl::listen() {
   return port_;
 }
 
-Expected<std::uint16_t> HttpServer::Impl::start() {
+Expected<std::uint16_t> HttpServerImpl::start() {
   if (auto bound = listen(); !bound) return bound;
   heartbeat_.emplace(ioc_);
   beat();
@@ -167,13 +164,12 @@ Expected<std::uint16_t> HttpServer::Impl::start() {
     io_thread_ended_.store(true);
     finished_.set_value();
   });
-  serving_.store(true);
   base::logEvent(base::LogLevel::Info, "HTTP server listening",
                  {{"address", options_.address.toString()}, {"port", port_}, {"tls", tls()}});
   return port_;
 }
 
-void HttpServer::Impl::accept() {
+void HttpServerImpl::accept() {
   acceptor_->async_accept([this](const boost::system::error_code& ec, tcp::socket socket) {
     if (stopping_ || ec == asio::error::operation_aborted) return;
     if (ec) {
@@ -194,16 +190,13 @@ void HttpServer::Impl::accept() {
   });
 }
 
-void HttpServer::Impl::onAccept(tcp::socket socket) {
+// A socket that is not handed to a session closes as it goes out of scope.
+void HttpServerImpl::onAccept(tcp::socket socket) {
+  if (!makeRoom()) return;
   boost::system::error_code ignored;
-  if (!makeRoom()) {
-    socket.close(ignored);
-    return;
-  }
   socket.set_option(tcp::no_delay(true), ignored);
   if (!tls())
-    return admit(std::make_shared<detail::HttpSession<detail::PlainStream>>(
-        *this, std::move(socket), nullptr));
+    return admit(std::make_shared<HttpSession<PlainStream>>(*this, std::move(socket), nullptr));
   bool rebuilt = false;
   auto context = tls_.current(&rebuilt);
   if (!context) {
@@ -211,7 +204,6 @@ void HttpServer::Impl::onAccept(tcp::socket socket) {
     if (rebuilt || !options_.certificates->current()) {
       degraded("no_certificate", context.error());
     }
-    socket.close(ignored);
     return;
   }
   if (rebuilt) {
@@ -221,17 +213,16 @@ void HttpServer::Impl::onAccept(tcp::socket socket) {
                     {"subject", certificate->leaf().subjectCommonName()},
                     {"not_after", k8s::formatTime(certificate->leaf().notAfter())}});
   }
-  admit(
-      std::make_shared<detail::HttpSession<detail::TlsStream>>(*this, std::move(socket), *context));
+  admit(std::make_shared<HttpSession<TlsStream>>(*this, std::move(socket), *context));
 }
 
 template <class Session>
-void HttpServer::Impl::admit(std::shared_ptr<Session> session) {
+void HttpServerImpl::admit(std::shared_ptr<Session> session) {
   connections_.add(session);
   session->start();
 }
 
-bool HttpServer::Impl::makeRoom() {
+bool HttpServerImpl::makeRoom() {
   switch (connections_.makeRoom()) {
     case ConnectionRegistry::Admission::Admitted:
       return true;
@@ -246,7 +237,7 @@ bool HttpServer::Impl::makeRoom() {
   return false;
 }
 
-void HttpServer::Impl::shutdownOnIoThread() {
+void HttpServerImpl::shutdownOnIoThread() {
   stopping_ = true;
   boost::system::error_code ignored;
   if (acceptor_) acceptor_->close(ignored);
@@ -254,21 +245,21 @@ void HttpServer::Impl::shutdownOnIoThread() {
   connections_.shutdownAll();
 }
 
-void HttpServer::Impl::addRoute(std::string method, std::string path, bool prefix, Handler handler,
-                                const RouteOptions& route) {
+void HttpServerImpl::addRoute(std::string method, std::string path, bool prefix, Handler handler,
+                              const HttpServer::RouteOptions& route) {
   const std::size_t limit =
       std::min(route.max_body_bytes.value_or(SIZE_MAX), options_.limits.max_body_bytes);
   router_.add(std::move(method), std::move(path), prefix, std::move(handler), limit);
 }
 
-void HttpServer::Impl::beginStop() {
+void HttpServerImpl::beginStop() {
   if (!started_ || finishing_.valid()) return;
   finishing_ = finished_.get_future();
   stop_deadline_ = std::chrono::steady_clock::now() + kStopBudget;
   asio::post(ioc_, [this] { shutdownOnIoThread(); });
 }
 
-void HttpServer::Impl::stop() {
+void HttpServerImpl::stop() {
   if (stopped_) return;
   stopped_ = true;
   if (!started_) return;
@@ -281,7 +272,10 @@ void HttpServer::Impl::stop() {
   workers_.join();
 }
 
-HttpServer::HttpServer(Options options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+}  // namespace detail
+
+HttpServer::HttpServer(Options options)
+    : impl_(std::make_unique<detail::HttpServerImpl>(std::move(options))) {}
 
 HttpServer::~HttpServer() = default;
 

@@ -11,7 +11,6 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <vector>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -26,12 +25,12 @@
 #include "shardscaler/telemetry/warning_limiter.h"
 #include "tls_context.h"
 
-namespace shardscaler::serving {
+namespace shardscaler::serving::detail {
 
-class HttpServer::Impl {
+class HttpServerImpl {
  public:
-  explicit Impl(Options options);
-  ~Impl();
+  explicit HttpServerImpl(HttpServer::Options options);
+  ~HttpServerImpl();
 
   Expected<std::uint16_t> listen();
   Expected<std::uint16_t> start();
@@ -43,16 +42,16 @@ class HttpServer::Impl {
   void degraded(std::string_view what, std::string_view detail) const;
   Expected<void> health() const;
 
-  const Options& options() const { return options_; }
+  const HttpServer::Options& options() const { return options_; }
   bool tls() const { return options_.certificates != nullptr; }
   boost::asio::io_context& ioc() { return ioc_; }
   boost::asio::thread_pool& workers() { return workers_; }
-  const detail::Router& router() const { return router_; }
+  const Router& router() const { return router_; }
   // A route whose body limit is the smaller of its own and Limits::max_body_bytes.
   void addRoute(std::string method, std::string path, bool prefix, Handler handler,
-                const RouteOptions& route);
+                const HttpServer::RouteOptions& route);
   bool stopping() const { return stopping_; }  // I/O thread
-  detail::BodyBudget& bodyBudget() { return body_budget_; }
+  BodyBudget& bodyBudget() { return body_budget_; }
 
  private:
   void accept();
@@ -64,21 +63,20 @@ class HttpServer::Impl {
   void shutdownOnIoThread();
   void beat();
 
-  Options options_;
-  detail::Router router_;
-  detail::BodyBudget body_budget_;
+  HttpServer::Options options_;
+  Router router_;
+  BodyBudget body_budget_;
   mutable telemetry::WarningLimiter warnings_;
   // Declared before everything that holds sockets or posts into it, so it is destroyed last.
   boost::asio::io_context ioc_{1};
   boost::asio::thread_pool workers_;
   std::optional<boost::asio::ip::tcp::acceptor> acceptor_;
-  detail::TlsContextCache tls_;                         // I/O thread
+  TlsContextCache tls_;                                 // I/O thread
   ConnectionRegistry connections_;                      // I/O thread
   bool stopping_ = false;                               // I/O thread
   std::optional<boost::asio::steady_timer> heartbeat_;  // I/O thread
-  // The I/O thread's last turn (monotonic nanoseconds), and why it ended when it died.
-  std::atomic<std::int64_t> last_beat_{0};
-  std::atomic<bool> serving_{false};  // started: health() tells from here on
+  // The I/O thread's last turn, and why it ended when it died.
+  std::atomic<k8s::Clock::MonotonicTime> last_beat_{};
   std::atomic<bool> io_thread_ended_{false};
   mutable std::mutex death_mutex_;
   std::string death_;
@@ -87,8 +85,8 @@ class HttpServer::Impl {
   std::promise<void> finished_;
   std::future<void> finishing_;  // from beginStop()
   std::chrono::steady_clock::time_point stop_deadline_;
-  bool started_ = false;
+  std::atomic<bool> started_{false};  // health() tells from here on
   bool stopped_ = false;
 };
 
-}  // namespace shardscaler::serving
+}  // namespace shardscaler::serving::detail

@@ -59,7 +59,7 @@ Stream openStream(tcp::socket socket, asio::ssl::context* context) {
 }  // namespace
 
 template <class Stream>
-HttpSession<Stream>::HttpSession(HttpServer::Impl& server, tcp::socket socket,
+HttpSession<Stream>::HttpSession(HttpServerImpl& server, tcp::socket socket,
                                  std::shared_ptr<asio::ssl::context> context)
     : server_(server),
       context_(std::move(context)),

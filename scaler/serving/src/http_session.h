@@ -5,7 +5,6 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <type_traits>
 
@@ -33,7 +32,7 @@ class HttpSession final : public Connection,
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
 
   // `context` is null without TLS.
-  HttpSession(HttpServer::Impl& server, boost::asio::ip::tcp::socket socket,
+  HttpSession(HttpServerImpl& server, boost::asio::ip::tcp::socket socket,
               std::shared_ptr<boost::asio::ssl::context> context);
 
   void start();
@@ -69,7 +68,7 @@ class HttpSession final : public Connection,
   void closeGracefully();
   void close();
 
-  HttpServer::Impl& server_;
+  HttpServerImpl& server_;
   // Kept alive by the connection: the server may move on to a new certificate meanwhile.
   std::shared_ptr<boost::asio::ssl::context> context_;
   Stream stream_;

@@ -22,8 +22,7 @@
 namespace shardscaler::serving {
 
 namespace detail {
-template <class Stream>
-class HttpSession;
+class HttpServerImpl;
 }
 
 enum class ClientCertificateMode {
@@ -90,10 +89,9 @@ class HttpServer {
     // "https_handshake_failed", "https_no_certificate", "https_handler_failed",
     // "https_connection_limit", "https_connection_evicted", "https_accept_failed",
     // "https_request_refused", "https_busy" ("http_" instead of "https_" without TLS); e.g. to
-    // count it in a metric. The warnings are
-    // logged at most a few per reason and ten seconds (the count of those held back goes with the
-    // next); this callback hears of every one. Called on the I/O thread or a worker: must be
-    // thread-safe.
+    // count it in a metric. The warnings are logged at most a few per reason and ten seconds (the
+    // count of those held back goes with the next); this callback hears of every one. Called on
+    // the I/O thread or a worker: must be thread-safe.
     std::function<void(std::string_view reason)> degraded;
     std::shared_ptr<const k8s::Clock> clock = std::make_shared<k8s::RealClock>();
   };
@@ -106,8 +104,8 @@ class HttpServer {
   // Registers a handler for an exact path, or for every path under a prefix. `method` is an HTTP
   // method ("POST") or "*" for any. An exact path wins over a prefix, a longer prefix over a
   // shorter one; a path registered only for other methods answers 405. HEAD is answered by a GET
-  // route, with its headers and without its body. Call before start().
-  // A route reads a body only once it is chosen, within its own limit.
+  // route, with its headers and without its body. A route reads a body only once it is chosen,
+  // within its own limit. Call before start().
   void handle(std::string method, std::string path, Handler handler, RouteOptions route = {});
   void handlePrefix(std::string method, std::string prefix, Handler handler,
                     RouteOptions route = {});
@@ -132,10 +130,7 @@ class HttpServer {
   void beginStop();
 
  private:
-  class Impl;
-  template <class Stream>
-  friend class detail::HttpSession;
-  std::unique_ptr<Impl> impl_;
+  std::unique_ptr<detail::HttpServerImpl> impl_;
 };
 
 }  // namespace shardscaler::serving
