@@ -29,11 +29,9 @@ asan_unit_tests() {
     ctest --test-dir "$SHARDSCALER_CHECKS_BUILD" -L '^unit$' -j"$jobs" --output-on-failure \
     --no-tests=error
 }
-# A unity build, as the sanitizer build (configure_checks_build says why).
 tsan_k8s_client() {
   configure build-tsan -DCMAKE_BUILD_TYPE=Debug -DSHARDSCALER_TSAN=ON \
-    -DSHARDSCALER_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 \
-    "-DCMAKE_CXX_FLAGS=-fmacro-prefix-map=$SHARDSCALER_ROOT/=" &&
+    -DSHARDSCALER_BUILD_BENCH=OFF "${SHARDSCALER_UNITY_ARGS[@]}" &&
     cmake --build build-tsan -j"$jobs" --target k8s_client_unit_tests &&
     TSAN_OPTIONS=halt_on_error=1 build-tsan/bin/k8s_client_unit_tests
 }

@@ -109,25 +109,30 @@ fuzz_targets() {
   printf 'fuzz_%s\n' "${names[@]}"
 }
 
+# SHARDSCALER_UNITY_ARGS: what the sanitizer builds (configure_checks_build, the TSan build of
+# hack/checks.sh) pass to cmake for a unity build, eight sources a file: most of a test source's
+# compile time is the headers it shares with the others (the controller's ten unit test sources:
+# 82 CPU-s one by one, 21 in one file). CONTRIBUTING says how sources of one target keep apart. A
+# unity file includes its sources by absolute path, so __FILE__ (every gtest assertion) would name
+# the clone and no other clone would find the object in ccache: -fmacro-prefix-map makes it
+# repo-relative.
+SHARDSCALER_UNITY_ARGS=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8
+  "-DCMAKE_CXX_FLAGS=-fmacro-prefix-map=$SHARDSCALER_ROOT/=")
+
 # configure_checks_build: the one sanitizer build that the unit run and the fuzz targets share
 # (hack/checks.sh, hack/fuzz.sh), in build-checks: clang, ASan and UBSan on every library with
 # libFuzzer's coverage, so that each object is compiled once for both. The code under test at -O1,
 # as AddressSanitizer's documentation advises: at -O0 clang's frames are large enough that
 # std::regex's recursion over the longest URL the ingestion policy accepts (2 KiB) exhausts the
 # 8 MiB stack. The tests' own sources at -O0: they take two thirds of its compile time at -O1, and
-# about half as long at -O0. A unity build, eight sources a file: most of a test source's compile
-# time is the headers it shares with the others (the controller's ten unit test sources: 82 CPU-s
-# one by one, 21 in one file). CONTRIBUTING says how sources of one target keep apart. A unity file
-# includes its sources by absolute path, so __FILE__ (every gtest assertion) would name the clone
-# and no other clone would find the object in ccache: -fmacro-prefix-map makes it repo-relative.
+# about half as long at -O0. A unity build (SHARDSCALER_UNITY_ARGS).
 SHARDSCALER_CHECKS_BUILD=build-checks
 configure_checks_build() {
   local clang
   clang=$(command -v clang++-16) || die "clang++-16 is missing (package clang-16)"
   configure "$SHARDSCALER_CHECKS_BUILD" -DCMAKE_CXX_COMPILER="$clang" -DCMAKE_BUILD_TYPE=Debug \
     "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g" -DSHARDSCALER_TEST_CXX_FLAGS=-O0 -DSHARDSCALER_FUZZ=ON \
-    -DSHARDSCALER_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 \
-    "-DCMAKE_CXX_FLAGS=-fmacro-prefix-map=$SHARDSCALER_ROOT/="
+    -DSHARDSCALER_BUILD_BENCH=OFF "${SHARDSCALER_UNITY_ARGS[@]}"
 }
 
 # ensure_free_space <dir> <GiB>: fails, naming the directory and both numbers, when the file
